@@ -1,0 +1,413 @@
+//! Wires the stages together: the only module that knows them all.
+//!
+//! `scan`: policy -> walk -> inspect (parallel, one read per file) -> repository checks ->
+//! provenance -> policy evaluation -> report. Exit codes: 0 nothing denied, 1 denied (or a
+//! `verify` mismatch), 2 the tool could not do its job.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{self, BufWriter, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Map, Value, json};
+
+use crate::classify::{Format, Kind};
+use crate::cli::{Cli, Command, HashAlg, ScanArgs, TextOrJson};
+use crate::finding::{Detection, Finding};
+use crate::inspect::{self, FileScan, Limits, ScanConfig};
+use crate::policy::{self, Policy};
+use crate::report::{self, FileRecord, OutputFormat, PolicyInfo, Report, Settings, ToolInfo};
+use crate::rules::{RuleId, RuleInfo};
+use crate::walk::{self, EntryKind, WalkOptions};
+
+/// Runs a parsed command line. Returns the process exit code; errors are the tool's own failures
+/// (exit 2), reported by `main`.
+pub fn run(cli: Cli) -> Result<u8> {
+    match cli.command {
+        Command::Scan(args) => scan(args),
+        Command::Rules(args) => rules(args.format),
+        Command::Inspect(_) | Command::Verify(_) | Command::Policy(_) | Command::Explain(_) => {
+            bail!("not implemented yet")
+        }
+    }
+}
+
+fn stdout_or_file(path: Option<&Path>) -> Result<Box<dyn Write>> {
+    Ok(match path {
+        Some(p) => Box::new(BufWriter::new(
+            File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
+        )),
+        None => Box::new(BufWriter::new(io::stdout().lock())),
+    })
+}
+
+fn rules(format: TextOrJson) -> Result<u8> {
+    let mut w = stdout_or_file(None)?;
+    match format {
+        TextOrJson::Json => {
+            let all: Vec<RuleInfo> = RuleId::ALL.iter().map(|r| RuleInfo::from(*r)).collect();
+            serde_json::to_writer_pretty(&mut w, &all)?;
+            writeln!(w)?;
+        }
+        TextOrJson::Text => {
+            for r in RuleId::ALL {
+                writeln!(
+                    w,
+                    "{:<8} {:<26} {:<9} {}",
+                    r.code(),
+                    r.name(),
+                    r.default_severity().as_str(),
+                    r.summary()
+                )?;
+            }
+        }
+    }
+    w.flush()?;
+    Ok(0)
+}
+
+/// The date used for exception expiry: `SOURCE_DATE_EPOCH` when set (reproducible reports),
+/// otherwise today (UTC).
+pub fn today() -> time::Date {
+    now().date()
+}
+
+/// The timestamp used in reports and SBOMs: `SOURCE_DATE_EPOCH` when set, else the clock.
+pub fn now() -> time::OffsetDateTime {
+    std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .and_then(|s| s.trim().parse::<i64>().ok())
+        .and_then(|secs| time::OffsetDateTime::from_unix_timestamp(secs).ok())
+        .unwrap_or_else(time::OffsetDateTime::now_utc)
+}
+
+/// Finds the policy: `--policy FILE`, else `modelgate.toml` at the scan root, else the built-in
+/// default. Returns the policy and its text's digest.
+fn load_policy(explicit: Option<&Path>, root: &Path) -> Result<Policy> {
+    if let Some(p) = explicit {
+        return policy::load_file(p).map_err(|e| anyhow::anyhow!("{e}"));
+    }
+    let dir = if root.is_dir() {
+        root.to_path_buf()
+    } else {
+        root.parent().map(Path::to_path_buf).unwrap_or_default()
+    };
+    let candidate = dir.join("modelgate.toml");
+    // Only a regular file counts: a FIFO or a symlink out of the repository must not be read.
+    if std::fs::symlink_metadata(&candidate).is_ok_and(|m| m.is_file()) {
+        return policy::load_file(&candidate).map_err(|e| anyhow::anyhow!("{e}"));
+    }
+    policy::builtin("default").context("built-in default policy missing")
+}
+
+fn limits_from(policy: &Policy) -> Limits {
+    let d = Limits::default();
+    let get = |name: &str, default: u64| {
+        let v = policy.limit(name);
+        if v == u64::MAX { default } else { v }
+    };
+    Limits {
+        max_file_bytes: get("max_file_bytes", d.max_file_bytes),
+        safetensors_header_bytes: get("safetensors_header_bytes", d.safetensors_header_bytes),
+        pickle_opcodes: get("pickle_opcodes", d.pickle_opcodes),
+        pickle_memo: get("pickle_memo", d.pickle_memo),
+        pickle_string_bytes: get("pickle_string_bytes", d.pickle_string_bytes),
+        archive_depth: get("archive_depth", d.archive_depth),
+        archive_members: get("archive_members", d.archive_members),
+        archive_member_bytes: get("archive_member_bytes", d.archive_member_bytes),
+        archive_total_bytes: get("archive_total_bytes", d.archive_total_bytes),
+        archive_ratio: get("archive_ratio", d.archive_ratio),
+        json_depth: get("json_depth", d.json_depth),
+        json_bytes: get("json_bytes", d.json_bytes),
+        yaml_bytes: get("yaml_bytes", d.yaml_bytes),
+        code_file_bytes: get("code_file_bytes", d.code_file_bytes),
+        gguf_kv_count: get("gguf_kv_count", d.gguf_kv_count),
+        gguf_tensor_count: get("gguf_tensor_count", d.gguf_tensor_count),
+        gguf_metadata_bytes: get("gguf_metadata_bytes", d.gguf_metadata_bytes),
+        onnx_depth: get("onnx_depth", d.onnx_depth),
+    }
+}
+
+/// Everything `scan` needs, validated.
+struct ScanPlan {
+    policy: Policy,
+    cfg: ScanConfig,
+    excludes: Vec<String>,
+    jobs: usize,
+    no_git: bool,
+    fail_on: report::FailOn,
+    max_files: u64,
+    max_depth: usize,
+}
+
+fn scan(args: ScanArgs) -> Result<u8> {
+    for p in &args.paths {
+        if std::fs::symlink_metadata(p).is_err() {
+            bail!("path does not exist: {}", p.display());
+        }
+    }
+    let first = args
+        .paths
+        .first()
+        .cloned()
+        .unwrap_or_else(|| PathBuf::from("."));
+    let policy = load_policy(args.policy.as_deref(), &first)?;
+    let limits = limits_from(&policy);
+    let mut excludes: Vec<String> = walk::DEFAULT_EXCLUDES
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    excludes.extend(args.exclude.iter().cloned());
+    let cfg = ScanConfig {
+        check_values: args.check_values,
+        sha512: args.hashes.contains(&HashAlg::Sha512),
+        block_size: args.block_size.unwrap_or(0),
+        limits,
+        ..ScanConfig::default()
+    };
+    let plan = ScanPlan {
+        max_files: policy.limit("max_files").min(u64::MAX - 1),
+        max_depth: policy.limit("max_depth").min(1 << 16) as usize,
+        policy,
+        cfg,
+        excludes,
+        jobs: args.jobs.unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        }),
+        no_git: args.no_git,
+        fail_on: args.fail_on,
+    };
+    if plan.jobs == 0 {
+        bail!("--jobs must be at least 1");
+    }
+    let mut reports = Vec::new();
+    for root in &args.paths {
+        reports.push(scan_root(root, &plan)?);
+    }
+    let report = merge_reports(reports, &args.paths);
+
+    let mut out = stdout_or_file(args.output.as_deref())?;
+    match args.format {
+        OutputFormat::Json => report::json::render(&report, &mut out)?,
+        OutputFormat::Text | OutputFormat::Sarif | OutputFormat::Markdown => {
+            let color = args.output.is_none()
+                && io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+            report::text::render(&report, &mut out, report::text::TextOptions { color })?
+        }
+    }
+    out.flush()?;
+    Ok(report.exit_code())
+}
+
+/// Several roots in one run: paths are prefixed with the root as given.
+fn merge_reports(mut reports: Vec<Report>, roots: &[PathBuf]) -> Report {
+    if reports.len() == 1 {
+        return reports.remove(0);
+    }
+    let mut merged = reports.remove(0);
+    let first_root = roots
+        .first()
+        .map(|r| r.display().to_string())
+        .unwrap_or_default();
+    prefix_paths(&mut merged, &first_root);
+    for (r, root) in reports.into_iter().zip(roots.iter().skip(1)) {
+        let mut r = r;
+        prefix_paths(&mut r, &root.display().to_string());
+        merged.files.extend(r.files);
+        merged.findings.extend(r.findings);
+    }
+    merged.root = roots
+        .iter()
+        .map(|r| r.display().to_string())
+        .collect::<Vec<_>>()
+        .join(" ");
+    merged.files.sort_by(|a, b| a.path.cmp(&b.path));
+    merged.findings.sort_by(finding_order);
+    merged.summarize();
+    merged
+}
+
+fn prefix_paths(r: &mut Report, root: &str) {
+    let root = root.trim_end_matches('/');
+    let join = |p: &str| {
+        if p.is_empty() {
+            root.to_string()
+        } else {
+            format!("{root}/{p}")
+        }
+    };
+    for f in &mut r.files {
+        f.path = join(&f.path);
+    }
+    for f in &mut r.findings {
+        f.path = join(&f.path);
+    }
+}
+
+/// Deterministic order of findings: path, rule, location, message.
+pub fn finding_order(a: &Finding, b: &Finding) -> std::cmp::Ordering {
+    (&a.path, a.rule, &a.location, &a.message, &a.fingerprint).cmp(&(
+        &b.path,
+        b.rule,
+        &b.location,
+        &b.message,
+        &b.fingerprint,
+    ))
+}
+
+/// Scans files in parallel, largest first (so one huge shard does not finish last alone), and
+/// returns results in input order. Output is identical for any thread count.
+fn scan_parallel(
+    units: &[(PathBuf, String, u64)],
+    cfg: &ScanConfig,
+    jobs: usize,
+) -> Result<Vec<FileScan>> {
+    let mut order: Vec<usize> = (0..units.len()).collect();
+    order.sort_by(|&a, &b| units[b].2.cmp(&units[a].2).then(a.cmp(&b)));
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<FileScan>>> = Mutex::new(vec![None; units.len()]);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .context("cannot start worker threads")?;
+    pool.scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|_| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&idx) = order.get(i) else { break };
+                    let (open, rel, size) = &units[idx];
+                    let scan = inspect::scan_file(open, rel, *size, cfg);
+                    if let Ok(mut r) = results.lock() {
+                        r[idx] = Some(scan);
+                    }
+                }
+            });
+        }
+    });
+    let results = results
+        .into_inner()
+        .map_err(|_| anyhow::anyhow!("a worker thread panicked"))?;
+    Ok(results.into_iter().map(Option::unwrap_or_default).collect())
+}
+
+fn scan_root(root: &Path, plan: &ScanPlan) -> Result<Report> {
+    let walk_opts = WalkOptions {
+        excludes: plan.excludes.clone(),
+        max_files: plan.max_files,
+        max_depth: plan.max_depth,
+        containment: None,
+        hidden_dirs: Vec::new(),
+    };
+    let walked = walk::walk(root, &walk_opts)?;
+    let owners = walk::dedupe_targets(&walked.entries);
+    let mut units: Vec<(PathBuf, String, u64)> = Vec::new();
+    let mut unit_of: BTreeMap<usize, usize> = BTreeMap::new();
+    for (i, e) in walked.entries.iter().enumerate() {
+        if let (EntryKind::File { open, size, .. }, Some(owner)) = (&e.kind, owners[i]) {
+            if owner == i {
+                unit_of.insert(i, units.len());
+                units.push((open.clone(), e.rel.clone(), *size));
+            }
+        }
+    }
+    let scans = scan_parallel(&units, &plan.cfg, plan.jobs)?;
+
+    let mut detections: Vec<Detection> = walked.detections;
+    let mut files = Vec::with_capacity(walked.entries.len());
+    for (i, e) in walked.entries.iter().enumerate() {
+        match &e.kind {
+            EntryKind::File { link_target, .. } => {
+                let Some(owner) = owners[i] else { continue };
+                let Some(&u) = unit_of.get(&owner) else {
+                    continue;
+                };
+                let scan = &scans[u];
+                let mut facts = scan.facts.clone();
+                if let Some(t) = link_target {
+                    facts.insert("symlink_target".into(), json!(t));
+                }
+                for d in &scan.detections {
+                    let mut d = d.clone();
+                    d.path = e.rel.clone();
+                    detections.push(d);
+                }
+                files.push(FileRecord {
+                    path: e.rel.clone(),
+                    size: scan.size,
+                    sha256: scan.sha256.clone(),
+                    sha512: scan.sha512.clone(),
+                    kind: scan.kind.unwrap_or(Kind::Other),
+                    format: scan.format.unwrap_or(Format::Unknown),
+                    facts,
+                });
+            }
+            EntryKind::Link { target, reason } => {
+                let mut facts = Map::new();
+                facts.insert("symlink_target".into(), json!(target));
+                facts.insert("not_followed".into(), json!(reason));
+                files.push(FileRecord {
+                    path: e.rel.clone(),
+                    size: 0,
+                    sha256: None,
+                    sha512: None,
+                    kind: Kind::Other,
+                    format: Format::Symlink,
+                    facts,
+                });
+            }
+            EntryKind::Special { what } => {
+                let mut facts = Map::new();
+                facts.insert("special".into(), Value::from(*what));
+                files.push(FileRecord {
+                    path: e.rel.clone(),
+                    size: 0,
+                    sha256: None,
+                    sha512: None,
+                    kind: Kind::Other,
+                    format: Format::Special,
+                    facts,
+                });
+            }
+        }
+    }
+
+    let digests: BTreeMap<String, String> = files
+        .iter()
+        .filter_map(|f| f.sha256.clone().map(|d| (f.path.clone(), d)))
+        .collect();
+    let mut findings = plan
+        .policy
+        .evaluate(detections, &|p| digests.get(p).cloned(), today());
+    findings.sort_by(finding_order);
+
+    let mut report = Report {
+        schema_version: 1,
+        tool: ToolInfo::default(),
+        root: root.display().to_string(),
+        policy: PolicyInfo {
+            source: plan.policy.source.to_string(),
+            sha256: String::new(),
+        },
+        settings: Settings {
+            fail_on: plan.fail_on,
+            check_values: plan.cfg.check_values,
+            excludes: plan.excludes.clone(),
+            excluded: walked.excluded,
+            no_git: plan.no_git,
+        },
+        git: None,
+        repository: Map::new(),
+        files,
+        findings,
+        summary: Default::default(),
+    };
+    report.summarize();
+    Ok(report)
+}

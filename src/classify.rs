@@ -1,0 +1,429 @@
+//! Classification: what a file is, from its content first and its name second.
+//!
+//! Attackers choose file names; loaders sniff content (torch.load opens anything that is a zip
+//! or a pickle). So the format comes from magic bytes, and the name only breaks ties and sets what
+//! the file *claims* to be. When the claim and the content disagree, that is `FMT001`.
+
+use serde::Serialize;
+
+/// The role a file plays in a model repository.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// Model weights or any serialized model.
+    Weights,
+    /// Source code (Python, notebooks, shell).
+    Code,
+    /// Configuration (`config.json`, generation config, YAML/TOML configs).
+    Config,
+    /// A model card.
+    ModelCard,
+    /// Tokenizer files.
+    Tokenizer,
+    /// Data sets.
+    Data,
+    /// Anything else.
+    Other,
+}
+
+impl Kind {
+    /// Kebab-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Weights => "weights",
+            Kind::Code => "code",
+            Kind::Config => "config",
+            Kind::ModelCard => "model-card",
+            Kind::Tokenizer => "tokenizer",
+            Kind::Data => "data",
+            Kind::Other => "other",
+        }
+    }
+}
+
+macro_rules! formats {
+    ($( $variant:ident => $name:literal, $doc:literal; )*) => {
+        /// A file format modelgate recognises.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Format {
+            $( #[doc = $doc] $variant, )*
+        }
+        impl Format {
+            /// Every format.
+            pub const ALL: &'static [Format] = &[$(Format::$variant),*];
+            /// Kebab-case name used in reports.
+            pub fn as_str(self) -> &'static str {
+                match self { $(Format::$variant => $name),* }
+            }
+        }
+    };
+}
+
+formats! {
+    Safetensors => "safetensors", "safetensors weights";
+    Pickle => "pickle", "a Python pickle stream";
+    PytorchZip => "pytorch-zip", "PyTorch zip archive (torch.save since 1.6)";
+    PytorchLegacy => "pytorch-legacy", "legacy PyTorch file: a sequence of pickles plus raw storage";
+    PytorchTar => "pytorch-tar", "oldest tar-based PyTorch format";
+    Torchscript => "torchscript", "TorchScript archive (zip with code/ and constants.pkl)";
+    Numpy => "numpy", "NumPy .npy array";
+    Npz => "npz", "NumPy .npz archive (zip of .npy)";
+    Joblib => "joblib", "joblib pickle (possibly compressed)";
+    Zip => "zip", "zip archive";
+    Gzip => "gzip", "gzip stream";
+    Bzip2 => "bzip2", "bzip2 stream";
+    Xz => "xz", "xz stream";
+    Zlib => "zlib", "raw zlib stream";
+    Lzma => "lzma", "lzma-alone stream";
+    Tar => "tar", "tar archive";
+    Onnx => "onnx", "ONNX model (protobuf)";
+    Gguf => "gguf", "GGUF (llama.cpp) model";
+    Hdf5 => "hdf5", "HDF5 file";
+    Keras => "keras", "Keras model (v3 zip or legacy HDF5 with a model config)";
+    Tflite => "tflite", "TensorFlow Lite flatbuffer";
+    TfSavedmodel => "tf-savedmodel", "TensorFlow SavedModel protobuf";
+    TfGraph => "tf-graph", "TensorFlow frozen GraphDef protobuf";
+    Coreml => "coreml", "Core ML model";
+    Msgpack => "msgpack", "Flax/msgpack serialized weights";
+    LfsPointer => "lfs-pointer", "Git LFS pointer (content not present)";
+    Python => "python", "Python source";
+    Notebook => "notebook", "Jupyter notebook";
+    Json => "json", "JSON";
+    Yaml => "yaml", "YAML";
+    Toml => "toml", "TOML";
+    Markdown => "markdown", "Markdown";
+    Text => "text", "other UTF-8 text";
+    Empty => "empty", "empty file";
+    Symlink => "symlink", "a symlink that was not followed";
+    Special => "special", "a FIFO, socket or device (never opened)";
+    Unknown => "unknown", "unrecognised binary content";
+}
+
+impl Serialize for Format {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl Format {
+    /// Formats that are serialized models (weights) whatever their name.
+    pub fn is_weights(self) -> bool {
+        matches!(
+            self,
+            Format::Safetensors
+                | Format::PytorchZip
+                | Format::PytorchLegacy
+                | Format::PytorchTar
+                | Format::Torchscript
+                | Format::Numpy
+                | Format::Npz
+                | Format::Joblib
+                | Format::Onnx
+                | Format::Gguf
+                | Format::Keras
+                | Format::Tflite
+                | Format::TfSavedmodel
+                | Format::TfGraph
+                | Format::Coreml
+                | Format::Msgpack
+        )
+    }
+}
+
+/// Lower-cased extension of the last path component (`model.safetensors` -> `safetensors`).
+pub fn extension(rel: &str) -> String {
+    let base = basename(rel);
+    match base.rsplit_once('.') {
+        Some((stem, ext)) if !stem.is_empty() => ext.to_ascii_lowercase(),
+        _ => String::new(),
+    }
+}
+
+/// The last path component.
+pub fn basename(rel: &str) -> &str {
+    rel.rsplit('/').next().unwrap_or(rel)
+}
+
+/// Extensions under which weights are published; unknown content under these is `FMT002`.
+pub const WEIGHT_EXTENSIONS: &[&str] = &[
+    "safetensors",
+    "bin",
+    "pt",
+    "pth",
+    "ckpt",
+    "pkl",
+    "pickle",
+    "joblib",
+    "npy",
+    "npz",
+    "onnx",
+    "gguf",
+    "ggml",
+    "h5",
+    "hdf5",
+    "keras",
+    "tflite",
+    "pb",
+    "mlmodel",
+    "msgpack",
+    "ot",
+    "model",
+    "dill",
+    "sav",
+];
+
+/// What a file's name claims it is. `None` when the name makes no claim we check.
+pub fn claimed_format(rel: &str) -> Option<&'static [Format]> {
+    use Format::*;
+    let ext = extension(rel);
+    let name = basename(rel);
+    if name == "saved_model.pb" {
+        return Some(&[TfSavedmodel]);
+    }
+    Some(match ext.as_str() {
+        "safetensors" => &[Safetensors],
+        "pt" | "pth" | "ckpt" | "bin" => &[
+            PytorchZip,
+            PytorchLegacy,
+            PytorchTar,
+            Torchscript,
+            Pickle,
+            Safetensors,
+            Empty,
+        ],
+        "pkl" | "pickle" | "dill" | "sav" => &[Pickle, Joblib, PytorchLegacy, Gzip, Bzip2, Xz],
+        "joblib" => &[Joblib, Pickle, Zlib, Gzip, Bzip2, Xz, Lzma],
+        "npy" => &[Numpy],
+        "npz" => &[Npz, Zip],
+        "onnx" => &[Onnx],
+        "gguf" => &[Gguf],
+        "h5" | "hdf5" => &[Hdf5, Keras],
+        "keras" => &[Keras, Hdf5],
+        "tflite" => &[Tflite],
+        "zip" => &[Zip, PytorchZip, Torchscript, Npz, Keras],
+        "gz" => &[Gzip],
+        "json" => &[Json],
+        _ => return None,
+    })
+}
+
+/// Sniffs the content. `head` is the first bytes of the file (at least 4 KiB when the file is
+/// that large), `size` the whole file's size.
+pub fn sniff(head: &[u8], size: u64) -> Format {
+    use Format::*;
+    if size == 0 {
+        return Empty;
+    }
+    if is_safetensors(head, size) {
+        return Safetensors;
+    }
+    if head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06") {
+        return Zip;
+    }
+    if head.starts_with(b"\x93NUMPY") {
+        return Numpy;
+    }
+    if head.starts_with(b"GGUF") {
+        return Gguf;
+    }
+    if head.starts_with(b"\x89HDF\r\n\x1a\n") {
+        return Hdf5;
+    }
+    if head.get(4..8) == Some(b"TFL3") {
+        return Tflite;
+    }
+    if head.starts_with(b"\x1f\x8b") {
+        return Gzip;
+    }
+    if head.starts_with(b"BZh") && head.get(3).is_some_and(|b| (b'1'..=b'9').contains(b)) {
+        return Bzip2;
+    }
+    if head.starts_with(b"\xfd7zXZ\x00") {
+        return Xz;
+    }
+    if head.get(257..262) == Some(b"ustar") {
+        return Tar;
+    }
+    if head.starts_with(b"version https://git-lfs") || head.starts_with(b"version https://hawser") {
+        return LfsPointer;
+    }
+    if is_legacy_torch(head) {
+        return PytorchLegacy;
+    }
+    if head.first() == Some(&0x80) && head.get(1).is_some_and(|p| (2..=5).contains(p)) {
+        return Pickle;
+    }
+    if is_zlib(head) {
+        return Zlib;
+    }
+    if is_text(head) {
+        return Text;
+    }
+    Unknown
+}
+
+/// The legacy (pre-1.6) PyTorch format starts with a protocol-2 pickle of a long magic number.
+pub fn is_legacy_torch(head: &[u8]) -> bool {
+    // \x80\x02 PROTO 2, \x8a\x0a LONG1 of 10 bytes, then 0x1950a86a20f9469cfc6c little-endian.
+    head.starts_with(b"\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19")
+}
+
+fn is_safetensors(head: &[u8], size: u64) -> bool {
+    let Some(len) = head.get(0..8) else {
+        return false;
+    };
+    let mut b = [0u8; 8];
+    b.copy_from_slice(len);
+    let n = u64::from_le_bytes(b);
+    // The byte after the length must open the JSON header; the length must be plausible. A file
+    // with a huge N still counts as (broken) safetensors so the validator can say why.
+    head.get(8) == Some(&b'{') && n >= 2 && (n <= size.saturating_sub(8) || n > 100_000_000)
+}
+
+fn is_zlib(head: &[u8]) -> bool {
+    match (head.first(), head.get(1)) {
+        (Some(&cmf), Some(&flg)) => {
+            cmf == 0x78 && (u16::from(cmf) << 8 | u16::from(flg)) % 31 == 0 && flg & 0x20 == 0
+        }
+        _ => false,
+    }
+}
+
+/// Whether the bytes look like text: valid UTF-8 (a sequence cut at the end of `head` is fine)
+/// without NUL bytes.
+pub fn is_text(head: &[u8]) -> bool {
+    if head.contains(&0) {
+        return false;
+    }
+    match std::str::from_utf8(head) {
+        Ok(_) => true,
+        Err(e) => e.error_len().is_none() && e.valid_up_to() + 4 > head.len(),
+    }
+}
+
+/// Refines a text format by name.
+pub fn text_format(rel: &str) -> Format {
+    match extension(rel).as_str() {
+        "py" | "pyi" => Format::Python,
+        "ipynb" => Format::Notebook,
+        "json" | "jsonl" => Format::Json,
+        "yaml" | "yml" => Format::Yaml,
+        "toml" => Format::Toml,
+        "md" | "markdown" => Format::Markdown,
+        _ => Format::Text,
+    }
+}
+
+/// Card file names, in order of preference.
+pub const CARD_NAMES: &[&str] = &["README.md", "MODEL_CARD.md", "model_card.md", "README.MD"];
+
+/// The role of a file from its final format and its name.
+pub fn kind_of(rel: &str, format: Format) -> Kind {
+    let name = basename(rel);
+    let lower = name.to_ascii_lowercase();
+    let ext = extension(rel);
+    if format.is_weights() || matches!(format, Format::Pickle | Format::PytorchLegacy) {
+        return Kind::Weights;
+    }
+    if format == Format::LfsPointer && WEIGHT_EXTENSIONS.contains(&ext.as_str()) {
+        return Kind::Weights;
+    }
+    if CARD_NAMES.contains(&name) {
+        return Kind::ModelCard;
+    }
+    if lower.starts_with("tokenizer")
+        || lower == "vocab.txt"
+        || lower == "vocab.json"
+        || lower == "merges.txt"
+        || lower == "special_tokens_map.json"
+        || lower == "added_tokens.json"
+        || lower.ends_with(".tiktoken")
+        || (ext == "model" && lower.contains("spiece"))
+        || lower == "sentencepiece.bpe.model"
+    {
+        return Kind::Tokenizer;
+    }
+    match ext.as_str() {
+        "py" | "pyi" | "ipynb" | "sh" | "bash" | "js" | "ts" | "rs" | "c" | "cc" | "cpp" | "cu"
+        | "h" | "hpp" | "go" | "java" | "rb" | "pl" | "ps1" | "bat" | "cmd" => Kind::Code,
+        "json" | "yaml" | "yml" | "toml" | "cfg" | "ini" | "conf" => Kind::Config,
+        "csv" | "tsv" | "parquet" | "arrow" | "jsonl" | "txt" | "feather" | "avro" | "tfrecord" => {
+            Kind::Data
+        }
+        _ if matches!(
+            format,
+            Format::Zip
+                | Format::Gzip
+                | Format::Bzip2
+                | Format::Xz
+                | Format::Zlib
+                | Format::Lzma
+                | Format::Tar
+                | Format::Hdf5
+        ) && WEIGHT_EXTENSIONS.contains(&ext.as_str()) =>
+        {
+            Kind::Weights
+        }
+        _ => Kind::Other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn st(header: &str) -> Vec<u8> {
+        let mut v = (header.len() as u64).to_le_bytes().to_vec();
+        v.extend_from_slice(header.as_bytes());
+        v
+    }
+
+    #[test]
+    fn sniffs_each_magic() {
+        let s = st("{}");
+        assert_eq!(sniff(&s, s.len() as u64), Format::Safetensors);
+        assert_eq!(sniff(b"PK\x03\x04rest", 10), Format::Zip);
+        assert_eq!(sniff(b"\x93NUMPY\x01\x00", 10), Format::Numpy);
+        assert_eq!(sniff(b"GGUF\x03\x00\x00\x00", 10), Format::Gguf);
+        assert_eq!(sniff(b"\x89HDF\r\n\x1a\n\x00", 10), Format::Hdf5);
+        assert_eq!(sniff(b"\x1c\x00\x00\x00TFL3\x00\x00", 10), Format::Tflite);
+        assert_eq!(sniff(b"\x1f\x8b\x08\x00", 10), Format::Gzip);
+        assert_eq!(sniff(b"BZh91AY", 10), Format::Bzip2);
+        assert_eq!(sniff(b"\xfd7zXZ\x00\x00", 10), Format::Xz);
+        assert_eq!(sniff(b"\x78\x9c\x01\x02", 10), Format::Zlib);
+        assert_eq!(sniff(b"\x80\x04\x95\x00", 10), Format::Pickle);
+        assert_eq!(
+            sniff(
+                b"\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19.",
+                20
+            ),
+            Format::PytorchLegacy
+        );
+        assert_eq!(
+            sniff(b"version https://git-lfs.github.com/spec/v1\n", 50),
+            Format::LfsPointer
+        );
+        assert_eq!(sniff(b"hello", 5), Format::Text);
+        assert_eq!(sniff(b"\x00\x01\x02", 3), Format::Unknown);
+        assert_eq!(sniff(b"", 0), Format::Empty);
+        let mut tar = vec![0u8; 512];
+        tar[257..262].copy_from_slice(b"ustar");
+        assert_eq!(sniff(&tar, 1024), Format::Tar);
+    }
+
+    #[test]
+    fn extension_is_lowercased_and_dotfiles_have_none() {
+        assert_eq!(extension("a/B.SafeTensors"), "safetensors");
+        assert_eq!(extension(".gitattributes"), "");
+        assert_eq!(extension("dir.d/file"), "");
+    }
+
+    #[test]
+    fn kinds_from_names() {
+        assert_eq!(kind_of("README.md", Format::Markdown), Kind::ModelCard);
+        assert_eq!(kind_of("tokenizer.json", Format::Json), Kind::Tokenizer);
+        assert_eq!(kind_of("config.json", Format::Json), Kind::Config);
+        assert_eq!(kind_of("modeling.py", Format::Python), Kind::Code);
+        assert_eq!(kind_of("x.txt", Format::Pickle), Kind::Weights);
+    }
+}

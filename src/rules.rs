@@ -1,0 +1,249 @@
+//! The rule registry: every finding modelgate can emit has a stable code (`PKL001`), a kebab-case
+//! name (`pickle-unsafe-global`), a default severity, a one-line summary and a help text.
+//!
+//! Codes are a public contract (SARIF `ruleId`, policy keys, exceptions): they are never renamed or
+//! reused. A retired rule keeps its arm here, marked retired, so its code stays reserved.
+
+use serde::Serialize;
+
+use crate::finding::Severity;
+
+macro_rules! rules {
+    ($( $variant:ident => $code:literal, $name:literal, $sev:ident, $area:literal, $summary:literal, $help:literal; )*) => {
+        /// A rule modelgate can report. See `modelgate rules` for the full list.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum RuleId {
+            $(
+                #[doc = $summary]
+                $variant,
+            )*
+        }
+
+        impl RuleId {
+            /// Every rule, in registry order.
+            pub const ALL: &'static [RuleId] = &[$(RuleId::$variant),*];
+
+            /// The stable code, e.g. `PKL001`.
+            pub fn code(self) -> &'static str {
+                match self { $(RuleId::$variant => $code),* }
+            }
+
+            /// The stable kebab-case name, e.g. `pickle-unsafe-global`.
+            pub fn name(self) -> &'static str {
+                match self { $(RuleId::$variant => $name),* }
+            }
+
+            /// How bad a finding of this rule is when nothing more specific is known.
+            pub fn default_severity(self) -> Severity {
+                match self { $(RuleId::$variant => Severity::$sev),* }
+            }
+
+            /// The area the rule belongs to (used for grouping and SARIF tags).
+            pub fn area(self) -> &'static str {
+                match self { $(RuleId::$variant => $area),* }
+            }
+
+            /// One line: when the rule fires.
+            pub fn summary(self) -> &'static str {
+                match self { $(RuleId::$variant => $summary),* }
+            }
+
+            /// Why it matters and what to do about it.
+            pub fn help(self) -> &'static str {
+                match self { $(RuleId::$variant => $help),* }
+            }
+        }
+    };
+}
+
+rules! {
+    SafetensorsInvalid => "ST001", "safetensors-invalid", High, "safetensors",
+        "a safetensors file breaks a format rule (evidence names which)",
+        "The file does not follow the safetensors format exactly. Loaders differ in how they treat such files, and bytes outside the tensor layout (trailing data, holes, overlaps) are how polyglot files hide a second payload. Re-export the weights with the official safetensors library.";
+    SafetensorsNonfinite => "ST002", "safetensors-nonfinite", Medium, "safetensors",
+        "float tensors hold NaN/Inf (when value checks are on)",
+        "Some float tensors contain NaN or infinite values. The format allows them, but in trained weights they usually mean a corrupted or sabotaged checkpoint. Check the named tensors.";
+    ShardIndexMismatch => "ST003", "shard-index-mismatch", High, "safetensors",
+        "a sharded checkpoint's index and its shards disagree",
+        "The `*.safetensors.index.json` file and the shards it names disagree: a missing shard, a tensor in the wrong shard, or a shard the index does not reference. Loaders trust the index, so a disagreement can hide or substitute tensors. Regenerate the index from the shards.";
+    PickleUnsafeGlobal => "PKL001", "pickle-unsafe-global", Critical, "pickle",
+        "a pickle imports a callable known to be dangerous",
+        "Loading this file with pickle (torch.load without weights_only=True, joblib.load, pickle.load, numpy.load with allow_pickle=True) imports and can call the named callable, which can run arbitrary code. Do not load it; convert trusted weights to safetensors.";
+    PickleUnknownGlobal => "PKL002", "pickle-unknown-global", Medium, "pickle",
+        "a pickle imports a callable not on the safe list",
+        "The pickle imports a callable that is neither a known tensor/array rebuilder nor known to be dangerous. Review it; if it is harmless, add it to `[pickle] safe_globals` in the policy.";
+    PickleFormat => "PKL003", "pickle-format", Low, "pickle",
+        "a file holds pickle data at all (any name, any container)",
+        "Pickle is an executable format: loading it runs whatever the file says. Prefer safetensors (or another data-only format) for anything you ship or download.";
+    PickleMalformed => "PKL004", "pickle-malformed", High, "pickle",
+        "a pickle stream cannot be fully parsed within limits",
+        "The pickle stream is truncated, malformed or exceeds a limit, so modelgate cannot say everything it would import. Python's unpickler may still execute the part before the damage. Treat it as untrusted.";
+    ArchiveMalformed => "ARC001", "archive-malformed", High, "archive",
+        "a zip/compressed container is corrupt, inconsistent or a bomb",
+        "The archive is corrupt, its directory and local headers disagree, a member's CRC is wrong, or it decompresses beyond the limits. Different readers see different contents in such archives, which is how scanners are bypassed.";
+    FormatMismatch => "FMT001", "format-mismatch", Medium, "format",
+        "content does not match the file's extension",
+        "The file's content is not what its name says (for example a pickle named `.safetensors`). Loaders that sniff content will load it as what it really is. Rename or replace the file.";
+    UnknownWeights => "FMT002", "unknown-weights", Low, "format",
+        "weight-like name, unrecognised content",
+        "The file has a weight-like name but modelgate does not recognise its content, so it could not be checked.";
+    KerasUnsafeLayer => "FMT003", "keras-unsafe-layer", High, "format",
+        "Keras/HDF5 model with Lambda or custom-code layers",
+        "The Keras model contains a Lambda layer (serialized Python bytecode) or custom objects from outside Keras. Loading it with safe_mode=False, or with the custom objects registered, runs code.";
+    OnnxExternalData => "FMT004", "onnx-external-data", High, "format",
+        "ONNX external data path absolute or outside the repository",
+        "The ONNX model references external tensor data by an absolute path, a path that escapes the repository, or a file that does not exist. A loader would read whatever file that path names.";
+    GgufTemplateSuspicious => "FMT005", "gguf-template-suspicious", Critical, "format",
+        "GGUF chat template with code-execution constructs",
+        "The GGUF chat template uses Jinja constructs that reach Python internals (dunder attributes, globals, imports). Rendering it with an unsandboxed Jinja environment runs code (CVE-2024-34359).";
+    TfUnsafeOp => "FMT006", "tf-unsafe-op", High, "format",
+        "TF SavedModel/graph with PyFunc or file-system ops",
+        "The TensorFlow graph contains PyFunc-style ops (which call Python) or file-system ops, which can read or write files when the graph runs.";
+    LfsPointer => "LFS001", "lfs-pointer", Medium, "provenance",
+        "only a Git LFS pointer is present; content not scanned",
+        "The file is a Git LFS pointer, not the content it stands for. Run `git lfs pull` before scanning so the real file is checked; the pointer's oid is recorded as the expected digest.";
+    CustomCode => "SRC001", "custom-code", Medium, "source",
+        "the repository ships code that model loaders run",
+        "Loaders run this code when `trust_remote_code=True` (auto_map entries) or when the repository is imported. Review it as you would any dependency.";
+    TrustRemoteCode => "SRC002", "trust-remote-code", High, "source",
+        "code passes `trust_remote_code=True`",
+        "`trust_remote_code=True` runs Python code downloaded from the model repository. Pin the revision and review the code, or avoid the flag.";
+    UnpinnedRevision => "SRC003", "unpinned-revision", Medium, "source",
+        "a hub download without `revision=` pinned to a commit",
+        "The download follows a branch or tag, so the files can change after review. Pass `revision=` with the full 40-hex commit SHA.";
+    UnsafeLoadCall => "SRC004", "unsafe-load-call", High, "source",
+        "`torch.load` without `weights_only=True`, `pickle.load`, `np.load(allow_pickle=True)`, …",
+        "The code deserialises with pickle, which runs code from the file it loads. Use safetensors, or `torch.load(..., weights_only=True)`.";
+    NoGitRepository => "PRV001", "no-git-repository", Low, "provenance",
+        "the scan root is not in a git repository",
+        "Without a git repository modelgate cannot record which revision was scanned. Scan a checkout so the report and SBOM name the commit.";
+    DirtyWorktree => "PRV002", "dirty-worktree", Medium, "provenance",
+        "uncommitted or untracked changes under the scan root",
+        "The scanned files differ from the recorded commit, so the commit does not identify what was scanned. Commit or clean the changes before a release scan.";
+    UntrackedWeights => "PRV003", "untracked-weights", Medium, "provenance",
+        "weight files that are not committed",
+        "These weight files are not tracked by git, so no commit identifies them. Commit them (with Git LFS) or remove them.";
+    ModelCardMissing => "CARD001", "model-card-missing", Low, "card",
+        "a model directory has no model card",
+        "A model directory (one holding weights or a config.json) has no README.md / MODEL_CARD.md. Model cards state the license, intended use and training data.";
+    ModelCardFieldMissing => "CARD002", "model-card-field-missing", Low, "card",
+        "the card lacks a field the policy requires",
+        "The model card's YAML front matter lacks a field the policy requires (by default `license`).";
+    LicenseNotAllowed => "CARD003", "license-not-allowed", Medium, "card",
+        "the card's license is not on the policy's list",
+        "The model card declares a license that the policy's `[card] allowed_licenses` list does not contain.";
+    UnreadableFile => "SCAN001", "unreadable-file", High, "scan",
+        "a file could not be read",
+        "modelgate could not read the file (permissions, I/O error, or it changed while being scanned), so it was not checked.";
+    SymlinkEscape => "SCAN002", "symlink-escape", High, "scan",
+        "a symlink points outside the scan root (not followed)",
+        "The symlink resolves outside the scanned tree (or is absolute or dangling). It was not followed; a loader that follows it would read a file nobody reviewed.";
+    SpecialFile => "SCAN003", "special-file", Medium, "scan",
+        "a FIFO, socket or device (never opened)",
+        "A FIFO, socket or device file sits in the tree. modelgate never opens such files; a loader reading it could hang or read device data.";
+    LimitExceeded => "SCAN004", "limit-exceeded", High, "scan",
+        "a file or tree exceeded a configured limit",
+        "A configured limit was reached, so part of the input was not checked. Raise the limit in the policy's `[limits]` table if the input is legitimate.";
+    ExceptionExpired => "POL001", "exception-expired", Medium, "policy",
+        "a policy exception is past its expiry date",
+        "The exception's `expires` date has passed; it no longer applies. Review the file again and renew or remove the exception.";
+    ExceptionUnused => "POL002", "exception-unused", Low, "policy",
+        "a policy exception matched nothing",
+        "The exception matched no finding. Remove it so stale exceptions cannot silently cover a future file.";
+}
+
+impl RuleId {
+    /// Looks a rule up by code (`PKL001`) or name (`pickle-unsafe-global`), case-insensitively.
+    pub fn lookup(key: &str) -> Option<RuleId> {
+        RuleId::ALL
+            .iter()
+            .copied()
+            .find(|r| r.code().eq_ignore_ascii_case(key) || r.name().eq_ignore_ascii_case(key))
+    }
+
+    /// The closest code or name to `key`, for "did you mean" hints.
+    pub fn suggest(key: &str) -> Option<&'static str> {
+        let key = key.to_ascii_lowercase();
+        RuleId::ALL
+            .iter()
+            .flat_map(|r| [r.code(), r.name()])
+            .map(|c| (strsim::jaro_winkler(&key, &c.to_ascii_lowercase()), c))
+            .filter(|(score, _)| *score > 0.8)
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .map(|(_, c)| c)
+    }
+}
+
+impl Serialize for RuleId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.code())
+    }
+}
+
+impl std::fmt::Display for RuleId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.code())
+    }
+}
+
+/// A serialisable description of one rule, for `modelgate rules --format json`.
+#[derive(Debug, Serialize)]
+pub struct RuleInfo {
+    /// Stable code.
+    pub code: &'static str,
+    /// Stable kebab-case name.
+    pub name: &'static str,
+    /// Area of the rule.
+    pub area: &'static str,
+    /// Default severity.
+    pub severity: Severity,
+    /// When the rule fires.
+    pub summary: &'static str,
+    /// Why it matters and what to do.
+    pub help: &'static str,
+}
+
+impl From<RuleId> for RuleInfo {
+    fn from(r: RuleId) -> Self {
+        RuleInfo {
+            code: r.code(),
+            name: r.name(),
+            area: r.area(),
+            severity: r.default_severity(),
+            summary: r.summary(),
+            help: r.help(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn codes_and_names_are_unique() {
+        let codes: BTreeSet<_> = RuleId::ALL.iter().map(|r| r.code()).collect();
+        let names: BTreeSet<_> = RuleId::ALL.iter().map(|r| r.name()).collect();
+        assert_eq!(codes.len(), RuleId::ALL.len());
+        assert_eq!(names.len(), RuleId::ALL.len());
+    }
+
+    #[test]
+    fn lookup_by_code_and_name_agree() {
+        for r in RuleId::ALL {
+            assert_eq!(RuleId::lookup(r.code()), Some(*r));
+            assert_eq!(RuleId::lookup(r.name()), Some(*r));
+        }
+        assert_eq!(RuleId::lookup("nope"), None);
+    }
+
+    #[test]
+    fn suggests_close_names() {
+        assert_eq!(
+            RuleId::suggest("pickle-unsafe-globals"),
+            Some("pickle-unsafe-global")
+        );
+        assert_eq!(RuleId::suggest("PKL01"), Some("PKL001"));
+    }
+}
