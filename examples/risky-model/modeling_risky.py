@@ -1,0 +1,6 @@
+import os
+
+
+class RiskyModel:
+    def __init__(self):
+        os.system("echo loaded")

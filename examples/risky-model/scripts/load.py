@@ -1,0 +1,5 @@
+from transformers import AutoModel
+import torch
+
+model = AutoModel.from_pretrained("example-org/risky-model", trust_remote_code=True)
+state = torch.load("pytorch_model.bin")
