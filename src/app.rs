@@ -15,7 +15,7 @@ use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value, json};
 
 use crate::classify::{Format, Kind};
-use crate::cli::{Cli, Command, HashAlg, ScanArgs, TextOrJson};
+use crate::cli::{Cli, Command, HashAlg, InspectArgs, PolicyCommand, ScanArgs, TextOrJson};
 use crate::finding::{Detection, Finding};
 use crate::inspect::{self, FileScan, Limits, ScanConfig};
 use crate::policy::{self, Policy};
@@ -29,9 +29,10 @@ pub fn run(cli: Cli) -> Result<u8> {
     match cli.command {
         Command::Scan(args) => scan(args),
         Command::Rules(args) => rules(args.format),
-        Command::Inspect(_) | Command::Verify(_) | Command::Policy(_) | Command::Explain(_) => {
-            bail!("not implemented yet")
-        }
+        Command::Inspect(args) => inspect_one(args),
+        Command::Policy(cmd) => policy_command(cmd),
+        Command::Explain(args) => explain(&args.rule),
+        Command::Verify(_) => bail!("not implemented yet"),
     }
 }
 
@@ -84,11 +85,81 @@ pub fn now() -> time::OffsetDateTime {
         .unwrap_or_else(time::OffsetDateTime::now_utc)
 }
 
+fn policy_command(cmd: PolicyCommand) -> Result<u8> {
+    match cmd {
+        PolicyCommand::Check { file } => {
+            let policy = policy::load_file(&file).map_err(anyhow::Error::from)?;
+            let mut w = stdout_or_file(None)?;
+            policy::render_effective(&policy, &mut w)?;
+            w.flush()?;
+            Ok(0)
+        }
+        PolicyCommand::Init {
+            preset,
+            output,
+            force,
+        } => {
+            let Some(text) = policy::starter_toml(&preset) else {
+                let names: Vec<&str> = policy::PRESETS.iter().map(|(n, _)| *n).collect();
+                bail!("unknown preset `{preset}` (presets: {})", names.join(", "));
+            };
+            if output.as_os_str() == "-" {
+                let mut w = stdout_or_file(None)?;
+                w.write_all(text.as_bytes())?;
+                w.flush()?;
+                return Ok(0);
+            }
+            if !force && std::fs::symlink_metadata(&output).is_ok() {
+                bail!(
+                    "{} already exists (use --force to overwrite)",
+                    output.display()
+                );
+            }
+            std::fs::write(&output, text)
+                .with_context(|| format!("cannot write {}", output.display()))?;
+            eprintln_quiet(&format!("wrote {} (preset {preset})", output.display()));
+            Ok(0)
+        }
+    }
+}
+
+fn explain(rule: &str) -> Result<u8> {
+    let Some(id) = RuleId::lookup(rule) else {
+        match RuleId::suggest(rule) {
+            Some(s) => bail!("unknown rule `{rule}`; did you mean `{s}`?"),
+            None => bail!("unknown rule `{rule}` (see `modelgate rules`)"),
+        }
+    };
+    let mut w = stdout_or_file(None)?;
+    policy::explain(id, &mut w)?;
+    w.flush()?;
+    Ok(0)
+}
+
+/// Writes a status line to stderr (the only place app.rs talks to the terminal directly).
+fn eprintln_quiet(msg: &str) {
+    let _ = writeln!(io::stderr().lock(), "{msg}");
+}
+
+/// SHA-256 of the policy text that produced a report.
+fn policy_digest(policy: &Policy) -> String {
+    use sha2::Digest;
+    let text: Vec<u8> = match &policy.source {
+        policy::PolicySource::File(p) => std::fs::read(p).unwrap_or_default(),
+        policy::PolicySource::Builtin(name) => policy::PRESETS
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, t)| t.as_bytes().to_vec())
+            .unwrap_or_default(),
+    };
+    crate::finding::hex(&sha2::Sha256::digest(&text))
+}
+
 /// Finds the policy: `--policy FILE`, else `modelgate.toml` at the scan root, else the built-in
-/// default. Returns the policy and its text's digest.
+/// default.
 fn load_policy(explicit: Option<&Path>, root: &Path) -> Result<Policy> {
     if let Some(p) = explicit {
-        return policy::load_file(p).map_err(|e| anyhow::anyhow!("{e}"));
+        return policy::load_file(p).map_err(anyhow::Error::from);
     }
     let dir = if root.is_dir() {
         root.to_path_buf()
@@ -98,17 +169,15 @@ fn load_policy(explicit: Option<&Path>, root: &Path) -> Result<Policy> {
     let candidate = dir.join("modelgate.toml");
     // Only a regular file counts: a FIFO or a symlink out of the repository must not be read.
     if std::fs::symlink_metadata(&candidate).is_ok_and(|m| m.is_file()) {
-        return policy::load_file(&candidate).map_err(|e| anyhow::anyhow!("{e}"));
+        return policy::load_file(&candidate).map_err(anyhow::Error::from);
     }
     policy::builtin("default").context("built-in default policy missing")
 }
 
 fn limits_from(policy: &Policy) -> Limits {
     let d = Limits::default();
-    let get = |name: &str, default: u64| {
-        let v = policy.limit(name);
-        if v == u64::MAX { default } else { v }
-    };
+    // Every name below is in `policy::LIMITS`, so `limit` never falls back to its fail-closed 0.
+    let get = |name: &str, _default: u64| policy.limit(name);
     Limits {
         max_file_bytes: get("max_file_bytes", d.max_file_bytes),
         safetensors_header_bytes: get("safetensors_header_bytes", d.safetensors_header_bytes),
@@ -393,7 +462,7 @@ fn scan_root(root: &Path, plan: &ScanPlan) -> Result<Report> {
         root: root.display().to_string(),
         policy: PolicyInfo {
             source: plan.policy.source.to_string(),
-            sha256: String::new(),
+            sha256: policy_digest(&plan.policy),
         },
         settings: Settings {
             fail_on: plan.fail_on,
@@ -410,4 +479,113 @@ fn scan_root(root: &Path, plan: &ScanPlan) -> Result<Report> {
     };
     report.summarize();
     Ok(report)
+}
+
+/// `modelgate inspect FILE`: one file's facts and findings.
+fn inspect_one(args: InspectArgs) -> Result<u8> {
+    let meta = std::fs::symlink_metadata(&args.file)
+        .with_context(|| format!("cannot inspect {}", args.file.display()))?;
+    if !meta.is_file() {
+        bail!(
+            "{} is not a regular file (inspect does not follow symlinks or open special files)",
+            args.file.display()
+        );
+    }
+    let dir = args
+        .file
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let policy = load_policy(args.policy.as_deref(), &dir)?;
+    let cfg = ScanConfig {
+        check_values: args.check_values || policy.safetensors.check_values,
+        safe_globals: policy.pickle.safe_globals.clone(),
+        dangerous_globals: policy.pickle.dangerous_globals.clone(),
+        limits: limits_from(&policy),
+        ..ScanConfig::default()
+    };
+    let rel = args
+        .file
+        .file_name()
+        .map(|n| walk::display_rel(Path::new(n)))
+        .unwrap_or_default();
+    let scan = inspect::scan_file(&args.file, &rel, meta.len(), &cfg);
+    let digest = scan.sha256.clone();
+    let mut findings = policy.evaluate(scan.detections.clone(), &|_| digest.clone(), today());
+    findings.sort_by(finding_order);
+    let record = FileRecord {
+        path: rel.clone(),
+        size: scan.size,
+        sha256: scan.sha256.clone(),
+        sha512: None,
+        kind: scan.kind.unwrap_or(Kind::Other),
+        format: scan.format.unwrap_or(Format::Unknown),
+        facts: scan.facts.clone(),
+    };
+    let mut w = stdout_or_file(None)?;
+    match args.format {
+        TextOrJson::Json => {
+            serde_json::to_writer_pretty(&mut w, &json!({"file": record, "findings": findings}))?;
+            writeln!(w)?;
+        }
+        TextOrJson::Text => {
+            use crate::report::text::sanitize;
+            writeln!(w, "file:   {}", sanitize(&record.path))?;
+            writeln!(w, "size:   {}", record.size)?;
+            writeln!(w, "sha256: {}", record.sha256.as_deref().unwrap_or("-"))?;
+            writeln!(w, "format: {}", record.format.as_str())?;
+            writeln!(w, "kind:   {}", record.kind.as_str())?;
+            for (k, v) in &record.facts {
+                let shown = match v {
+                    Value::String(s) => s.clone(),
+                    other => serde_json::to_string_pretty(other)?,
+                };
+                writeln!(w, "{k}: {}", sanitize_block(&shown))?;
+            }
+            if findings.is_empty() {
+                writeln!(w, "findings: none")?;
+            }
+            for f in &findings {
+                writeln!(
+                    w,
+                    "{} {} {} [{}]: {}",
+                    f.action.as_str(),
+                    f.rule.code(),
+                    f.name,
+                    f.severity.as_str(),
+                    sanitize(&f.message)
+                )?;
+                if let Some(off) = f.location.offset {
+                    writeln!(w, "    at byte {off}")?;
+                }
+                if let Some(m) = &f.location.member {
+                    writeln!(w, "    in member {}", sanitize(m))?;
+                }
+            }
+        }
+    }
+    if args.disassemble {
+        disassemble(&args.file, &mut w)?;
+    }
+    w.flush()?;
+    let code = u8::from(
+        findings
+            .iter()
+            .any(|f| f.action == crate::finding::Action::Deny),
+    );
+    Ok(code)
+}
+
+/// Sanitises a multi-line block line by line (pretty JSON keeps its shape, file content cannot
+/// inject terminal escapes).
+fn sanitize_block(s: &str) -> String {
+    s.lines()
+        .map(crate::report::text::sanitize)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn disassemble(path: &Path, w: &mut dyn Write) -> Result<()> {
+    let _ = (path, w);
+    bail!("--disassemble: pickle disassembler not wired yet")
 }

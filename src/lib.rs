@@ -17,6 +17,7 @@ pub mod cli;
 pub mod finding;
 pub mod inspect;
 pub mod policy;
+pub mod provenance;
 pub mod report;
 pub mod rules;
 pub mod walk;

@@ -15,7 +15,11 @@ fn main() -> ExitCode {
             {
                 return ExitCode::from(0);
             }
-            eprintln!("modelgate: error: {e:#}");
+            // Policy errors are already rendered diagnostics (file:line:col, carets).
+            match e.downcast_ref::<modelgate::policy::PolicyError>() {
+                Some(policy_error) => eprintln!("{policy_error}"),
+                None => eprintln!("modelgate: error: {e:#}"),
+            }
             ExitCode::from(2)
         }
     }

@@ -123,6 +123,9 @@ rules! {
     UntrackedWeights => "PRV003", "untracked-weights", Medium, "provenance",
         "weight files that are not committed",
         "These weight files are not tracked by git, so no commit identifies them. Commit them (with Git LFS) or remove them.";
+    CacheIntegrity => "PRV004", "cache-integrity", High, "provenance",
+        "a Hugging Face cache file does not match its blob digest or the cache layout is broken",
+        "In a Hugging Face cache each blob is named by its digest and snapshots link into blobs/. A blob whose content does not match its name, or a link that leaves blobs/, means the cache was modified after download. Delete the cache entry and download again.";
     ModelCardMissing => "CARD001", "model-card-missing", Low, "card",
         "a model directory has no model card",
         "A model directory (one holding weights or a config.json) has no README.md / MODEL_CARD.md. Model cards state the license, intended use and training data.";

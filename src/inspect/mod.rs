@@ -7,6 +7,7 @@
 //! execute anything.
 
 pub mod read;
+pub mod safetensors;
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -317,11 +318,106 @@ fn dispatch(
     sniffed: Format,
     size: u64,
 ) -> io::Result<Format> {
-    let _ = (r, head, size);
+    let _ = head;
     Ok(match sniffed {
+        Format::Safetensors => {
+            inspect_safetensors(ctx, r, size)?;
+            Format::Safetensors
+        }
         Format::Text => classify::text_format(ctx.rel),
         other => other,
     })
+}
+
+/// Strict safetensors validation (ST001), facts, optional value scan (ST002).
+fn inspect_safetensors(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> io::Result<()> {
+    let limits = safetensors::Limits {
+        max_header_bytes: ctx.cfg.limits.safetensors_header_bytes,
+        max_json_depth: ctx.cfg.limits.json_depth.min(usize::MAX as u64) as usize,
+        ..safetensors::Limits::default()
+    };
+    let header = match safetensors::read_header(&mut &mut *r, size, &limits) {
+        Ok(h) => h,
+        Err(safetensors::HeaderError::Io(e)) => return Err(e),
+        Err(safetensors::HeaderError::Invalid(v)) => {
+            let key = match &v.tensor {
+                Some(t) => format!("{}:{t}", v.code),
+                None => v.code.to_string(),
+            };
+            let loc = v.offset.map(Location::offset).unwrap_or_default();
+            let d = ctx.detect(RuleId::SafetensorsInvalid, key, v.message.clone(), loc);
+            d.evidence.insert("violation".into(), json!(v.code));
+            if let Some(t) = &v.tensor {
+                d.evidence.insert("tensor".into(), json!(t));
+            }
+            ctx.fact("valid", false);
+            return Ok(());
+        }
+    };
+    let f = safetensors::facts(&header);
+    ctx.fact("valid", true);
+    ctx.fact("tensor_count", f.tensor_count);
+    ctx.fact("parameters", big_number(f.parameters));
+    ctx.fact("dtypes", json!(f.dtypes));
+    ctx.fact("data_bytes", f.data_bytes);
+    ctx.fact("header_len", f.header_len);
+    if let Some(m) = &f.metadata {
+        ctx.fact("metadata", json!(m));
+    }
+    if let Some(t) = &f.first_tensor {
+        ctx.fact("first_tensor", t.as_str());
+    }
+    if let Some(t) = &f.last_tensor {
+        ctx.fact("last_tensor", t.as_str());
+    }
+    ctx.tensors = Some(
+        header
+            .tensors
+            .iter()
+            .map(|t| (t.name.clone(), t.byte_len()))
+            .collect(),
+    );
+    if ctx.cfg.check_values {
+        let bad = match safetensors::scan_values(&mut &mut *r, &header) {
+            Ok(b) => b,
+            // The file ended early: ST001 `truncated` would have caught a short file; a file
+            // that shrank while we read it is reported by the size check in `scan_file`.
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Vec::new(),
+            Err(e) => return Err(e),
+        };
+        ctx.fact("values_checked", true);
+        for nf in bad {
+            let d = ctx.detect(
+                RuleId::SafetensorsNonfinite,
+                nf.tensor.clone(),
+                format!(
+                    "tensor `{}` ({}) holds {} NaN, {} +Inf, {} -Inf values",
+                    nf.tensor,
+                    nf.dtype.name(),
+                    nf.nan,
+                    nf.pos_inf,
+                    nf.neg_inf
+                ),
+                Location::offset(nf.first_offset),
+            );
+            d.evidence.extend([
+                ("tensor".to_string(), json!(nf.tensor)),
+                ("dtype".to_string(), json!(nf.dtype.name())),
+                ("nan".to_string(), json!(nf.nan)),
+                ("pos_inf".to_string(), json!(nf.pos_inf)),
+                ("neg_inf".to_string(), json!(nf.neg_inf)),
+            ]);
+        }
+    }
+    Ok(())
+}
+
+/// JSON numbers above u64 (parameter counts of absurd headers) are written as strings.
+fn big_number(n: u128) -> Value {
+    match u64::try_from(n) {
+        Ok(v) => json!(v),
+        Err(_) => json!(n.to_string()),
+    }
 }
 
 /// `FMT001`: the content contradicts what the name claims.

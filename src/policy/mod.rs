@@ -1,63 +1,864 @@
-//! INTERIM policy (replaced by the policy engine).
-#![allow(missing_docs)]
-use std::collections::BTreeMap;
+//! The policy: what a team decides about what the scanner found.
+//!
+//! Inspectors and provenance readers produce [`Detection`]s (facts). A [`Policy`], loaded from a
+//! `modelgate.toml` or one of the embedded presets in `policies/`, turns them into [`Finding`]s:
+//! it gives every rule a level (deny / warn / allow), adds team-specific safe and dangerous pickle
+//! globals and option values, names resource limits, and lists audited exceptions. Exceptions are
+//! narrow on purpose (rule + path glob, optionally pinned to the file's SHA-256) and must carry a
+//! reason; expired and unused ones are reported (POL001/POL002) so a stale exception cannot silently
+//! cover a file nobody reviewed. Parsing and validation live in [`config`]; rendering for the
+//! `policy check`, `policy init` and `explain` commands lives in [`render`].
+
+pub mod config;
+pub mod render;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
 use std::path::PathBuf;
+use std::sync::LazyLock;
 
 use crate::finding::{Action, Detection, Finding};
 use crate::rules::RuleId;
 
-#[derive(Debug, Clone)]
+pub use config::{PolicyError, Problem, load_file, parse};
+pub use render::{example, explain, render_effective, starter_toml};
+
+/// The embedded presets, by name: `(name, TOML text)`. `default` comes first.
+pub const PRESETS: &[(&str, &str)] = &[
+    ("default", include_str!("../../policies/default.toml")),
+    ("strict", include_str!("../../policies/strict.toml")),
+    ("audit", include_str!("../../policies/audit.toml")),
+];
+
+/// The policy format version this build understands.
+pub const POLICY_VERSION: i64 = 1;
+
+/// A named resource limit: every length, count, depth and size the scanner reads from a file is
+/// checked against one of these before it allocates or loops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LimitSpec {
+    /// The name used in `[limits]` and by [`Policy::limit`].
+    pub name: &'static str,
+    /// The value when the policy does not set it.
+    pub default: u64,
+    /// The smallest accepted value.
+    pub min: u64,
+    /// The largest accepted value.
+    pub max: u64,
+    /// One line: what the limit bounds.
+    pub doc: &'static str,
+}
+
+const KIB: u64 = 1024;
+const MIB: u64 = 1024 * KIB;
+const GIB: u64 = 1024 * MIB;
+const TIB: u64 = 1024 * GIB;
+
+/// The largest safetensors header any policy may allow: the safetensors library itself refuses
+/// bigger headers, so a larger value would only let a header-bomb through.
+pub const MAX_SAFETENSORS_HEADER: u64 = 100_000_000;
+
+const fn limit(name: &'static str, default: u64, doc: &'static str) -> LimitSpec {
+    LimitSpec {
+        name,
+        default,
+        min: 0,
+        max: i64::MAX as u64,
+        doc,
+    }
+}
+
+/// Every resource limit, with its default. Unknown names in `[limits]` are errors.
+pub const LIMITS: &[LimitSpec] = &[
+    limit("max_files", 1_000_000, "files visited by the walk"),
+    limit(
+        "max_file_bytes",
+        TIB,
+        "size of one file that is read and hashed",
+    ),
+    limit("max_depth", 256, "directory levels below the scan root"),
+    LimitSpec {
+        name: "safetensors_header_bytes",
+        default: MAX_SAFETENSORS_HEADER,
+        min: 1,
+        max: MAX_SAFETENSORS_HEADER,
+        doc: "safetensors JSON header size (same as `[safetensors] max_header_bytes`)",
+    },
+    limit(
+        "pickle_opcodes",
+        50_000_000,
+        "opcodes walked in one pickle stream",
+    ),
+    limit(
+        "pickle_memo",
+        1_000_000,
+        "memo entries tracked in one pickle stream",
+    ),
+    limit(
+        "pickle_string_bytes",
+        MIB,
+        "longest pickle string argument read into memory (longer ones are skipped over)",
+    ),
+    limit("archive_depth", 4, "archives nested inside archives"),
+    limit("archive_members", 100_000, "members of one archive"),
+    limit(
+        "archive_member_bytes",
+        16 * GIB,
+        "decompressed size of one archive member",
+    ),
+    limit(
+        "archive_total_bytes",
+        64 * GIB,
+        "decompressed size of all members of one archive",
+    ),
+    limit(
+        "archive_ratio",
+        1000,
+        "decompressed/compressed size ratio of a member (zip bombs)",
+    ),
+    limit("json_depth", 128, "nesting depth of JSON documents"),
+    limit(
+        "json_bytes",
+        64 * MIB,
+        "config, index and notebook files read into memory",
+    ),
+    limit("yaml_bytes", 256 * KIB, "model-card YAML front matter read"),
+    limit(
+        "code_file_bytes",
+        8 * MIB,
+        "source files read by the code scan",
+    ),
+    limit("gguf_kv_count", 1_000_000, "GGUF metadata key/value pairs"),
+    limit("gguf_tensor_count", 1_000_000, "GGUF tensor descriptors"),
+    limit(
+        "gguf_metadata_bytes",
+        512 * MIB,
+        "GGUF metadata section size",
+    ),
+    limit("onnx_depth", 64, "ONNX protobuf nesting depth (subgraphs)"),
+];
+
+/// The limit called `name`, if there is one.
+pub fn limit_spec(name: &str) -> Option<&'static LimitSpec> {
+    LIMITS.iter().find(|l| l.name == name)
+}
+
+/// Where a policy came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PolicySource {
+    /// An embedded preset, by name.
     Builtin(&'static str),
+    /// A file on disk.
     File(PathBuf),
 }
-impl std::fmt::Display for PolicySource {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+
+impl fmt::Display for PolicySource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            PolicySource::Builtin(n) => write!(f, "built-in:{n}"),
-            PolicySource::File(p) => write!(f, "{}", p.display()),
+            PolicySource::Builtin(name) => write!(f, "built-in:{name}"),
+            PolicySource::File(path) => write!(f, "{}", path.display()),
         }
     }
 }
+
+/// `[pickle]`: additions to the built-in global lists.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PickleOptions {
+    /// `module.name` or `module.*` entries treated as safe, on top of the built-in list.
+    pub safe_globals: Vec<String>,
+    /// `module.name` or `module.*` entries treated as dangerous, on top of the built-in list.
+    pub dangerous_globals: Vec<String>,
+}
+
+/// `[safetensors]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SafetensorsOptions {
+    /// Largest accepted JSON header (1..=100_000_000).
+    pub max_header_bytes: u64,
+    /// Scan float tensors for NaN/Inf (ST002).
+    pub check_values: bool,
+}
+
+impl Default for SafetensorsOptions {
+    fn default() -> Self {
+        SafetensorsOptions {
+            max_header_bytes: MAX_SAFETENSORS_HEADER,
+            check_values: false,
+        }
+    }
+}
+
+/// `[card]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CardOptions {
+    /// Front-matter fields the model card must have (CARD002).
+    pub required_fields: Vec<String>,
+    /// Accepted licenses (CARD003); `None` accepts any.
+    pub allowed_licenses: Option<Vec<String>>,
+}
+
+impl Default for CardOptions {
+    fn default() -> Self {
+        CardOptions {
+            required_fields: vec!["license".to_string()],
+            allowed_licenses: None,
+        }
+    }
+}
+
+/// `[source]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceOptions {
+    /// Revision forms that count as pinned: always `commit`; optionally `tag`, `short-sha`.
+    pub pinned_revisions: BTreeSet<String>,
+}
+
+impl Default for SourceOptions {
+    fn default() -> Self {
+        SourceOptions {
+            pinned_revisions: BTreeSet::from(["commit".to_string()]),
+        }
+    }
+}
+
+/// `[scan]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScanOptions {
+    /// Globs excluded from the walk, on top of `--exclude`.
+    pub exclude: Vec<String>,
+}
+
+/// One audited exception from `[[exceptions]]`.
+#[derive(Debug, Clone)]
+pub struct Exception {
+    /// The rule it silences.
+    pub rule: RuleId,
+    /// Glob, relative to the scan root (`*` does not cross `/`; use `**`).
+    pub path: String,
+    matcher: globset::GlobMatcher,
+    /// When set (lowercase hex), the exception applies only while the file has this digest.
+    pub sha256: Option<String>,
+    /// Why it is acceptable: who reviewed what, when.
+    pub reason: String,
+    /// The last day the exception applies.
+    pub expires: Option<time::Date>,
+    /// The line of the policy file where it was declared.
+    pub line: usize,
+}
+
+impl Exception {
+    /// Whether the exception's path glob matches `path`.
+    pub fn matches_path(&self, path: &str) -> bool {
+        self.matcher.is_match(path)
+    }
+
+    /// Whether `today` is past the expiry date (the expiry day itself still counts).
+    pub fn is_expired(&self, today: time::Date) -> bool {
+        self.expires.is_some_and(|e| e < today)
+    }
+
+    /// Whether the exception covers a detection of `rule` at `path` whose file has `digest`.
+    /// A pinned exception never covers a file whose digest is unknown.
+    fn covers(&self, rule: RuleId, path: &str, digest: Option<&str>, today: time::Date) -> bool {
+        if self.rule != rule || self.is_expired(today) || !self.matches_path(path) {
+            return false;
+        }
+        match &self.sha256 {
+            None => true,
+            Some(want) => digest.is_some_and(|d| d.eq_ignore_ascii_case(want)),
+        }
+    }
+}
+
+/// A validated policy. Every rule has a level and every limit a value.
 #[derive(Debug, Clone)]
 pub struct Policy {
+    /// Where it came from.
     pub source: PolicySource,
+    /// The level of every rule.
     pub levels: BTreeMap<RuleId, Action>,
+    /// `[pickle]`.
+    pub pickle: PickleOptions,
+    /// `[safetensors]`.
+    pub safetensors: SafetensorsOptions,
+    /// `[card]`.
+    pub card: CardOptions,
+    /// `[source]`.
+    pub source_code: SourceOptions,
+    /// `[scan]`.
+    pub scan: ScanOptions,
+    /// Every limit in [`LIMITS`], with the policy's value or the default.
     pub limits: BTreeMap<String, u64>,
+    /// `[[exceptions]]`, in declaration order.
+    pub exceptions: Vec<Exception>,
 }
-#[derive(Debug)]
-pub struct PolicyError(pub String);
-impl std::fmt::Display for PolicyError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+
+/// The level of every rule when a policy does not set it: the `[rules]` table of
+/// `policies/default.toml`, so the shipped file and the fallback cannot drift apart. A rule missing
+/// from it (a test forbids that) falls back to deny, failing closed.
+pub fn default_levels() -> &'static BTreeMap<RuleId, Action> {
+    static LEVELS: LazyLock<BTreeMap<RuleId, Action>> = LazyLock::new(|| {
+        let deny_all: BTreeMap<RuleId, Action> =
+            RuleId::ALL.iter().map(|r| (*r, Action::Deny)).collect();
+        let parsed = PRESETS.first().and_then(|(name, text)| {
+            config::parse_with_base(text, PolicySource::Builtin(name), &deny_all).ok()
+        });
+        parsed.map_or(deny_all, |p| p.levels)
+    });
+    &LEVELS
+}
+
+/// An embedded preset (`default`, `strict`, `audit`).
+pub fn builtin(preset: &str) -> Option<Policy> {
+    let (name, text) = PRESETS.iter().find(|(n, _)| *n == preset)?;
+    parse(text, PolicySource::Builtin(name)).ok()
+}
+
+impl Default for Policy {
+    /// The built-in `default` preset's values, without a source file.
+    fn default() -> Self {
+        Policy {
+            source: PolicySource::Builtin("default"),
+            levels: default_levels().clone(),
+            pickle: PickleOptions::default(),
+            safetensors: SafetensorsOptions::default(),
+            card: CardOptions::default(),
+            source_code: SourceOptions::default(),
+            scan: ScanOptions::default(),
+            limits: LIMITS
+                .iter()
+                .map(|l| (l.name.to_string(), l.default))
+                .collect(),
+            exceptions: Vec::new(),
+        }
     }
 }
-pub fn builtin(_: &str) -> Option<Policy> {
-    Some(Policy {
-        source: PolicySource::Builtin("default"),
-        levels: RuleId::ALL.iter().map(|r| (*r, Action::Warn)).collect(),
-        limits: BTreeMap::new(),
-    })
-}
-pub fn load_file(p: &std::path::Path) -> Result<Policy, PolicyError> {
-    Err(PolicyError(format!("{}: not yet", p.display())))
-}
+
 impl Policy {
-    pub fn limit(&self, _n: &str) -> u64 {
-        u64::MAX
+    /// The value of the named limit. Names come from [`LIMITS`]; an unknown name is a bug in the
+    /// caller and yields 0, so it fails closed (everything exceeds the limit) instead of open.
+    pub fn limit(&self, name: &str) -> u64 {
+        self.limits
+            .get(name)
+            .copied()
+            .or_else(|| limit_spec(name).map(|l| l.default))
+            .unwrap_or(0)
     }
+
+    /// The level of `rule`.
+    pub fn level(&self, rule: RuleId) -> Action {
+        self.levels
+            .get(&rule)
+            .copied()
+            .unwrap_or_else(|| default_levels().get(&rule).copied().unwrap_or(Action::Deny))
+    }
+
+    /// Turns detections into findings.
+    ///
+    /// Each detection gets its rule's level. Then the first exception (in declaration order) that
+    /// matches the rule and path glob, whose `sha256` (if set) equals the file's digest from
+    /// `digest_of`, and that has not expired (`expires < today`) turns the action into `allow` and
+    /// records its reason. Every expired exception yields one POL001 finding and applies to
+    /// nothing; every other exception that covered nothing yields a POL002 finding. POL001/POL002
+    /// findings take their level from `levels` and are never covered by exceptions, and have path
+    /// `""` (the repository) with the declaring line in the message and evidence.
+    ///
+    /// The result is sorted by path, rule code, location and message.
     pub fn evaluate(
         &self,
-        d: Vec<Detection>,
+        detections: Vec<Detection>,
         digest_of: &dyn Fn(&str) -> Option<String>,
-        _today: time::Date,
+        today: time::Date,
     ) -> Vec<Finding> {
-        d.into_iter()
-            .map(|d| {
-                let a = self.levels[&d.rule];
-                let dg = digest_of(&d.path);
-                Finding::from_detection(d, a, dg.as_deref())
-            })
-            .collect()
+        let mut digests: BTreeMap<String, Option<String>> = BTreeMap::new();
+        let mut used = vec![false; self.exceptions.len()];
+        let mut findings = Vec::with_capacity(detections.len() + self.exceptions.len());
+
+        for d in detections {
+            let digest = digests
+                .entry(d.path.clone())
+                .or_insert_with(|| digest_of(&d.path).map(|s| s.to_ascii_lowercase()))
+                .clone();
+            let covering = self
+                .exceptions
+                .iter()
+                .enumerate()
+                .find(|(_, e)| e.covers(d.rule, &d.path, digest.as_deref(), today));
+            let finding = match covering {
+                Some((i, e)) => {
+                    if let Some(u) = used.get_mut(i) {
+                        *u = true;
+                    }
+                    let mut f = Finding::from_detection(d, Action::Allow, digest.as_deref());
+                    f.exception = Some(e.reason.clone());
+                    f
+                }
+                None => {
+                    let action = self.level(d.rule);
+                    Finding::from_detection(d, action, digest.as_deref())
+                }
+            };
+            findings.push(finding);
+        }
+
+        for (e, was_used) in self.exceptions.iter().zip(&used) {
+            if e.is_expired(today) {
+                findings.push(self.exception_finding(RuleId::ExceptionExpired, e));
+            } else if !was_used {
+                findings.push(self.exception_finding(RuleId::ExceptionUnused, e));
+            }
+        }
+
+        findings.sort_by(|a, b| {
+            a.path
+                .cmp(&b.path)
+                .then_with(|| a.rule.code().cmp(b.rule.code()))
+                .then_with(|| a.location.cmp(&b.location))
+                .then_with(|| a.message.cmp(&b.message))
+        });
+        findings
+    }
+
+    /// A POL001/POL002 finding about exception `e`.
+    fn exception_finding(&self, rule: RuleId, e: &Exception) -> Finding {
+        let what = format!(
+            "exception for `{}` on `{}` ({} line {})",
+            e.rule.code(),
+            e.path,
+            self.source,
+            e.line
+        );
+        let message = match (rule, e.expires) {
+            (RuleId::ExceptionExpired, Some(date)) => {
+                format!("{what} expired on {date}; it no longer applies")
+            }
+            _ => format!("{what} matched no finding"),
+        };
+        let key = format!(
+            "{}|{}|{}",
+            e.rule.code(),
+            e.path,
+            e.sha256.as_deref().unwrap_or("")
+        );
+        let mut d = Detection::new(rule, "", key, message)
+            .with("policy", self.source.to_string())
+            .with("line", e.line)
+            .with("rule", e.rule.code())
+            .with("path", e.path.clone());
+        if let Some(date) = e.expires {
+            d = d.with("expires", date.to_string());
+        }
+        Finding::from_detection(d, self.level(rule), None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::finding::Location;
+    use time::macros::date;
+
+    const TODAY: time::Date = date!(2026 - 06 - 01);
+    const DIGEST_A: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    const DIGEST_B: &str = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+
+    fn policy(text: &str) -> Policy {
+        match parse(text, PolicySource::File("modelgate.toml".into())) {
+            Ok(p) => p,
+            Err(e) => panic!("policy should parse:\n{e}"),
+        }
+    }
+
+    fn pickle_detection(path: &str) -> Detection {
+        Detection::new(
+            RuleId::PickleFormat,
+            path,
+            "pickle",
+            "file holds pickle data",
+        )
+        .at(Location::offset(0))
+    }
+
+    fn digest(d: &'static str) -> impl Fn(&str) -> Option<String> {
+        move |_| Some(d.to_string())
+    }
+
+    fn no_digest(_: &str) -> Option<String> {
+        None
+    }
+
+    #[test]
+    fn every_preset_parses_and_sets_every_rule_explicitly() {
+        for (name, text) in PRESETS {
+            let p = builtin(name);
+            assert!(p.is_some(), "preset {name} must parse");
+            let Some(p) = p else { continue };
+            assert_eq!(p.source, PolicySource::Builtin(name));
+            assert_eq!(p.levels.len(), RuleId::ALL.len());
+            assert!(p.exceptions.is_empty());
+            // Presets are read by people: each must list every rule, not lean on the fallback.
+            let base: BTreeMap<RuleId, Action> = BTreeMap::new();
+            assert!(
+                config::parse_with_base(text, PolicySource::Builtin(name), &base).is_ok(),
+                "{name} must list every rule"
+            );
+            assert!(text.starts_with('#'), "{name} starts with its intent");
+        }
+    }
+
+    #[test]
+    fn every_preset_applies_to_detections() {
+        let detections = || {
+            vec![
+                Detection::new(
+                    RuleId::PickleUnsafeGlobal,
+                    "a.bin",
+                    "os.system",
+                    "os.system",
+                ),
+                pickle_detection("a.bin"),
+                Detection::new(RuleId::NoGitRepository, "", "", "no git"),
+            ]
+        };
+        let actions = |name: &str| -> Vec<Action> {
+            builtin(name)
+                .map(|p| p.evaluate(detections(), &no_digest, TODAY))
+                .unwrap_or_default()
+                .iter()
+                .map(|f| f.action)
+                .collect()
+        };
+        // Sorted: "" (PRV001) first, then a.bin PKL001, PKL003.
+        assert_eq!(
+            actions("default"),
+            [Action::Allow, Action::Deny, Action::Warn]
+        );
+        assert_eq!(
+            actions("strict"),
+            [Action::Deny, Action::Deny, Action::Deny]
+        );
+        assert_eq!(
+            actions("audit"),
+            [Action::Allow, Action::Allow, Action::Allow]
+        );
+    }
+
+    #[test]
+    fn default_toml_matches_the_code_defaults() {
+        let p = builtin("default");
+        assert!(p.is_some());
+        let Some(p) = p else { return };
+        let d = Policy::default();
+        assert_eq!(&p.levels, default_levels());
+        assert_eq!(p.levels, d.levels);
+        assert_eq!(p.pickle, d.pickle);
+        assert_eq!(p.safetensors, d.safetensors);
+        assert_eq!(p.card, d.card);
+        assert_eq!(p.source_code, d.source_code);
+        assert_eq!(p.scan, d.scan);
+        assert_eq!(p.limits, d.limits);
+    }
+
+    #[test]
+    fn strict_and_audit_set_the_promised_options() {
+        let (Some(strict), Some(audit)) = (builtin("strict"), builtin("audit")) else {
+            panic!("presets parse");
+        };
+        assert!(strict.safetensors.check_values && audit.safetensors.check_values);
+        assert_eq!(strict.card.required_fields, ["license"]);
+        for rule in [
+            RuleId::PickleUnknownGlobal,
+            RuleId::PickleFormat,
+            RuleId::UnpinnedRevision,
+            RuleId::TrustRemoteCode,
+            RuleId::UnsafeLoadCall,
+            RuleId::ModelCardMissing,
+            RuleId::ModelCardFieldMissing,
+            RuleId::LicenseNotAllowed,
+            RuleId::DirtyWorktree,
+            RuleId::UntrackedWeights,
+            RuleId::LfsPointer,
+            RuleId::NoGitRepository,
+        ] {
+            assert_eq!(strict.level(rule), Action::Deny, "{rule}");
+        }
+        assert!(audit.levels.values().all(|a| *a == Action::Allow));
+    }
+
+    #[test]
+    fn unlisted_rules_keep_the_default_level() {
+        let p = policy("version = 1\n[rules]\nPKL003 = \"deny\"\n");
+        assert_eq!(p.level(RuleId::PickleFormat), Action::Deny);
+        assert_eq!(p.level(RuleId::PickleUnknownGlobal), Action::Warn);
+        assert_eq!(p.levels.len(), RuleId::ALL.len());
+    }
+
+    #[test]
+    fn levels_by_code_and_by_name_are_equivalent() {
+        let by_code = policy("version = 1\n[rules]\nPKL003 = \"allow\"\nST002 = \"deny\"\n");
+        let by_name = policy(
+            "version = 1\n[rules]\npickle-format = \"allow\"\nsafetensors-nonfinite = \"deny\"\n",
+        );
+        assert_eq!(by_code.levels, by_name.levels);
+        assert_eq!(by_code.level(RuleId::PickleFormat), Action::Allow);
+    }
+
+    #[test]
+    fn limit_reads_the_policy_then_the_default() {
+        let p = policy("version = 1\n[limits]\narchive_depth = 2\n");
+        assert_eq!(p.limit("archive_depth"), 2);
+        assert_eq!(p.limit("max_file_bytes"), TIB);
+        assert_eq!(p.limit("no_such_limit"), 0);
+        let names: BTreeSet<_> = LIMITS.iter().map(|l| l.name).collect();
+        assert_eq!(names.len(), LIMITS.len());
+    }
+
+    const EXCEPTION: &str = r#"version = 1
+[rules]
+PKL003 = "deny"
+
+[[exceptions]]
+rule = "pickle-format"
+path = "legacy/*.bin"
+sha256 = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+reason = "audited by X on 2026-05-01, ticket SEC-12"
+expires = 2027-01-01
+"#;
+
+    #[test]
+    fn exception_with_matching_digest_allows_and_records_reason() {
+        let p = policy(EXCEPTION);
+        let f = p.evaluate(
+            vec![pickle_detection("legacy/a.bin")],
+            &digest(DIGEST_A),
+            TODAY,
+        );
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].action, Action::Allow);
+        assert_eq!(
+            f[0].exception.as_deref(),
+            Some("audited by X on 2026-05-01, ticket SEC-12")
+        );
+    }
+
+    #[test]
+    fn exception_with_matching_path_but_different_digest_does_not_apply() {
+        let p = policy(EXCEPTION);
+        let f = p.evaluate(
+            vec![pickle_detection("legacy/a.bin")],
+            &digest(DIGEST_B),
+            TODAY,
+        );
+        let rules: Vec<_> = f.iter().map(|f| (f.rule, f.action)).collect();
+        // Sorted by path: the POL002 (path "") comes first.
+        assert_eq!(
+            rules,
+            [
+                (RuleId::ExceptionUnused, Action::Warn),
+                (RuleId::PickleFormat, Action::Deny)
+            ]
+        );
+        assert!(f[1].exception.is_none());
+    }
+
+    #[test]
+    fn pinned_exception_does_not_apply_when_the_digest_is_unknown() {
+        let p = policy(EXCEPTION);
+        let f = p.evaluate(vec![pickle_detection("legacy/a.bin")], &no_digest, TODAY);
+        assert!(
+            f.iter()
+                .any(|f| f.rule == RuleId::PickleFormat && f.action == Action::Deny)
+        );
+    }
+
+    #[test]
+    fn exception_glob_does_not_cross_directories() {
+        let p = policy(EXCEPTION);
+        let f = p.evaluate(
+            vec![pickle_detection("legacy/sub/a.bin")],
+            &digest(DIGEST_A),
+            TODAY,
+        );
+        assert!(
+            f.iter()
+                .any(|f| f.rule == RuleId::PickleFormat && f.action == Action::Deny)
+        );
+    }
+
+    #[test]
+    fn expired_exception_produces_pol001_and_stops_applying() {
+        let p = policy(EXCEPTION);
+        let later = date!(2027 - 01 - 02);
+        let f = p.evaluate(
+            vec![
+                pickle_detection("legacy/a.bin"),
+                pickle_detection("legacy/b.bin"),
+            ],
+            &digest(DIGEST_A),
+            later,
+        );
+        let pol: Vec<_> = f
+            .iter()
+            .filter(|f| f.rule == RuleId::ExceptionExpired)
+            .collect();
+        assert_eq!(pol.len(), 1, "once per exception");
+        assert_eq!(pol[0].action, Action::Deny);
+        assert_eq!(pol[0].path, "");
+        assert_eq!(
+            pol[0].message,
+            "exception for `PKL003` on `legacy/*.bin` (modelgate.toml line 5) expired on \
+             2027-01-01; it no longer applies"
+        );
+        assert!(!f.iter().any(|f| f.rule == RuleId::ExceptionUnused));
+        assert!(
+            f.iter()
+                .filter(|f| f.rule == RuleId::PickleFormat)
+                .all(|f| f.action == Action::Deny && f.exception.is_none())
+        );
+        // On the expiry day itself it still applies.
+        let f = p.evaluate(
+            vec![pickle_detection("legacy/a.bin")],
+            &digest(DIGEST_A),
+            date!(2027 - 01 - 01),
+        );
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].action, Action::Allow);
+    }
+
+    #[test]
+    fn unused_exception_produces_pol002() {
+        let p = policy(EXCEPTION);
+        let f = p.evaluate(
+            vec![pickle_detection("other.bin")],
+            &digest(DIGEST_A),
+            TODAY,
+        );
+        let unused: Vec<_> = f
+            .iter()
+            .filter(|f| f.rule == RuleId::ExceptionUnused)
+            .collect();
+        assert_eq!(unused.len(), 1);
+        assert_eq!(unused[0].action, Action::Warn);
+        assert_eq!(
+            unused[0].message,
+            "exception for `PKL003` on `legacy/*.bin` (modelgate.toml line 5) matched no finding"
+        );
+        assert_eq!(unused[0].evidence.get("line"), Some(&serde_json::json!(5)));
+    }
+
+    #[test]
+    fn pol_findings_take_their_level_from_the_policy() {
+        let text = EXCEPTION.replace("PKL003 = \"deny\"", "POL002 = \"deny\"");
+        let p = policy(&text);
+        let f = p.evaluate(Vec::new(), &no_digest, TODAY);
+        assert_eq!(f.len(), 1);
+        assert!(matches!(
+            (f[0].rule, f[0].action),
+            (RuleId::ExceptionUnused, Action::Deny)
+        ));
+    }
+
+    #[test]
+    fn strict_with_one_audited_pickle_exception() {
+        let (_, strict) = PRESETS[1];
+        let text = format!(
+            "{strict}\n[[exceptions]]\nrule = \"PKL003\"\npath = \"models/legacy.bin\"\n\
+             sha256 = \"{DIGEST_A}\"\nreason = \"audited by sec team, SEC-12\"\n"
+        );
+        let p = policy(&text);
+        assert_eq!(p.level(RuleId::PickleFormat), Action::Deny);
+
+        let f = p.evaluate(
+            vec![pickle_detection("models/legacy.bin")],
+            &digest(DIGEST_A),
+            TODAY,
+        );
+        assert_eq!(f.len(), 1);
+        assert_eq!(
+            (f[0].rule, f[0].action),
+            (RuleId::PickleFormat, Action::Allow)
+        );
+
+        let f = p.evaluate(
+            vec![pickle_detection("models/legacy.bin")],
+            &digest(DIGEST_B),
+            TODAY,
+        );
+        let pkl = f.iter().find(|f| f.rule == RuleId::PickleFormat);
+        assert!(matches!(pkl.map(|f| f.action), Some(Action::Deny)));
+        // The exception now covers nothing: strict denies stale exceptions too.
+        assert!(
+            f.iter()
+                .any(|f| f.rule == RuleId::ExceptionUnused && f.action == Action::Deny)
+        );
+    }
+
+    #[test]
+    fn findings_are_sorted_by_path_rule_location_message() {
+        let p = Policy::default();
+        let f = p.evaluate(
+            vec![
+                Detection::new(RuleId::PickleFormat, "b.bin", "", "m"),
+                Detection::new(RuleId::PickleUnsafeGlobal, "b.bin", "", "z")
+                    .at(Location::offset(9)),
+                Detection::new(RuleId::PickleUnsafeGlobal, "b.bin", "", "y")
+                    .at(Location::offset(9)),
+                Detection::new(RuleId::PickleUnsafeGlobal, "b.bin", "", "x")
+                    .at(Location::offset(10)),
+                Detection::new(RuleId::SafetensorsInvalid, "a.safetensors", "", "m"),
+            ],
+            &no_digest,
+            TODAY,
+        );
+        let order: Vec<_> = f
+            .iter()
+            .map(|f| (f.path.as_str(), f.rule.code(), f.message.as_str()))
+            .collect();
+        assert_eq!(
+            order,
+            [
+                ("a.safetensors", "ST001", "m"),
+                ("b.bin", "PKL001", "y"),
+                ("b.bin", "PKL001", "z"),
+                ("b.bin", "PKL001", "x"),
+                ("b.bin", "PKL003", "m"),
+            ]
+        );
+    }
+
+    #[test]
+    fn readme_documents_every_preset_level_and_limit() {
+        let readme = include_str!("../../policies/README.md");
+        let presets: Vec<Policy> = ["default", "strict", "audit"]
+            .iter()
+            .filter_map(|n| builtin(n))
+            .collect();
+        assert_eq!(presets.len(), 3);
+        for rule in RuleId::ALL {
+            let levels: Vec<&str> = presets.iter().map(|p| p.level(*rule).as_str()).collect();
+            let row = format!(
+                "| {} | {} | {} |\n",
+                rule.code(),
+                rule.name(),
+                levels.join(" | ")
+            );
+            assert!(readme.contains(&row), "README row for {rule}: {row}");
+        }
+        for spec in LIMITS {
+            let row = format!("| `{}` | {}", spec.name, spec.default);
+            assert!(readme.contains(&row), "README row for limit {}", spec.name);
+        }
+    }
+
+    #[test]
+    fn source_displays_as_documented() {
+        assert_eq!(
+            PolicySource::Builtin("default").to_string(),
+            "built-in:default"
+        );
+        assert_eq!(
+            PolicySource::File("cfg/modelgate.toml".into()).to_string(),
+            "cfg/modelgate.toml"
+        );
     }
 }
