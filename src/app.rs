@@ -20,6 +20,7 @@ use crate::finding::{Detection, Finding};
 use crate::inspect::{self, FileScan, Limits, ScanConfig};
 use crate::policy::{self, Policy};
 use crate::report::{self, FileRecord, OutputFormat, PolicyInfo, Report, Settings, ToolInfo};
+use crate::repository;
 use crate::rules::{RuleId, RuleInfo};
 use crate::walk::{self, EntryKind, WalkOptions};
 
@@ -367,12 +368,19 @@ fn scan_parallel(
 }
 
 fn scan_root(root: &Path, plan: &ScanPlan) -> Result<Report> {
+    // Inside a Hugging Face cache, snapshot files are symlinks into the repository's blobs/:
+    // widen the symlink containment to the repository and list blobs through their snapshots.
+    let hf = crate::provenance::hfcache::detect(root);
+    let (containment, hidden_dirs) = match &hf {
+        Some(cache) => hf_layout(root, cache),
+        None => (None, Vec::new()),
+    };
     let walk_opts = WalkOptions {
         excludes: plan.excludes.clone(),
         max_files: plan.max_files,
         max_depth: plan.max_depth,
-        containment: None,
-        hidden_dirs: Vec::new(),
+        containment,
+        hidden_dirs,
     };
     let walked = walk::walk(root, &walk_opts)?;
     let owners = walk::dedupe_targets(&walked.entries);
@@ -390,6 +398,9 @@ fn scan_root(root: &Path, plan: &ScanPlan) -> Result<Report> {
 
     let mut detections: Vec<Detection> = walked.detections;
     let mut files = Vec::with_capacity(walked.entries.len());
+    let mut side: BTreeMap<&str, &FileScan> = BTreeMap::new();
+    let mut texts: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    let mut link_targets: BTreeMap<String, String> = BTreeMap::new();
     for (i, e) in walked.entries.iter().enumerate() {
         match &e.kind {
             EntryKind::File { link_target, .. } => {
@@ -398,9 +409,14 @@ fn scan_root(root: &Path, plan: &ScanPlan) -> Result<Report> {
                     continue;
                 };
                 let scan = &scans[u];
+                side.insert(e.rel.as_str(), scan);
+                if let Some(t) = &scan.text {
+                    texts.insert(e.rel.clone(), t.clone());
+                }
                 let mut facts = scan.facts.clone();
                 if let Some(t) = link_target {
                     facts.insert("symlink_target".into(), json!(t));
+                    link_targets.insert(e.rel.clone(), t.clone());
                 }
                 for d in &scan.detections {
                     let mut d = d.clone();
@@ -447,6 +463,31 @@ fn scan_root(root: &Path, plan: &ScanPlan) -> Result<Report> {
         }
     }
 
+    // Repository-level checks.
+    let repo_opts = repository::RepoOptions {
+        required_fields: plan.policy.card.required_fields.clone(),
+        allowed_licenses: plan.policy.card.allowed_licenses.clone(),
+        json_bytes: plan.cfg.limits.json_bytes,
+    };
+    detections.extend(repository::check_shards(&files, &side, &repo_opts));
+    repository::mark_lfs_coverage(&mut files, &texts);
+    let mut repo_facts = Map::new();
+    if let Some(cache) = &hf {
+        let (d, facts) = repository::check_hf_cache(cache, &mut files, &link_targets);
+        detections.extend(d);
+        repo_facts.insert("huggingface".into(), facts);
+    }
+    let (d, model_dirs) = repository::check_model_dirs(&files);
+    detections.extend(d);
+    repo_facts.insert("model_dirs".into(), Value::Array(model_dirs));
+    let git = if plan.no_git {
+        None
+    } else {
+        let (facts, d) = repository::check_git(root, &files);
+        detections.extend(d);
+        facts
+    };
+
     let digests: BTreeMap<String, String> = files
         .iter()
         .filter_map(|f| f.sha256.clone().map(|d| (f.path.clone(), d)))
@@ -471,8 +512,8 @@ fn scan_root(root: &Path, plan: &ScanPlan) -> Result<Report> {
             excluded: walked.excluded,
             no_git: plan.no_git,
         },
-        git: None,
-        repository: Map::new(),
+        git,
+        repository: repo_facts,
         files,
         findings,
         summary: Default::default(),
@@ -481,6 +522,33 @@ fn scan_root(root: &Path, plan: &ScanPlan) -> Result<Report> {
     Ok(report)
 }
 
+/// Containment root and hidden directories for a Hugging Face cache scan.
+fn hf_layout(
+    root: &Path,
+    cache: &crate::provenance::hfcache::HfCache,
+) -> (Option<PathBuf>, Vec<String>) {
+    use crate::provenance::hfcache::CacheRoot;
+    match &cache.root {
+        CacheRoot::Hub => (
+            None,
+            cache
+                .repos
+                .iter()
+                .map(|r| format!("{}/blobs", r.dir))
+                .collect(),
+        ),
+        CacheRoot::Repo => (None, vec!["blobs".to_string()]),
+        CacheRoot::Snapshot { prefix, .. } => {
+            // root = <repo>/snapshots/<commit>/<prefix>: climb back to <repo>.
+            let depth = 2 + prefix.split('/').filter(|c| !c.is_empty()).count();
+            let mut up = root.to_path_buf();
+            for _ in 0..depth {
+                up.push("..");
+            }
+            (Some(up), Vec::new())
+        }
+    }
+}
 /// `modelgate inspect FILE`: one file's facts and findings.
 fn inspect_one(args: InspectArgs) -> Result<u8> {
     let meta = std::fs::symlink_metadata(&args.file)

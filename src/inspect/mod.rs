@@ -6,10 +6,11 @@
 //! pure functions of the bytes (under [`Limits`]); they record facts and detections and never
 //! execute anything.
 
+pub mod pickle;
 pub mod read;
 pub mod safetensors;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::io::{self, BufRead};
 use std::path::Path;
@@ -122,6 +123,9 @@ pub struct FileScan {
     pub detections: Vec<Detection>,
     /// Tensor names and byte sizes of a valid safetensors file (for shard index checks).
     pub tensors: Option<BTreeMap<String, u64>>,
+    /// The bytes of small files that repository-level checks read again (`.gitattributes`, shard
+    /// indexes), kept from the one read (bounded by `json_bytes`).
+    pub text: Option<Vec<u8>>,
 }
 
 /// Collects facts and detections while a file (and the archives inside it) is inspected.
@@ -136,6 +140,8 @@ pub struct Ctx<'a> {
     pub detections: Vec<Detection>,
     /// See [`FileScan::tensors`].
     pub tensors: Option<BTreeMap<String, u64>>,
+    /// See [`FileScan::text`].
+    pub text: Option<Vec<u8>>,
 }
 
 impl Ctx<'_> {
@@ -229,6 +235,7 @@ pub fn scan_file(open: &Path, rel: &str, expected_size: u64, cfg: &ScanConfig) -
         facts: Map::new(),
         detections: Vec::new(),
         tensors: None,
+        text: None,
     };
     let result = inspect_file(&mut ctx, &mut reader, size).and_then(|fk| {
         reader.drain()?;
@@ -261,6 +268,7 @@ pub fn scan_file(open: &Path, rel: &str, expected_size: u64, cfg: &ScanConfig) -
     out.facts = ctx.facts;
     out.detections = ctx.detections;
     out.tensors = ctx.tensors;
+    out.text = ctx.text;
     out
 }
 
@@ -324,9 +332,294 @@ fn dispatch(
             inspect_safetensors(ctx, r, size)?;
             Format::Safetensors
         }
-        Format::Text => classify::text_format(ctx.rel),
+        Format::LfsPointer => {
+            inspect_lfs_pointer(ctx, r)?;
+            Format::LfsPointer
+        }
+        Format::Pickle | Format::PytorchLegacy => {
+            inspect_pickle_stream(ctx, r, None)?;
+            pickle_format(ctx.rel, sniffed)
+        }
+        Format::Text | Format::Unknown if pickle::looks_like_pickle(head) => {
+            // A protocol 0/1 pickle hiding under any name: pickle.load reads it all the same.
+            inspect_pickle_stream(ctx, r, None)?;
+            pickle_format(ctx.rel, Format::Pickle)
+        }
+        Format::Text => {
+            let format = classify::text_format(ctx.rel);
+            inspect_text(ctx, r, format)?;
+            format
+        }
         other => other,
     })
+}
+
+/// `.joblib` pickles are reported as joblib; everything else keeps what the content said.
+fn pickle_format(rel: &str, sniffed: Format) -> Format {
+    if sniffed == Format::Pickle && classify::extension(rel) == "joblib" {
+        Format::Joblib
+    } else {
+        sniffed
+    }
+}
+
+fn pickle_limits(cfg: &ScanConfig) -> pickle::Limits {
+    pickle::Limits {
+        max_opcodes: cfg.limits.pickle_opcodes,
+        max_memo: usize::try_from(cfg.limits.pickle_memo).unwrap_or(usize::MAX),
+        max_line_len: cfg.limits.pickle_string_bytes,
+        ..pickle::Limits::default()
+    }
+}
+
+/// The policy's extra pickle lists, as the knowledge base takes them.
+fn extra_lists(cfg: &ScanConfig) -> crate::knowledge::ExtraLists {
+    let split = |g: &String| -> (String, Option<String>) {
+        match g.strip_suffix(".*") {
+            Some(module) => (module.to_string(), None),
+            None => match g.rsplit_once('.') {
+                Some((m, n)) => (m.to_string(), Some(n.to_string())),
+                None => (g.clone(), None),
+            },
+        }
+    };
+    crate::knowledge::ExtraLists {
+        dangerous: cfg.dangerous_globals.iter().map(split).collect(),
+        safe: cfg.safe_globals.iter().map(split).collect(),
+    }
+}
+
+/// Reads every pickle in the stream and records what it imports: PKL001 for dangerous or
+/// unresolvable imports, PKL002 for unknown ones, PKL003 for the pickle itself, PKL004 when the
+/// stream is damaged. `member` names the archive member the stream came from.
+pub fn inspect_pickle_stream(
+    ctx: &mut Ctx<'_>,
+    r: &mut dyn BufRead,
+    member: Option<&str>,
+) -> io::Result<()> {
+    let analysis = pickle::analyze(&mut &mut *r, &pickle_limits(ctx.cfg));
+    record_pickle(ctx, &analysis, member);
+    Ok(())
+}
+
+fn record_pickle(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) {
+    let extra = extra_lists(ctx.cfg);
+    let at = |offset: u64| Location {
+        offset: Some(offset),
+        member: member.map(str::to_string),
+        ..Location::default()
+    };
+    let prefix = member.map(|m| format!("{m}:")).unwrap_or_default();
+    let within = member
+        .map(|m| format!(" in archive member `{m}`"))
+        .unwrap_or_default();
+
+    // Facts: protocol, globals, layout. Members add to the file's lists.
+    let mut globals: BTreeSet<String> = ctx
+        .facts
+        .get("pickle_globals")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    for imp in &a.imports {
+        globals.insert(import_name(imp));
+    }
+    ctx.fact("pickle_globals", json!(globals));
+    if let Some(first) = a.pickles.first() {
+        ctx.facts
+            .entry("pickle_protocol")
+            .or_insert_with(|| json!(first.protocol));
+    }
+    let count = ctx
+        .facts
+        .get("pickle_count")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    ctx.fact("pickle_count", count + a.pickles.len() as u64);
+    if let Some(t) = &a.trailing {
+        if member.is_none() {
+            ctx.fact("pickle_trailing_offset", t.offset);
+        }
+    }
+    if !a.raw_regions.is_empty() {
+        let bytes: u64 = a.raw_regions.iter().map(|r| r.len).sum();
+        ctx.fact("pickle_raw_bytes", bytes);
+    }
+
+    if !a.pickles.is_empty() || !a.imports.is_empty() {
+        let first = a.pickles.first().map(|p| p.offset).unwrap_or(0);
+        let d = ctx.detect(
+            RuleId::PickleFormat,
+            format!("{prefix}pickle"),
+            format!(
+                "pickle data{within} (protocol {}, {} pickle(s)); loading it runs whatever it imports",
+                a.pickles.first().map(|p| p.protocol).unwrap_or(0),
+                a.pickles.len()
+            ),
+            at(first),
+        );
+        d.evidence.insert("pickles".into(), json!(a.pickles.len()));
+    }
+
+    // One detection per distinct global (per member), at its first occurrence.
+    let mut seen: BTreeMap<String, (usize, &pickle::Import, bool)> = BTreeMap::new();
+    for imp in &a.imports {
+        let key = import_name(imp);
+        let e = seen.entry(key).or_insert((0, imp, false));
+        e.0 += 1;
+        e.2 |= imp.called;
+    }
+    for (name, (occurrences, imp, called)) in seen {
+        let how = if called {
+            "imports and calls"
+        } else {
+            "imports"
+        };
+        let (rule, severity, message, verdict) = match (&imp.module, &imp.name) {
+            (Some(m), Some(n)) => match crate::knowledge::classify_global(m, n, &extra) {
+                crate::knowledge::Verdict::Dangerous { category, reason } => (
+                    RuleId::PickleUnsafeGlobal,
+                    if called {
+                        crate::finding::Severity::Critical
+                    } else {
+                        crate::finding::Severity::High
+                    },
+                    format!("pickle{within} {how} `{name}`: {reason}"),
+                    category,
+                ),
+                crate::knowledge::Verdict::Safe => continue,
+                crate::knowledge::Verdict::Unknown => (
+                    RuleId::PickleUnknownGlobal,
+                    RuleId::PickleUnknownGlobal.default_severity(),
+                    format!("pickle{within} {how} `{name}`, which is not on the safe list"),
+                    "unknown",
+                ),
+            },
+            _ => (
+                // An import that cannot be resolved statically is how scanners are evaded.
+                RuleId::PickleUnsafeGlobal,
+                crate::finding::Severity::Critical,
+                format!(
+                    "pickle{within} {how} a global that cannot be resolved statically ({}{})",
+                    imp.opcode,
+                    imp.note
+                        .as_deref()
+                        .map(|n| format!(": {n}"))
+                        .unwrap_or_default()
+                ),
+                "unresolvable",
+            ),
+        };
+        let d = ctx.detect(rule, format!("{prefix}{name}"), message, at(imp.offset));
+        d.severity = severity;
+        d.evidence.extend([
+            ("global".to_string(), json!(name)),
+            ("module".to_string(), json!(imp.module)),
+            ("name".to_string(), json!(imp.name)),
+            ("called".to_string(), json!(called)),
+            ("opcode".to_string(), json!(imp.opcode)),
+            ("category".to_string(), json!(verdict)),
+            ("occurrences".to_string(), json!(occurrences)),
+        ]);
+        if let Some(c) = imp.call_opcode {
+            d.evidence.insert("call_opcode".into(), json!(c));
+        }
+    }
+
+    if let Some(err) = &a.error {
+        let d = ctx.detect(
+            RuleId::PickleMalformed,
+            format!("{prefix}{}", err.code),
+            format!(
+                "pickle stream{within} cannot be fully parsed at byte {}: {} ({} import(s) found before it)",
+                err.offset,
+                err.message,
+                a.imports.len()
+            ),
+            at(err.offset),
+        );
+        d.evidence.insert("problem".into(), json!(err.code));
+    }
+}
+
+/// `module.name`, or `?` parts for what could not be resolved.
+fn import_name(imp: &pickle::Import) -> String {
+    format!(
+        "{}.{}",
+        imp.module.as_deref().unwrap_or("?"),
+        imp.name.as_deref().unwrap_or("?")
+    )
+}
+
+/// Files whose bytes repository-level checks need: kept from the one read, bounded.
+fn wants_text(rel: &str) -> bool {
+    let name = classify::basename(rel);
+    name == ".gitattributes" || name.ends_with(".safetensors.index.json")
+}
+
+/// Text files: keep what repository checks need.
+fn inspect_text(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, format: Format) -> io::Result<()> {
+    let _ = format;
+    if wants_text(ctx.rel) {
+        let limit = ctx.cfg.limits.json_bytes;
+        let (bytes, more) = read::read_bounded(r, limit)?;
+        if more {
+            ctx.detect(
+                RuleId::LimitExceeded,
+                "json_bytes",
+                format!("file is larger than the json_bytes limit ({limit}); not checked"),
+                Location::default(),
+            )
+            .evidence
+            .insert("limit".into(), json!("json_bytes"));
+        } else {
+            ctx.text = Some(bytes);
+        }
+    }
+    Ok(())
+}
+
+/// A Git LFS pointer stands for content that is not here: record its oid and size (the oid is
+/// the content's SHA-256, which the SBOM uses) and say the content was not scanned.
+fn inspect_lfs_pointer(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<()> {
+    use crate::provenance::lfs;
+    // The spec caps pointers at 1024 bytes; read one more to see a larger file.
+    let (bytes, _) = read::read_bounded(r, 1025)?;
+    match lfs::parse_pointer(&bytes) {
+        Ok(p) => {
+            ctx.fact("lfs_oid", p.sha256());
+            ctx.fact("lfs_size", p.size);
+            ctx.fact("lfs_version", p.version.as_str());
+            let d = ctx.detect(
+                RuleId::LfsPointer,
+                "pointer",
+                format!(
+                    "git lfs pointer to {} bytes (sha256 {}); the content is not present and was not scanned",
+                    p.size,
+                    p.sha256()
+                ),
+                Location::default(),
+            );
+            d.evidence.insert("oid".into(), json!(p.sha256()));
+            d.evidence.insert("size".into(), json!(p.size));
+        }
+        Err(e) => {
+            ctx.fact("lfs_malformed", e.problem);
+            let d = ctx.detect(
+                RuleId::LfsPointer,
+                "malformed",
+                format!("malformed git lfs pointer: {}", e.message),
+                Location::default(),
+            );
+            d.evidence.insert("problem".into(), json!(e.problem));
+        }
+    }
+    Ok(())
 }
 
 /// Strict safetensors validation (ST001), facts, optional value scan (ST002).

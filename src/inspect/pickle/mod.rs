@@ -1,0 +1,399 @@
+//! Pickle analysis without execution. A pickle is a program for a stack machine; loading it runs
+//! `find_class` for every GLOBAL/INST/STACK_GLOBAL and calls what REDUCE, OBJ, NEWOBJ and BUILD
+//! are given. This module walks the opcodes of every pickle in a stream (protocols 0-5) through
+//! a symbolic model of CPython's `_pickle.c` unpickler (same stack, mark stack and memo rules),
+//! so it can tell which globals a stream imports and which of them it calls, even when the
+//! module and name strings travel through the memo, DUP or MARK tricks meant to desync a naive
+//! reader. Nothing is imported or evaluated; every length and count is checked against
+//! [`Limits`] before it is used.
+//!
+//! Facts only: the imports come out as [`Import`] records and [`crate::knowledge`] judges them.
+
+mod dis;
+mod machine;
+pub mod ops;
+
+use std::fmt;
+use std::io::BufRead;
+
+pub use dis::disassemble;
+use ops::{Arg, Source};
+
+/// Bounds on everything a hostile stream controls. Every field is checked before the
+/// allocation or loop it guards; a stream over a limit ends the analysis with a
+/// `limit-*` [`Malformed`] error and keeps what was found before it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Opcodes read across all pickles of one stream.
+    pub max_opcodes: u64,
+    /// Memo entries per pickle.
+    pub max_memo: usize,
+    /// Values on the stack at once.
+    pub max_stack: usize,
+    /// Open MARKs at once.
+    pub max_marks: usize,
+    /// Length a length-prefixed argument may claim (payloads are skipped, not allocated).
+    pub max_arg_len: u64,
+    /// Length of a newline-terminated argument (GLOBAL lines, STRING, UNICODE, INT, ...).
+    pub max_line_len: u64,
+    /// Bytes kept of a string argument (the rest is skipped).
+    pub keep_string: usize,
+    /// Longest module or name that is resolved; longer ones are reported as unresolvable.
+    pub max_name_len: usize,
+    /// Pickles read one after another in a stream.
+    pub max_pickles: usize,
+    /// Import records per stream.
+    pub max_imports: usize,
+    /// Total bytes of string prefixes the symbolic machine keeps alive; past it, new strings
+    /// become opaque values (an import built from them is then reported as unresolvable).
+    pub max_tracked_bytes: usize,
+    /// Containers and objects the symbolic machine tracks; past it they become opaque values.
+    pub max_nodes: usize,
+    /// Items tracked per container.
+    pub max_container_items: usize,
+    /// Bytes inspected after a STOP to decide whether another pickle follows.
+    pub sniff_len: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_opcodes: 50_000_000,
+            max_memo: 1_000_000,
+            max_stack: 1_000_000,
+            max_marks: 100_000,
+            max_arg_len: 1 << 40,
+            max_line_len: 1 << 20,
+            keep_string: 1024,
+            max_name_len: 256,
+            max_pickles: 1024,
+            max_imports: 100_000,
+            max_tracked_bytes: 16 << 20,
+            max_nodes: 1_000_000,
+            max_container_items: 256,
+            sniff_len: 1024,
+        }
+    }
+}
+
+/// One global that a pickle imports (GLOBAL, INST, STACK_GLOBAL or EXT1/2/4).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Import {
+    /// Module as spelled in the pickle; `None` when it cannot be resolved statically.
+    pub module: Option<String>,
+    /// Attribute name as spelled in the pickle; `None` when it cannot be resolved statically.
+    pub name: Option<String>,
+    /// The opcode that imported it.
+    pub opcode: &'static str,
+    /// Offset of that opcode.
+    pub offset: u64,
+    /// Index of the pickle in the stream (0 for the first).
+    pub pickle: usize,
+    /// Whether the stream calls it (REDUCE, OBJ, NEWOBJ, NEWOBJ_EX, INST) or invokes a method
+    /// of it or of an instance of it (BUILD, APPEND(S), SETITEM(S), ADDITEMS).
+    pub called: bool,
+    /// The first opcode that called it.
+    pub call_opcode: Option<&'static str>,
+    /// Why the import is unresolved or unusual, e.g. where a STACK_GLOBAL argument came from.
+    pub note: Option<String>,
+}
+
+impl Import {
+    /// True when both module and name were resolved statically.
+    pub fn resolved(&self) -> bool {
+        self.module.is_some() && self.name.is_some()
+    }
+}
+
+/// One pickle found in the stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PickleInfo {
+    /// Offset of its first opcode.
+    pub offset: u64,
+    /// Highest protocol named by a PROTO opcode (0 when there is none).
+    pub protocol: u8,
+    /// Opcodes read in it.
+    pub opcodes: u64,
+    /// Offset just past its STOP (or where reading stopped on an error).
+    pub end: u64,
+    /// Whether it ended with STOP.
+    pub complete: bool,
+}
+
+/// Bytes inside a pickle stream that the loader reads as raw data, not opcodes (joblib writes
+/// each numpy array's bytes right after its `NumpyArrayWrapper` BUILD). They were skipped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawRegion {
+    /// Offset of the first raw byte (the alignment padding byte when there is one).
+    pub offset: u64,
+    /// Raw bytes skipped, padding included.
+    pub len: u64,
+    /// What they are, e.g. `joblib-array`.
+    pub kind: &'static str,
+}
+
+/// Where the stream stopped being pickle data after a complete pickle (legacy PyTorch files
+/// keep raw storage bytes there). A fact, not an error; the caller knows the total size, so
+/// the trailing length is `total - offset`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Trailing {
+    /// Offset of the first byte that is not a pickle.
+    pub offset: u64,
+}
+
+/// Why parsing stopped early.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Malformed {
+    /// Offset of the opcode (or byte) at fault.
+    pub offset: u64,
+    /// Stable kebab-case sub-code: `truncated`, `unknown-opcode`, `stack-underflow`,
+    /// `mark-missing`, `memo-missing`, `odd-items`, `bad-argument`, `unsupported-protocol`,
+    /// `joblib-array-unsized`, `io`, or a `limit-*` code (`limit-opcodes`, `limit-memo`,
+    /// `limit-stack`, `limit-marks`, `limit-string`, `limit-line`, `limit-pickles`,
+    /// `limit-imports`).
+    pub code: &'static str,
+    /// Lowercase message with the data.
+    pub message: String,
+}
+
+impl Malformed {
+    pub(crate) fn new(offset: u64, code: &'static str, message: String) -> Self {
+        Malformed {
+            offset,
+            code,
+            message,
+        }
+    }
+}
+
+impl fmt::Display for Malformed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+/// Everything learned from one stream.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Analysis {
+    /// The pickles, in stream order.
+    pub pickles: Vec<PickleInfo>,
+    /// Every import, in stream order.
+    pub imports: Vec<Import>,
+    /// Raw data regions skipped inside pickles.
+    pub raw_regions: Vec<RawRegion>,
+    /// Non-pickle data after the last complete pickle.
+    pub trailing: Option<Trailing>,
+    /// Why parsing stopped early, if it did.
+    pub error: Option<Malformed>,
+    /// Bytes taken from the reader. It can exceed the parse end by up to
+    /// [`Limits::sniff_len`] bytes of lookahead; the caller drains the rest itself.
+    pub bytes_read: u64,
+}
+
+/// Analyse every pickle in `r`, one after another, until end of stream, non-pickle data after
+/// a STOP, an error or a limit. Never panics and never fails: problems land in
+/// [`Analysis::error`] next to the imports found before them.
+pub fn analyze<R: BufRead>(r: &mut R, limits: &Limits) -> Analysis {
+    let mut out = Analysis::default();
+    let mut src = Source::new(r, 0);
+    let mut budget = limits.max_opcodes;
+    loop {
+        if out.pickles.len() >= limits.max_pickles {
+            out.error = Some(Malformed::new(
+                src.pos,
+                "limit-pickles",
+                format!(
+                    "another pickle starts at offset {} after {} pickles, the limit",
+                    src.pos, limits.max_pickles
+                ),
+            ));
+            break;
+        }
+        let index = out.pickles.len();
+        let result = machine::run_pickle(&mut src, limits, index, &mut budget, &mut out);
+        if let Err(e) = result {
+            out.error = Some(e);
+            break;
+        }
+        match src.lookahead(limits.sniff_len) {
+            Ok([]) => break,
+            Ok(head) if looks_like_pickle(head) => continue,
+            Ok(_) => {
+                out.trailing = Some(Trailing { offset: src.pos });
+                break;
+            }
+            Err(e) => {
+                out.error = Some(e);
+                break;
+            }
+        }
+    }
+    out.bytes_read = src.taken;
+    out
+}
+
+/// Content sniffing: does `head` (the first bytes of a file, ideally 1 KiB or more) start a
+/// pickle? Protocol 2+ streams start with PROTO 2..=5. Protocol 0/1 streams have no magic, so
+/// the head must parse as opcodes cleanly (arguments well-formed, no stack underflow) up to a
+/// STOP, to the end of the head or for 16 opcodes, and either start with a structure opcode (MARK, EMPTY_LIST,
+/// EMPTY_DICT, EMPTY_TUPLE) or hold a GLOBAL/INST/STACK_GLOBAL with identifier-shaped module
+/// and name followed by at least one more opcode. Text files fail on their first bytes: `#`,
+/// `{`, `[`, `"`, letters that are no opcode, or a GLOBAL line with spaces or punctuation.
+///
+/// Known blind spot: a protocol 0 stream that pads its start with a string argument longer
+/// than the head (e.g. `V` + 64 KiB) and imports only after it is not recognised.
+pub fn looks_like_pickle(head: &[u8]) -> bool {
+    let Some(&first) = head.first() else {
+        return false;
+    };
+    if first == 0x80 && !matches!(head.get(1), Some(2..=5)) {
+        return false;
+    }
+    let structural = matches!(first, 0x80 | b'(' | b']' | b'}' | b')');
+    let mut sim = Sniff::default();
+    let limits = Limits {
+        keep_string: 256,
+        ..Limits::default()
+    };
+    let mut r = head;
+    let mut src = Source::new(&mut r, 0);
+    for _ in 0..SNIFF_OPCODES {
+        let Ok(Some(byte)) = src.next_byte() else {
+            break;
+        };
+        let Some(info) = ops::lookup(byte) else {
+            return false;
+        };
+        let arg = match ops::read_arg(&mut src, info, &limits) {
+            Ok(arg) => arg,
+            Err(e) if e.code == "truncated" => break,
+            Err(_) => return false,
+        };
+        if !plausible_arg(info.name, &arg) {
+            return false;
+        }
+        if sim.imported {
+            sim.after_import = true;
+        }
+        match sim.apply(info.name) {
+            Some(true) => return structural || sim.imported,
+            Some(false) => {}
+            None => return false,
+        }
+    }
+    structural || sim.after_import
+}
+
+/// Opcodes [`looks_like_pickle`] checks. Enough to reject text and raw numeric data (which fail
+/// within a few bytes), few enough that raw array bytes joblib embeds mid-stream are not reached.
+const SNIFF_OPCODES: usize = 16;
+
+/// Count-only stack model for [`looks_like_pickle`].
+#[derive(Default)]
+struct Sniff {
+    depth: usize,
+    marks: Vec<usize>,
+    imported: bool,
+    after_import: bool,
+}
+
+impl Sniff {
+    /// Apply one opcode; `None` on underflow, `Some(true)` at STOP.
+    fn apply(&mut self, name: &str) -> Option<bool> {
+        let (need, push) = match name {
+            "STOP" => {
+                self.depth.checked_sub(1)?;
+                return Some(true);
+            }
+            "PROTO" | "FRAME" => (0, 0),
+            "MARK" => {
+                self.marks.push(self.depth);
+                self.depth = 0;
+                return Some(false);
+            }
+            "POP" => {
+                if self.depth == 0 {
+                    self.depth = self.marks.pop()?;
+                } else {
+                    self.depth -= 1;
+                }
+                return Some(false);
+            }
+            "TUPLE" | "LIST" | "DICT" | "FROZENSET" | "INST" | "POP_MARK" | "OBJ" | "APPENDS"
+            | "SETITEMS" | "ADDITEMS" => {
+                let items = self.depth;
+                self.depth = self.marks.pop()?;
+                match name {
+                    "POP_MARK" => {}
+                    "APPENDS" | "SETITEMS" | "ADDITEMS" => {
+                        self.depth.checked_sub(1)?;
+                    }
+                    "OBJ" => {
+                        items.checked_sub(1)?;
+                        self.depth += 1;
+                    }
+                    _ => self.depth += 1,
+                }
+                if name == "INST" {
+                    self.imported = true;
+                }
+                return Some(false);
+            }
+            "READONLY_BUFFER" | "PUT" | "BINPUT" | "LONG_BINPUT" | "MEMOIZE" => (1, 1),
+            "TUPLE1" | "BINPERSID" => (1, 1),
+            "DUP" => (1, 2),
+            "TUPLE2" | "APPEND" | "STACK_GLOBAL" | "REDUCE" | "BUILD" | "NEWOBJ" => (2, 1),
+            "TUPLE3" | "SETITEM" | "NEWOBJ_EX" => (3, 1),
+            _ => (0, 1),
+        };
+        if matches!(name, "GLOBAL" | "STACK_GLOBAL") {
+            self.imported = true;
+        }
+        self.depth = self.depth.checked_sub(need)? + push;
+        Some(false)
+    }
+}
+
+/// Are the textual arguments shaped as a pickler writes them?
+fn plausible_arg(name: &str, arg: &Arg) -> bool {
+    let line = |a: &Arg| match a {
+        Arg::Data(p) => Some(p.head.clone()),
+        _ => None,
+    };
+    match name {
+        "GLOBAL" | "INST" => match arg {
+            Arg::Pair(m, n) => dotted_identifier(&m.head) && dotted_identifier(&n.head),
+            _ => false,
+        },
+        "INT" | "GET" | "PUT" => line(arg).is_some_and(|l| {
+            let l = l.strip_prefix(b"-").unwrap_or(&l);
+            !l.is_empty() && l.iter().all(u8::is_ascii_digit)
+        }),
+        "LONG" => line(arg).is_some_and(|l| {
+            let l = l.strip_suffix(b"L").unwrap_or(&l);
+            let l = l.strip_prefix(b"-").unwrap_or(l);
+            !l.is_empty() && l.iter().all(u8::is_ascii_digit)
+        }),
+        "FLOAT" => line(arg).is_some_and(|l| {
+            std::str::from_utf8(&l).is_ok_and(|s| s.trim().parse::<f64>().is_ok())
+        }),
+        "STRING" => line(arg).is_some_and(|l| {
+            l.len() >= 2 && matches!(l.first(), Some(b'\'' | b'"')) && l.first() == l.last()
+        }),
+        "PROTO" => matches!(arg, Arg::Int(0..=5)),
+        _ => true,
+    }
+}
+
+/// `a.b_c.D`: ASCII identifiers joined by dots.
+fn dotted_identifier(s: &[u8]) -> bool {
+    !s.is_empty()
+        && s.split(|&b| b == b'.').all(|part| {
+            part.first()
+                .is_some_and(|&c| c.is_ascii_alphabetic() || c == b'_')
+                && part.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_')
+        })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,1041 @@
+//! What modelgate knows about Python globals that pickles import: which callables are dangerous
+//! (and why), which are the plain rebuilders that PyTorch, NumPy and joblib write, and how module
+//! aliases map to their canonical names. This is data, kept in one place with its sources named;
+//! what a team decides on top of it (extra deny or allow entries) comes in through [`ExtraLists`].
+//!
+//! Sources, cited per entry group below:
+//! - picklescan (mmaitre314/picklescan), `src/picklescan/scanner.py`: `_unsafe_globals`,
+//!   `_safe_globals`, and the GHSA advisories exercised in `tests/init_data_files.py`.
+//! - fickling (trailofbits/fickling), `fickling/fickle.py`: `UNSAFE_IMPORTS`, `SAFE_BUILTINS`,
+//!   `PRIVATE_STDLIB_IMPORT_ALLOWLIST`, and GHSA-5j3x-jp52-966f (dotted names reach any attribute).
+//! - ModelAudit (promptfoo/modelaudit), `modelaudit/detectors/suspicious_symbols.py`:
+//!   `SUSPICIOUS_GLOBALS`, `ADVANCED_PICKLE_PATTERNS`, `OS_MODULE_ALIASES`, `DANGEROUS_BUILTINS`.
+//! - modelscan (protectai/modelscan), severity levels doc: exec, eval, runpy, sys, open,
+//!   breakpoint, os, subprocess, socket, nt, posix (critical); webbrowser, httplib, requests.api.
+//! - PyTorch `torch/_weights_only_unpickler.py` (allowed globals of `weights_only=True`) and
+//!   CPython `Lib/_compat_pickle.py` (the Python 2 module renames `fix_imports` applies).
+//!
+//! # Matching rules
+//!
+//! A global is classified by its qualified path `normalize_module(module) + "." + name`. Since
+//! protocol 4 an unpickler resolves a dotted `name` with a getattr chain, so `numpy` +
+//! `testing._private.utils.runstring` reaches the same function as the undotted spelling; matching
+//! on the whole path closes that bypass.
+//!
+//! - A dangerous entry is a path prefix on component boundaries: `os` covers `os.system`,
+//!   `os.path.join` and `os.anything.deeper`, but not `ossaudiodev`. A whole module is listed
+//!   when every scanner above lists it (`os`, `subprocess`, `socket`, ...); `os.path` is therefore
+//!   dangerous too: no legitimate model pickle imports it, and picklescan/fickling/ModelAudit all
+//!   flag the whole of `os`, `posixpath` and `ntpath`.
+//! - A dotted name with any dunder component (`__globals__`, `__builtins__`, ...) is dangerous
+//!   ("attribute-traversal"): it walks from a harmless object to an arbitrary one.
+//! - A safe entry matches the exact `(module, name)` pair only; dotted names are never safe.
+//! - Precedence: built-in dangerous, then policy dangerous, then built-in safe, then policy safe,
+//!   then unknown. A policy can deny anything, and can allow what is unknown, but it cannot
+//!   silence a built-in dangerous entry: an allow entry such as `os` would otherwise turn the
+//!   scanner off for the most common payload.
+//!
+//! scikit-learn, pandas and user classes are deliberately *unknown*, not safe: their `__setstate__`
+//! methods run arbitrary library code, the class list changes with every release, and a team that
+//! trusts them can say so in its policy.
+
+use std::borrow::Cow;
+
+/// The knowledge base's opinion of one imported global.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Importing (and usually calling) this global can run code, touch files or the network.
+    Dangerous {
+        /// Short kebab-case category, e.g. `process-execution`.
+        category: &'static str,
+        /// Why it is dangerous, lowercase, for the finding's message.
+        reason: &'static str,
+    },
+    /// A plain rebuilder or container type that ordinary model pickles import.
+    Safe,
+    /// Neither list knows it.
+    Unknown,
+}
+
+/// Entries a policy adds to the built-in lists. `(module, None)` covers the module, its
+/// submodules and every name in them; `(module, Some(name))` covers that name and its attributes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExtraLists {
+    /// Globals the policy denies; these beat the built-in safe list.
+    pub dangerous: Vec<(String, Option<String>)>,
+    /// Globals the policy allows; these never override a built-in dangerous entry.
+    pub safe: Vec<(String, Option<String>)>,
+}
+
+/// Category used for globals denied by the policy's extra list.
+pub const POLICY_CATEGORY: &str = "policy";
+
+/// One dangerous path prefix with its category and reason.
+struct Danger {
+    path: &'static str,
+    category: &'static str,
+    reason: &'static str,
+}
+
+const fn d(path: &'static str, category: &'static str, reason: &'static str) -> Danger {
+    Danger {
+        path,
+        category,
+        reason,
+    }
+}
+
+const CODE: &str = "code-execution";
+const PROC: &str = "process-execution";
+const IMPORT: &str = "dynamic-import";
+const ATTR: &str = "attribute-access";
+const FILES: &str = "file-system";
+const NET: &str = "network";
+const DESER: &str = "nested-deserialization";
+const NATIVE: &str = "native-code";
+const INTERP: &str = "interpreter-state";
+const INSTALL: &str = "package-install";
+const DEBUG: &str = "debugger-or-profiler";
+const TRAVERSAL: &str = "attribute-traversal";
+
+/// Module renames applied before matching. `_compat_pickle.IMPORT_MAPPING` (Python 2 names that
+/// `fix_imports` rewrites) plus the C accelerator and OS-specific modules that re-export a public
+/// module (ModelAudit `OS_MODULE_ALIASES`; picklescan lists `posix` and `nt` for the same reason).
+/// Only the first dotted component is renamed.
+const MODULE_ALIASES: &[(&str, &str)] = &[
+    ("__builtin__", "builtins"),
+    ("__builtins__", "builtins"),
+    ("copy_reg", "copyreg"),
+    ("posix", "os"),
+    ("nt", "os"),
+    ("posixpath", "os.path"),
+    ("ntpath", "os.path"),
+    ("_operator", "operator"),
+    ("_pickle", "pickle"),
+    ("cPickle", "pickle"),
+    ("_io", "io"),
+    ("_functools", "functools"),
+    ("_socket", "socket"),
+    ("_ssl", "ssl"),
+    ("_posixsubprocess", "subprocess"),
+    ("_subprocess", "subprocess"),
+    ("_winapi", "subprocess"),
+    ("_signal", "signal"),
+    ("_thread", "threading"),
+    ("thread", "threading"),
+    ("_ctypes", "ctypes"),
+    ("_sqlite3", "sqlite3"),
+    ("_frozen_importlib", "importlib"),
+    ("_frozen_importlib_external", "importlib"),
+    ("_imp", "importlib"),
+    ("_bootlocale", "locale"),
+    ("urllib2", "urllib"),
+    ("httplib", "http.client"),
+    ("Tkinter", "tkinter"),
+    ("Queue", "queue"),
+    ("SocketServer", "socketserver"),
+    ("xmlrpclib", "xmlrpc.client"),
+    ("UserDict", "collections"),
+    ("UserList", "collections"),
+    ("_collections", "collections"),
+];
+
+/// Dangerous globals. Each group names the scanners or write-ups that list it.
+const DANGEROUS: &[Danger] = &[
+    // builtins: picklescan `_unsafe_globals["builtins"]`, ModelAudit `DANGEROUS_BUILTINS`,
+    // fickling (every builtin outside `SAFE_BUILTINS`), modelscan critical list.
+    d("builtins.eval", CODE, "evaluates a python expression"),
+    d("builtins.exec", CODE, "executes python source"),
+    d("builtins.execfile", CODE, "executes a python file"),
+    d(
+        "builtins.compile",
+        CODE,
+        "compiles python source to a code object",
+    ),
+    d(
+        "builtins.__build_class__",
+        CODE,
+        "builds a class by running a function body",
+    ),
+    d("builtins.__import__", IMPORT, "imports an arbitrary module"),
+    d("builtins.reload", IMPORT, "re-imports a module"),
+    d("builtins.open", FILES, "opens an arbitrary file"),
+    d("builtins.file", FILES, "opens an arbitrary file"),
+    d(
+        "builtins.getattr",
+        ATTR,
+        "reaches any attribute, e.g. os.system",
+    ),
+    d("builtins.setattr", ATTR, "overwrites any attribute"),
+    d("builtins.delattr", ATTR, "deletes any attribute"),
+    d("builtins.globals", ATTR, "exposes the module namespace"),
+    d("builtins.locals", ATTR, "exposes a local namespace"),
+    d("builtins.vars", ATTR, "exposes an object namespace"),
+    d("builtins.dir", ATTR, "enumerates attributes"),
+    d("builtins.apply", CODE, "calls any callable with arguments"),
+    d("builtins.breakpoint", DEBUG, "starts a debugger"),
+    d("builtins.input", PROC, "reads the terminal"),
+    d("builtins.raw_input", PROC, "reads the terminal"),
+    d("builtins.help", PROC, "starts the interactive help pager"),
+    d("builtins.exit", PROC, "exits the interpreter"),
+    d("builtins.quit", PROC, "exits the interpreter"),
+    // Process execution: picklescan (`os`, `posix`, `nt`, `subprocess`, `pty`, `commands`),
+    // fickling (`multiprocessing`, `_posixsubprocess`, `pexpect`, `pipes`, `uuid`,
+    // `_osx_support`, `_aix_support`, `signal`, `threading`, `atexit`), ModelAudit (`platform`,
+    // `concurrent.futures`, `asyncio.subprocess`), picklescan GHSA-q77w-mwjj-7mqx (asyncio).
+    d(
+        "os",
+        PROC,
+        "the os module runs commands and touches files (os.system, os.popen, ...)",
+    ),
+    d("subprocess", PROC, "spawns processes"),
+    d("pty", PROC, "spawns a process on a pseudo-terminal"),
+    d("commands", PROC, "python 2 shell command runner"),
+    d("popen2", PROC, "python 2 process spawner"),
+    d(
+        "multiprocessing",
+        PROC,
+        "spawns processes and runs callables in them",
+    ),
+    d("concurrent.futures", PROC, "runs callables in worker pools"),
+    d(
+        "asyncio",
+        PROC,
+        "event loop with subprocess and network transports",
+    ),
+    d("pexpect", PROC, "spawns and drives processes"),
+    d("pipes", PROC, "pipes.Template runs shell commands"),
+    d(
+        "platform",
+        PROC,
+        "runs helper commands (platform.popen, uname helpers)",
+    ),
+    d("uuid._get_command_stdout", PROC, "runs a command"),
+    d("uuid._popen", PROC, "runs a command"),
+    d("_osx_support", PROC, "runs compiler helper commands"),
+    d("_aix_support", PROC, "runs helper commands"),
+    d("signal", PROC, "installs signal handlers"),
+    d("threading", PROC, "starts threads running callables"),
+    d("atexit", PROC, "registers callables to run at exit"),
+    d("sched", PROC, "runs scheduled callables"),
+    d(
+        "joblib.Parallel",
+        PROC,
+        "runs callables in worker processes",
+    ),
+    d(
+        "joblib.parallel",
+        PROC,
+        "runs callables in worker processes",
+    ),
+    // Code execution and compilation: picklescan (`runpy`, `code`, `numpy.testing._private.utils`,
+    // `numpy.f2py`), fickling (`code`, `codeop`, `marshal`, `types`, `compileall`, `py_compile`),
+    // ModelAudit (`types.CodeType`, `types.FunctionType`, `sympy.lambdify` in GuardModel notes).
+    d("runpy", CODE, "runs a module or a file as __main__"),
+    d(
+        "code",
+        CODE,
+        "interactive interpreter runs source (InteractiveInterpreter.runcode)",
+    ),
+    d("codeop", CODE, "compiles python source"),
+    d("marshal", CODE, "loads code objects"),
+    d("types.CodeType", CODE, "builds a code object"),
+    d(
+        "types.FunctionType",
+        CODE,
+        "builds a function from a code object",
+    ),
+    d(
+        "types.LambdaType",
+        CODE,
+        "builds a function from a code object",
+    ),
+    d("types.MethodType", CODE, "binds any callable as a method"),
+    d("compileall", CODE, "compiles and writes bytecode"),
+    d("py_compile", CODE, "compiles and writes bytecode"),
+    d(
+        "numpy.testing",
+        CODE,
+        "numpy.testing._private.utils.runstring is exec",
+    ),
+    d(
+        "numpy.f2py",
+        CODE,
+        "f2py helpers call eval on strings (getlincoef, _eval_length)",
+    ),
+    d("numpy.distutils", CODE, "build helpers run commands"),
+    d("sympy.sympify", CODE, "sympify evaluates strings"),
+    d(
+        "sympy.lambdify",
+        CODE,
+        "lambdify generates and executes code",
+    ),
+    d("sympy.parsing", CODE, "parsers evaluate strings"),
+    d("pandas.eval", CODE, "evaluates an expression"),
+    d(
+        "pandas.core.computation.eval",
+        CODE,
+        "evaluates an expression",
+    ),
+    // Dynamic import: fickling (`importlib`, `imp`, `pkgutil`, `zipimport`, `site`, `inspect`),
+    // picklescan GHSA-84r2-jw7c-4r5q (`pydoc.locate`), ModelAudit (`importlib.*`, `pkgutil`).
+    d("importlib", IMPORT, "imports arbitrary modules"),
+    d("imp", IMPORT, "imp.load_source executes a file"),
+    d("pkgutil", IMPORT, "resolves and imports arbitrary names"),
+    d("zipimport", IMPORT, "imports code from an archive"),
+    d("site", IMPORT, "processes .pth files and paths"),
+    d("inspect", ATTR, "getattr-like access to any object"),
+    d("pkg_resources", IMPORT, "loads entry points (imports code)"),
+    // Attribute and call gadgets: picklescan (`operator.attrgetter/itemgetter/methodcaller`,
+    // `functools.partial`), ModelAudit (`functools.reduce`, `_operator`), fickling (`operator`,
+    // `functools` as whole modules; we list the callables that call or fetch attributes).
+    d(
+        "operator.attrgetter",
+        ATTR,
+        "attrgetter('system')(os) reaches any attribute",
+    ),
+    d("operator.methodcaller", ATTR, "calls any method by name"),
+    d(
+        "operator.itemgetter",
+        ATTR,
+        "item access gadget used in attribute chains",
+    ),
+    d("operator.call", CODE, "calls any callable"),
+    d(
+        "functools.partial",
+        CODE,
+        "partial(os.system, cmd) defers a dangerous call",
+    ),
+    d("functools.partialmethod", CODE, "defers a call"),
+    d("functools.reduce", CODE, "calls a callable repeatedly"),
+    d(
+        "copyreg.add_extension",
+        INTERP,
+        "rewrites the extension registry used by EXT opcodes",
+    ),
+    d("copyreg.pickle", INTERP, "rewrites the reduction registry"),
+    // Interpreter state: picklescan/modelscan (`sys`), fickling (`gc`, subinterpreters).
+    d(
+        "sys",
+        INTERP,
+        "interpreter internals (sys.modules, sys.exit, ...)",
+    ),
+    d("gc", INTERP, "gc.get_objects reaches every live object"),
+    d("_interpreters", CODE, "runs code in a subinterpreter"),
+    d("_xxsubinterpreters", CODE, "runs code in a subinterpreter"),
+    d("interpreters", CODE, "runs code in a subinterpreter"),
+    d(
+        "concurrent.interpreters",
+        CODE,
+        "runs code in a subinterpreter",
+    ),
+    // Debuggers, profilers and tooling that run source: picklescan (`bdb`, `pdb`, `timeit`,
+    // `cProfile.run/runctx`, `profile.Profile.run/runctx`, `trace.Trace.run/runctx`,
+    // `doctest.debug_script`, idlelib and lib2to3 GHSAs, `pydoc` incl. `pipepager`/`locate`),
+    // fickling and ModelAudit (whole modules). Whole modules are listed: none belongs in a model.
+    d("pdb", DEBUG, "debugger runs source"),
+    d("bdb", DEBUG, "Bdb.run executes source"),
+    d("trace", DEBUG, "Trace.run executes source"),
+    d("cProfile", DEBUG, "cProfile.run executes source"),
+    d("profile", DEBUG, "Profile.run executes source"),
+    d("timeit", DEBUG, "timeit executes source"),
+    d("doctest", DEBUG, "debug_script executes source"),
+    d("unittest", DEBUG, "test runners import and run code"),
+    d(
+        "test.support",
+        DEBUG,
+        "CPython test helpers spawn interpreters",
+    ),
+    d(
+        "idlelib",
+        DEBUG,
+        "IDLE helpers evaluate source (runcode, get_entity, fetch_tip)",
+    ),
+    d(
+        "lib2to3",
+        DEBUG,
+        "grammar loaders unpickle and eval (Grammar.loads, make_label)",
+    ),
+    d(
+        "pydoc",
+        DEBUG,
+        "pydoc.locate imports anything; pipepager runs a shell command",
+    ),
+    // Package installation: picklescan (`pip`, `venv`, `ensurepip._run_pip`,
+    // `distutils.file_util`), fickling (`distutils`, `ensurepip`, `venv`).
+    d("pip", INSTALL, "installs packages (pip.main)"),
+    d("ensurepip", INSTALL, "runs pip"),
+    d("venv", INSTALL, "creates environments and runs commands"),
+    d(
+        "distutils",
+        INSTALL,
+        "build tooling writes files and runs commands",
+    ),
+    d("setuptools", INSTALL, "build tooling runs setup scripts"),
+    // Files: picklescan (`shutil`, `io.FileIO` test), fickling (`tempfile`, `filecmp`,
+    // `fileinput`, `glob`, `linecache`, `tarfile`, `zipfile`, `shelve`, `sqlite3`, `mmap`,
+    // `logging`), ModelAudit (`logging.config`, `tempfile.mktemp`).
+    d("shutil", FILES, "copies, moves and deletes files"),
+    d("tempfile", FILES, "creates files"),
+    d("filecmp", FILES, "reads files"),
+    d("fileinput", FILES, "reads files"),
+    d("glob", FILES, "enumerates files"),
+    d("linecache", FILES, "reads files"),
+    d("tarfile", FILES, "extracts archives"),
+    d("zipfile", FILES, "extracts archives"),
+    d("sqlite3", FILES, "opens database files"),
+    d("mmap", FILES, "maps files into memory"),
+    d("io.FileIO", FILES, "opens an arbitrary file"),
+    d("io.open", FILES, "opens an arbitrary file"),
+    d("io.open_code", FILES, "opens an arbitrary file"),
+    d("codecs.open", FILES, "opens an arbitrary file"),
+    d(
+        "logging.config",
+        FILES,
+        "logging.config.listen evaluates configs from a socket",
+    ),
+    d(
+        "logging.handlers",
+        FILES,
+        "handlers write files and sockets",
+    ),
+    d("logging.FileHandler", FILES, "writes a file"),
+    d("logging.basicConfig", FILES, "can open a log file"),
+    d("numpy.fromfile", FILES, "reads an arbitrary file"),
+    d(
+        "numpy.ctypeslib",
+        NATIVE,
+        "load_library loads a shared library",
+    ),
+    // Nested deserialisation: picklescan (`pickle`, `_pickle`, `torch.serialization.load`,
+    // `torch.utils._config_module.ConfigModule.load_config`, datapipes `basichandlers`),
+    // fickling (`dill`, `cloudpickle`, `joblib`, `shelve`), ModelAudit (`dill._dill`,
+    // `cloudpickle`, `joblib`), CVE-2024-34997 (joblib), picklescan TODO list (numpy.load,
+    // pandas.read_pickle, torch.load, joblib.load).
+    d("pickle", DESER, "loads another pickle"),
+    d("pickletools", DESER, "pickle tooling"),
+    d("shelve", DESER, "opens a pickle database"),
+    d(
+        "dill",
+        DESER,
+        "dill loads pickles and builds functions from code",
+    ),
+    d(
+        "cloudpickle",
+        DESER,
+        "cloudpickle builds functions from code",
+    ),
+    d("joblib.load", DESER, "loads another pickle"),
+    d("joblib.numpy_pickle.load", DESER, "loads another pickle"),
+    d(
+        "joblib.numpy_pickle_compat.load",
+        DESER,
+        "loads another pickle",
+    ),
+    d("joblib.memory", FILES, "caches results on disk"),
+    d("joblib.Memory", FILES, "caches results on disk"),
+    d("numpy.load", DESER, "np.load can unpickle object arrays"),
+    d(
+        "numpy.lib.npyio.load",
+        DESER,
+        "np.load can unpickle object arrays",
+    ),
+    d(
+        "numpy.lib._npyio_impl.load",
+        DESER,
+        "np.load can unpickle object arrays",
+    ),
+    d("pandas.read_pickle", DESER, "loads another pickle"),
+    d("pandas.io.pickle", DESER, "loads another pickle"),
+    d(
+        "yaml.load",
+        DESER,
+        "unsafe yaml loader can construct python objects",
+    ),
+    d(
+        "yaml.load_all",
+        DESER,
+        "unsafe yaml loader can construct python objects",
+    ),
+    d("yaml.unsafe_load", DESER, "constructs python objects"),
+    d("yaml.unsafe_load_all", DESER, "constructs python objects"),
+    d("torch.load", DESER, "loads another pickle"),
+    d("torch.serialization.load", DESER, "loads another pickle"),
+    d(
+        "torch.storage._load_from_bytes",
+        DESER,
+        "calls torch.load on embedded bytes",
+    ),
+    d("torch.hub", DESER, "downloads and runs repository code"),
+    d(
+        "torch.package",
+        CODE,
+        "PackageImporter imports packaged code",
+    ),
+    d(
+        "torch.utils._config_module",
+        DESER,
+        "ConfigModule.load_config unpickles bytes",
+    ),
+    d(
+        "torch.utils.data.datapipes.utils.decoder",
+        DESER,
+        "basichandlers unpickles bytes",
+    ),
+    // PyTorch gadgets from picklescan advisories: GHSA-4r9r-ch6f-vxmx / GHSA-4whj-rm5r-c2v8
+    // (bottleneck), GHSA-86cj-95qr-2p4f (dynamo guards), GHSA-f4x7-rfwp-v3xw (symbolic_shapes),
+    // GHSA-f745-w6jp-hpxx / GHSA-jhph-76pp-mggw (collect_env), GHSA-vr7h-p6mm-wpmh
+    // (unsupported_tensor_ops), picklescan Malicious17 (inductor compile_file), CVE-2022-45907
+    // (jit annotations eval).
+    d(
+        "torch.utils.bottleneck",
+        CODE,
+        "run_cprofile executes source",
+    ),
+    d(
+        "torch.utils.collect_env",
+        PROC,
+        "run executes a shell command",
+    ),
+    d(
+        "torch.utils.cpp_extension",
+        NATIVE,
+        "compiles and loads native code",
+    ),
+    d("torch._dynamo", CODE, "guard helpers evaluate source"),
+    d(
+        "torch._inductor",
+        PROC,
+        "codecache.compile_file runs a compiler command",
+    ),
+    d(
+        "torch.fx.experimental.symbolic_shapes.ShapeEnv.evaluate_guards_expression",
+        CODE,
+        "evaluates source",
+    ),
+    d(
+        "torch.jit.unsupported_tensor_ops.execWrapper",
+        CODE,
+        "exec wrapper",
+    ),
+    d(
+        "torch.jit.annotations.parse_type_line",
+        CODE,
+        "evaluates a type comment (cve-2022-45907)",
+    ),
+    d(
+        "torch.testing._internal",
+        PROC,
+        "test helpers spawn processes",
+    ),
+    d(
+        "torch.distributed",
+        NET,
+        "rpc and process groups open network connections",
+    ),
+    // Network: picklescan (`socket`, `ssl`, `httplib`, `requests.api`, `aiohttp`, `webbrowser`,
+    // `urllib.request.urlopen` test), modelscan high list, fickling (`http`, `urllib`,
+    // `smtplib`, `ftplib`, `telnetlib`, `xmlrpc`, `socketserver`, `select`, ...).
+    d("socket", NET, "opens network connections"),
+    d(
+        "ssl",
+        NET,
+        "opens network connections (dns exfiltration via get_server_certificate)",
+    ),
+    d("http", NET, "http clients and servers"),
+    d("urllib", NET, "fetches urls"),
+    d("urllib3", NET, "fetches urls"),
+    d("requests", NET, "fetches urls"),
+    d("httpx", NET, "fetches urls"),
+    d("aiohttp", NET, "fetches urls"),
+    d("webbrowser", NET, "opens a url in a browser"),
+    d("smtplib", NET, "sends mail"),
+    d("imaplib", NET, "opens mail connections"),
+    d("poplib", NET, "opens mail connections"),
+    d("nntplib", NET, "opens news connections"),
+    d("ftplib", NET, "opens ftp connections"),
+    d("telnetlib", NET, "opens telnet connections"),
+    d("socketserver", NET, "binds and serves sockets"),
+    d("xmlrpc", NET, "remote procedure calls"),
+    d("select", NET, "socket multiplexing"),
+    d("selectors", NET, "socket multiplexing"),
+    d("syslog", NET, "writes to the system log"),
+    // Native code: picklescan GHSA-4675-36f9-wf6r (`ctypes.CDLL`), fickling (`_ctypes`).
+    d(
+        "ctypes",
+        NATIVE,
+        "loads shared libraries and writes raw memory",
+    ),
+    d("cffi", NATIVE, "loads shared libraries"),
+];
+
+/// Dunder names that are dangerous wherever they appear (as the name or as a component of a
+/// dotted name): they reach namespaces, classes or code from a harmless starting object.
+const DANGEROUS_DUNDERS: &[&str] = &[
+    "__builtins__",
+    "__globals__",
+    "__import__",
+    "__loader__",
+    "__spec__",
+    "__subclasses__",
+    "__code__",
+    "__closure__",
+    "__dict__",
+    "__class__",
+    "__base__",
+    "__bases__",
+    "__mro__",
+    "__self__",
+    "__func__",
+    "__getattribute__",
+    "__getattr__",
+    "__setattr__",
+    "__delattr__",
+    "__reduce__",
+    "__reduce_ex__",
+];
+
+/// Methods that read or write files when reached through a class in these modules with a
+/// dotted name, e.g. `pathlib` + `Path.write_text` (protocol 4 getattr chain).
+const DANGEROUS_METHODS: &[(&str, &[&str])] = &[(
+    "pathlib",
+    &[
+        "open",
+        "write_text",
+        "write_bytes",
+        "read_text",
+        "read_bytes",
+        "unlink",
+        "rmdir",
+        "rename",
+        "replace",
+        "touch",
+        "mkdir",
+        "chmod",
+        "symlink_to",
+        "hardlink_to",
+        "iterdir",
+        "glob",
+        "rglob",
+    ],
+)];
+
+/// Globals that ordinary PyTorch, NumPy, joblib and plain-Python pickles import.
+/// Sources: picklescan `_safe_globals`; fickling `SAFE_BUILTINS` (type constructors only) and
+/// `PRIVATE_STDLIB_IMPORT_ALLOWLIST` (`_codecs.encode`); PyTorch
+/// `torch/_weights_only_unpickler.py` (rebuild functions, storages, dtypes, layouts, memory
+/// formats); what NumPy 1.x/2.x and joblib 1.x write (checked by pickling with them).
+const SAFE: &[(&str, &[&str])] = &[
+    (
+        "builtins",
+        &[
+            "bool",
+            "int",
+            "float",
+            "complex",
+            "str",
+            "bytes",
+            "bytearray",
+            "list",
+            "tuple",
+            "set",
+            "frozenset",
+            "dict",
+            "slice",
+            "range",
+            "object",
+            "Ellipsis",
+            "NotImplemented",
+        ],
+    ),
+    (
+        "collections",
+        &["OrderedDict", "defaultdict", "Counter", "deque"],
+    ),
+    (
+        "copyreg",
+        &["_reconstructor", "__newobj__", "__newobj_ex__"],
+    ),
+    ("_codecs", &["encode"]),
+    (
+        "datetime",
+        &["datetime", "date", "time", "timedelta", "timezone"],
+    ),
+    ("decimal", &["Decimal"]),
+    ("fractions", &["Fraction"]),
+    ("uuid", &["UUID"]),
+    (
+        "torch._utils",
+        &[
+            "_rebuild_tensor",
+            "_rebuild_tensor_v2",
+            "_rebuild_tensor_v3",
+            "_rebuild_parameter",
+            "_rebuild_parameter_with_state",
+            "_rebuild_qtensor",
+            "_rebuild_sparse_tensor",
+            "_rebuild_nested_tensor",
+            "_rebuild_meta_tensor_no_storage",
+            "_rebuild_wrapper_subclass",
+            "_rebuild_device_tensor_from_numpy",
+            "_rebuild_device_tensor_from_cpu_tensor",
+        ],
+    ),
+    (
+        "torch._tensor",
+        &["_rebuild_from_type", "_rebuild_from_type_v2"],
+    ),
+    ("torch.serialization", &["_get_layout"]),
+    ("torch.nn.parameter", &["Parameter", "Buffer"]),
+    ("torch.storage", &["TypedStorage", "UntypedStorage"]),
+    (
+        "torch",
+        &[
+            // Storage classes named in persistent ids (picklescan `_safe_globals["torch"]`).
+            "DoubleStorage",
+            "FloatStorage",
+            "HalfStorage",
+            "BFloat16Storage",
+            "LongStorage",
+            "IntStorage",
+            "ShortStorage",
+            "CharStorage",
+            "ByteStorage",
+            "BoolStorage",
+            "ComplexFloatStorage",
+            "ComplexDoubleStorage",
+            "QInt8Storage",
+            "QUInt8Storage",
+            "QInt32Storage",
+            "QUInt4x2Storage",
+            "QUInt2x4Storage",
+            "UntypedStorage",
+            "TypedStorage",
+            // Plain types.
+            "Size",
+            "device",
+            "dtype",
+            "layout",
+            "memory_format",
+            "Tensor",
+            // dtypes pickle as globals of the torch module.
+            "float32",
+            "float",
+            "float64",
+            "double",
+            "float16",
+            "half",
+            "bfloat16",
+            "complex32",
+            "chalf",
+            "complex64",
+            "cfloat",
+            "complex128",
+            "cdouble",
+            "uint8",
+            "uint16",
+            "uint32",
+            "uint64",
+            "int8",
+            "int16",
+            "short",
+            "int32",
+            "int",
+            "int64",
+            "long",
+            "bool",
+            "qint8",
+            "quint8",
+            "qint32",
+            "quint4x2",
+            "quint2x4",
+            "float8_e4m3fn",
+            "float8_e5m2",
+            "float8_e4m3fnuz",
+            "float8_e5m2fnuz",
+            // Layouts and memory formats.
+            "strided",
+            "sparse_coo",
+            "sparse_csr",
+            "sparse_csc",
+            "sparse_bsr",
+            "sparse_bsc",
+            "_mkldnn",
+            "contiguous_format",
+            "channels_last",
+            "channels_last_3d",
+            "preserve_format",
+        ],
+    ),
+    ("numpy", &["ndarray", "dtype", "matrix"]),
+    ("numpy.core.multiarray", &["_reconstruct", "scalar"]),
+    ("numpy._core.multiarray", &["_reconstruct", "scalar"]),
+    ("numpy.core.numeric", &["_frombuffer"]),
+    ("numpy._core.numeric", &["_frombuffer"]),
+    ("numpy.ma.core", &["_mareconstruct", "MaskedArray"]),
+    (
+        "numpy.random._pickle",
+        &[
+            "__randomstate_ctor",
+            "__generator_ctor",
+            "__bit_generator_ctor",
+        ],
+    ),
+    ("numpy.random", &["__RandomState_ctor"]),
+    ("numpy.random._pcg64", &["PCG64", "PCG64DXSM"]),
+    ("numpy.random._mt19937", &["MT19937"]),
+    ("numpy.random._philox", &["Philox"]),
+    ("numpy.random._sfc64", &["SFC64"]),
+    ("numpy.random._generator", &["Generator"]),
+    ("numpy.random.mtrand", &["RandomState"]),
+    ("joblib.numpy_pickle", &["NumpyArrayWrapper"]),
+    (
+        "joblib.numpy_pickle_compat",
+        &["NDArrayWrapper", "ZNDArrayWrapper"],
+    ),
+];
+
+/// Canonical spelling of a module name: the first dotted component is renamed through the alias
+/// table (`posix` and `nt` -> `os`, `__builtin__` -> `builtins`, `copy_reg` -> `copyreg`,
+/// `_operator` -> `operator`, `_pickle` -> `pickle`, `_io` -> `io`, ...).
+pub fn normalize_module(m: &str) -> Cow<'_, str> {
+    let (head, rest) = match m.split_once('.') {
+        Some((head, rest)) => (head, Some(rest)),
+        None => (m, None),
+    };
+    let Some((_, canonical)) = MODULE_ALIASES.iter().find(|(alias, _)| *alias == head) else {
+        return Cow::Borrowed(m);
+    };
+    match rest {
+        Some(rest) => Cow::Owned(format!("{canonical}.{rest}")),
+        None => Cow::Borrowed(canonical),
+    }
+}
+
+/// Classify one imported global. `module` and `name` are as the pickle spelled them; aliases are
+/// normalised here. See the module documentation for the matching and precedence rules.
+pub fn classify_global(module: &str, name: &str, extra: &ExtraLists) -> Verdict {
+    let module = normalize_module(module);
+    let qualified = format!("{module}.{name}");
+
+    if let Some(danger) = DANGEROUS.iter().find(|e| covers(e.path, &qualified)) {
+        return Verdict::Dangerous {
+            category: danger.category,
+            reason: danger.reason,
+        };
+    }
+    if let Some(verdict) = classify_name_shape(&module, name) {
+        return verdict;
+    }
+    let user_dangerous = extra
+        .dangerous
+        .iter()
+        .any(|(m, n)| covers_entry(m, n.as_deref(), &qualified));
+    if user_dangerous {
+        return Verdict::Dangerous {
+            category: POLICY_CATEGORY,
+            reason: "denied by the policy",
+        };
+    }
+    let builtin_safe = SAFE
+        .iter()
+        .any(|(m, names)| *m == module && names.contains(&name));
+    if builtin_safe {
+        return Verdict::Safe;
+    }
+    let user_safe = extra
+        .safe
+        .iter()
+        .any(|(m, n)| covers_entry(m, n.as_deref(), &qualified));
+    if user_safe {
+        return Verdict::Safe;
+    }
+    Verdict::Unknown
+}
+
+/// Dangerous shapes of the name itself: dunder traversal and file methods of path classes.
+fn classify_name_shape(module: &str, name: &str) -> Option<Verdict> {
+    let parts: Vec<&str> = name.split('.').collect();
+    let dotted = parts.len() > 1;
+    let traversal = parts.iter().any(|p| {
+        DANGEROUS_DUNDERS.contains(p) || (dotted && p.starts_with("__") && p.ends_with("__"))
+    });
+    if traversal {
+        return Some(Verdict::Dangerous {
+            category: TRAVERSAL,
+            reason: "dunder attribute walks from this object to arbitrary ones",
+        });
+    }
+    let top = module.split('.').next().unwrap_or(module);
+    let last = parts.last().copied().unwrap_or(name);
+    let method_hit = DANGEROUS_METHODS
+        .iter()
+        .any(|(m, methods)| *m == top && dotted && methods.contains(&last));
+    method_hit.then_some(Verdict::Dangerous {
+        category: FILES,
+        reason: "path method reads or writes files",
+    })
+}
+
+/// Does the dangerous prefix `path` cover the qualified name (same path, or a dotted child)?
+fn covers(path: &str, qualified: &str) -> bool {
+    match qualified.strip_prefix(path) {
+        Some(rest) => rest.is_empty() || rest.starts_with('.'),
+        None => false,
+    }
+}
+
+/// Does a policy entry `(module, name)` cover the qualified name? The entry's module is
+/// normalised like the pickle's, so `posix` in a policy means `os`.
+fn covers_entry(module: &str, name: Option<&str>, qualified: &str) -> bool {
+    let module = normalize_module(module);
+    match name {
+        Some(name) => covers(&format!("{module}.{name}"), qualified),
+        None => covers(&module, qualified),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn classify(m: &str, n: &str) -> Verdict {
+        classify_global(m, n, &ExtraLists::default())
+    }
+
+    fn dangerous(m: &str, n: &str) -> bool {
+        matches!(classify(m, n), Verdict::Dangerous { .. })
+    }
+
+    #[test]
+    fn normalizes_python2_and_accelerator_aliases() {
+        assert_eq!(normalize_module("posix"), "os");
+        assert_eq!(normalize_module("nt"), "os");
+        assert_eq!(normalize_module("__builtin__"), "builtins");
+        assert_eq!(normalize_module("copy_reg"), "copyreg");
+        assert_eq!(normalize_module("_operator"), "operator");
+        assert_eq!(normalize_module("_pickle"), "pickle");
+        assert_eq!(normalize_module("_io"), "io");
+        assert_eq!(normalize_module("posixpath"), "os.path");
+        assert_eq!(normalize_module("torch._utils"), "torch._utils");
+        assert_eq!(normalize_module("nt.sub"), "os.sub");
+    }
+
+    #[test]
+    fn flags_classic_payloads() {
+        for (m, n) in [
+            ("os", "system"),
+            ("posix", "system"),
+            ("nt", "system"),
+            ("subprocess", "Popen"),
+            ("builtins", "eval"),
+            ("__builtin__", "exec"),
+            ("builtins", "getattr"),
+            ("_operator", "attrgetter"),
+            ("functools", "partial"),
+            ("pty", "spawn"),
+            ("runpy", "_run_code"),
+            ("webbrowser", "open"),
+            ("_pickle", "loads"),
+            ("cPickle", "loads"),
+            ("torch.serialization", "load"),
+            ("torch", "load"),
+            ("torch._inductor.codecache", "compile_file"),
+            ("numpy.testing._private.utils", "runstring"),
+            ("pydoc", "locate"),
+            ("_io", "FileIO"),
+            ("timeit", "timeit"),
+            ("cProfile", "run"),
+            ("pip", "main"),
+            ("asyncio.unix_events", "_UnixSubprocessTransport._start"),
+            ("idlelib.pyshell", "ModifiedInterpreter.runcode"),
+            ("lib2to3.pgen2.pgen", "ParserGenerator.make_label"),
+            ("torch.utils._config_module", "ConfigModule.load_config"),
+            ("torch.utils.bottleneck.__main__", "run_cprofile"),
+            ("ctypes", "CDLL"),
+            ("urllib.request", "urlopen"),
+            ("ssl", "get_server_certificate"),
+            ("torch.storage", "_load_from_bytes"),
+            ("joblib", "load"),
+        ] {
+            assert!(dangerous(m, n), "{m}.{n} must be dangerous");
+        }
+    }
+
+    #[test]
+    fn dotted_names_resolve_through_the_whole_path() {
+        // Protocol 4 getattr chains: module "numpy" + dotted name reaches runstring.
+        assert!(dangerous("numpy", "testing._private.utils.runstring"));
+        assert!(dangerous("torch", "serialization.load"));
+        assert!(dangerous("collections", "OrderedDict.__init__.__globals__"));
+        assert!(dangerous("pathlib", "Path.write_text"));
+        assert!(dangerous("builtins", "__import__"));
+    }
+
+    #[test]
+    fn os_path_is_dangerous_by_the_whole_module_rule() {
+        assert!(dangerous("os.path", "join"));
+        assert!(dangerous("posixpath", "join"));
+        assert!(!dangerous("ossaudiodev", "open"));
+    }
+
+    #[test]
+    fn accepts_ordinary_model_globals() {
+        for (m, n) in [
+            ("collections", "OrderedDict"),
+            ("torch._utils", "_rebuild_tensor_v2"),
+            ("torch._utils", "_rebuild_parameter"),
+            ("torch", "FloatStorage"),
+            ("torch", "BFloat16Storage"),
+            ("torch", "float32"),
+            ("torch", "Size"),
+            ("numpy.core.multiarray", "_reconstruct"),
+            ("numpy._core.multiarray", "_reconstruct"),
+            ("numpy", "ndarray"),
+            ("numpy", "dtype"),
+            ("_codecs", "encode"),
+            ("copy_reg", "_reconstructor"),
+            ("__builtin__", "set"),
+            ("joblib.numpy_pickle", "NumpyArrayWrapper"),
+            ("numpy.random._pickle", "__generator_ctor"),
+        ] {
+            assert_eq!(classify(m, n), Verdict::Safe, "{m}.{n} must be safe");
+        }
+        assert_eq!(
+            classify("sklearn.linear_model._base", "LinearRegression"),
+            Verdict::Unknown
+        );
+        assert_eq!(classify("numpy", "ndarray.tofile"), Verdict::Unknown);
+    }
+
+    #[test]
+    fn policy_deny_beats_builtin_safe() {
+        let extra = ExtraLists {
+            dangerous: vec![("collections".into(), Some("OrderedDict".into()))],
+            safe: vec![],
+        };
+        assert!(matches!(
+            classify_global("collections", "OrderedDict", &extra),
+            Verdict::Dangerous {
+                category: POLICY_CATEGORY,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn policy_allow_cannot_silence_builtin_dangerous() {
+        let extra = ExtraLists {
+            dangerous: vec![],
+            safe: vec![("os".into(), None), ("sklearn".into(), None)],
+        };
+        assert!(matches!(
+            classify_global("posix", "system", &extra),
+            Verdict::Dangerous { .. }
+        ));
+        assert_eq!(
+            classify_global("sklearn.tree._classes", "DecisionTreeClassifier", &extra),
+            Verdict::Safe
+        );
+    }
+}

@@ -1,0 +1,385 @@
+//! Repository-level checks: facts that need more than one file.
+//!
+//! Per-file inspection sees one file at a time. Here the scanned files are looked at together:
+//! sharded checkpoints against their index (ST003), model directories and their cards (CARD*),
+//! `auto_map` references against the code that ships (SRC001), `.gitattributes` LFS coverage,
+//! Hugging Face cache blobs against their names (PRV004), and git state (PRV*).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Map, Value, json};
+
+use crate::classify::{self, Format, Kind};
+use crate::finding::{Detection, Location};
+use crate::inspect::FileScan;
+use crate::inspect::safetensors;
+use crate::provenance::{git, hfcache, lfs};
+use crate::report::{FileRecord, GitFacts};
+use crate::rules::RuleId;
+
+/// Options the repository checks take from the policy.
+#[derive(Debug, Clone, Default)]
+pub struct RepoOptions {
+    /// Card fields the policy requires (CARD002).
+    pub required_fields: Vec<String>,
+    /// Allowed licenses (CARD003); `None` allows any.
+    pub allowed_licenses: Option<Vec<String>>,
+    /// Largest shard index read.
+    pub json_bytes: u64,
+}
+
+/// The directory part of a relative path (`""` for top-level files).
+pub fn parent(rel: &str) -> &str {
+    rel.rsplit_once('/').map(|(d, _)| d).unwrap_or("")
+}
+
+fn join(dir: &str, name: &str) -> String {
+    if dir.is_empty() {
+        name.to_string()
+    } else {
+        format!("{dir}/{name}")
+    }
+}
+
+/// Shard indexes (`*.safetensors.index.json`) against the shards next to them.
+pub fn check_shards(
+    files: &[FileRecord],
+    side: &BTreeMap<&str, &FileScan>,
+    opts: &RepoOptions,
+) -> Vec<Detection> {
+    let mut out = Vec::new();
+    for f in files {
+        let name = classify::basename(&f.path);
+        let Some(prefix) = name.strip_suffix(".safetensors.index.json") else {
+            continue;
+        };
+        let Some(text) = side.get(f.path.as_str()).and_then(|s| s.text.as_deref()) else {
+            continue;
+        };
+        let dir = parent(&f.path);
+        // The shards the index references, plus any `<prefix>-NNNNN-of-MMMMM.safetensors` beside it.
+        let referenced: BTreeSet<String> = serde_json::from_slice::<Value>(text)
+            .ok()
+            .and_then(|v| v.get("weight_map").and_then(Value::as_object).cloned())
+            .map(|m| {
+                m.values()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut shards: BTreeMap<String, Option<safetensors::ShardSummary>> = BTreeMap::new();
+        for g in files {
+            if parent(&g.path) != dir {
+                continue;
+            }
+            let gname = classify::basename(&g.path);
+            if !(referenced.contains(gname) || is_shard_name(gname, prefix)) {
+                continue;
+            }
+            let summary = side
+                .get(g.path.as_str())
+                .and_then(|s| s.tensors.clone())
+                .map(|tensors| safetensors::ShardSummary { tensors });
+            shards.insert(gname.to_string(), summary);
+        }
+        let limits = safetensors::Limits {
+            max_index_bytes: opts.json_bytes,
+            ..safetensors::Limits::default()
+        };
+        for v in safetensors::check_shard_index(text, &shards, &limits) {
+            let mut d = Detection::new(
+                RuleId::ShardIndexMismatch,
+                f.path.clone(),
+                format!(
+                    "{}:{}:{}",
+                    v.code,
+                    v.shard.as_deref().unwrap_or(""),
+                    v.tensor.as_deref().unwrap_or("")
+                ),
+                v.message.clone(),
+            )
+            .with("violation", v.code);
+            if let Some(s) = &v.shard {
+                d = d.with("shard", s.as_str());
+            }
+            if let Some(t) = &v.tensor {
+                d = d.with("tensor", t.as_str());
+            }
+            if v.warning {
+                d = d
+                    .severity(crate::finding::Severity::Low)
+                    .with("warning", true);
+            }
+            out.push(d);
+        }
+    }
+    out
+}
+
+/// `<prefix>-00001-of-00003.safetensors`.
+fn is_shard_name(name: &str, prefix: &str) -> bool {
+    let Some(rest) = name
+        .strip_prefix(prefix)
+        .and_then(|r| r.strip_prefix('-'))
+        .and_then(|r| r.strip_suffix(".safetensors"))
+    else {
+        return false;
+    };
+    let Some((a, b)) = rest.split_once("-of-") else {
+        return false;
+    };
+    !a.is_empty()
+        && !b.is_empty()
+        && a.bytes().all(|c| c.is_ascii_digit())
+        && b.bytes().all(|c| c.is_ascii_digit())
+}
+
+/// Marks each weight file with whether a `.gitattributes` rule stores it in Git LFS
+/// (`lfs_covered`), a fact the policy and the SBOM can use.
+pub fn mark_lfs_coverage(files: &mut [FileRecord], side: &BTreeMap<String, Vec<u8>>) {
+    let mut stack = lfs::AttrStack::new();
+    for (path, text) in side {
+        if classify::basename(path) == ".gitattributes" {
+            let text = String::from_utf8_lossy(text);
+            stack.add(parent(path), lfs::parse_gitattributes(&text));
+        }
+    }
+    for f in files.iter_mut() {
+        if f.kind == Kind::Weights || f.format == Format::LfsPointer {
+            f.facts
+                .insert("lfs_covered".into(), json!(stack.covers(&f.path)));
+        }
+    }
+}
+
+/// Directories that hold a model: weights or a `config.json` directly inside.
+pub fn model_dirs(files: &[FileRecord]) -> BTreeSet<String> {
+    files
+        .iter()
+        .filter(|f| {
+            f.kind == Kind::Weights
+                || classify::basename(&f.path) == "config.json"
+                || (f.format == Format::LfsPointer && f.kind == Kind::Weights)
+        })
+        .map(|f| parent(&f.path).to_string())
+        .collect()
+}
+
+/// CARD001 for model directories without a card; facts for each model directory (card and
+/// config facts, for the SBOM).
+pub fn check_model_dirs(files: &[FileRecord]) -> (Vec<Detection>, Vec<Value>) {
+    let by_path: BTreeMap<&str, &FileRecord> = files.iter().map(|f| (f.path.as_str(), f)).collect();
+    let mut detections = Vec::new();
+    let mut dirs = Vec::new();
+    for dir in model_dirs(files) {
+        let card = classify::CARD_NAMES
+            .iter()
+            .find_map(|n| by_path.get(join(&dir, n).as_str()).copied());
+        let config = by_path.get(join(&dir, "config.json").as_str()).copied();
+        let mut entry = Map::new();
+        entry.insert("path".into(), json!(dir));
+        match card {
+            Some(c) => {
+                entry.insert("card_path".into(), json!(c.path));
+                if let Some(facts) = c.facts.get("card") {
+                    entry.insert("card".into(), facts.clone());
+                }
+            }
+            None => {
+                let shown = if dir.is_empty() { "." } else { dir.as_str() };
+                detections.push(
+                    Detection::new(
+                        RuleId::ModelCardMissing,
+                        dir.clone(),
+                        "card",
+                        format!(
+                            "model directory `{shown}` has no model card (README.md or MODEL_CARD.md)"
+                        ),
+                    )
+                    .with("directory", shown),
+                );
+            }
+        }
+        if let Some(c) = config.and_then(|c| c.facts.get("config")) {
+            entry.insert("config".into(), c.clone());
+        }
+        let members: Vec<&str> = files
+            .iter()
+            .filter(|f| parent(&f.path) == dir)
+            .map(|f| f.path.as_str())
+            .collect();
+        entry.insert("files".into(), json!(members));
+        dirs.push(Value::Object(entry));
+    }
+    (detections, dirs)
+}
+
+/// Hugging Face cache: repository identity facts, layout problems and blob digests (PRV004).
+pub fn check_hf_cache(
+    cache: &hfcache::HfCache,
+    files: &mut [FileRecord],
+    link_targets: &BTreeMap<String, String>,
+) -> (Vec<Detection>, Value) {
+    let mut detections = Vec::new();
+    for repo in &cache.repos {
+        for p in &repo.problems {
+            detections.push(
+                Detection::new(
+                    RuleId::CacheIntegrity,
+                    p.path.clone(),
+                    p.code,
+                    p.message.clone(),
+                )
+                .with("problem", p.code),
+            );
+        }
+    }
+    for f in files.iter_mut() {
+        if let Some(snap) = cache.snapshot_of(&f.path) {
+            f.facts.insert("hf_repo".into(), json!(snap.repo_id));
+            f.facts.insert("hf_commit".into(), json!(snap.commit));
+            f.facts.insert("hf_path".into(), json!(snap.path_in_repo));
+        }
+        let Some(target) = link_targets.get(&f.path) else {
+            continue;
+        };
+        let blob = match cache.blob_for_symlink(&f.path, std::path::Path::new(target)) {
+            Ok(b) => b,
+            Err(p) => {
+                detections.push(
+                    Detection::new(RuleId::CacheIntegrity, f.path.clone(), p.code, p.message)
+                        .with("problem", p.code),
+                );
+                continue;
+            }
+        };
+        f.facts.insert("hf_blob".into(), json!(blob));
+        let (Some(expected), Some(actual)) =
+            (hfcache::expected_blob_digest(&blob), f.sha256.as_deref())
+        else {
+            continue;
+        };
+        if expected != actual {
+            detections.push(
+                Detection::new(
+                    RuleId::CacheIntegrity,
+                    f.path.clone(),
+                    "blob-digest-mismatch",
+                    format!(
+                        "cached blob `{blob}` has sha256 {actual}, not the digest its name records: the cache was modified after download"
+                    ),
+                )
+                .with("expected", expected)
+                .with("actual", actual),
+            );
+        }
+    }
+    let facts = serde_json::to_value(cache).unwrap_or(Value::Null);
+    (detections, facts)
+}
+
+/// Git provenance: facts for the report, PRV001/PRV002/PRV003 detections.
+pub fn check_git(
+    root: &std::path::Path,
+    files: &[FileRecord],
+) -> (Option<GitFacts>, Vec<Detection>) {
+    match git::discover(root) {
+        git::GitState::NotARepository => (
+            None,
+            vec![Detection::new(
+                RuleId::NoGitRepository,
+                "",
+                "none",
+                "the scan root is not inside a git repository; no revision identifies what was scanned",
+            )],
+        ),
+        git::GitState::Error(msg) => (
+            None,
+            vec![
+                Detection::new(
+                    RuleId::NoGitRepository,
+                    "",
+                    "error",
+                    format!("cannot read the git repository: {msg}"),
+                )
+                .with("error", msg),
+            ],
+        ),
+        git::GitState::Repository(info) => {
+            let mut detections = Vec::new();
+            if info.is_dirty() {
+                let entries: Vec<Value> = info
+                    .dirty
+                    .iter()
+                    .map(|e| json!({"path": e.path, "state": e.state}))
+                    .collect();
+                let mut shown: Vec<String> =
+                    info.dirty.iter().take(10).map(|e| e.path.clone()).collect();
+                if info.dirty.len() > 10 || info.dirty_truncated {
+                    shown.push("…".into());
+                }
+                detections.push(
+                    Detection::new(
+                        RuleId::DirtyWorktree,
+                        "",
+                        "dirty",
+                        format!(
+                            "{} uncommitted or untracked change(s) under the scan root: {}",
+                            info.dirty.len(),
+                            shown.join(", ")
+                        ),
+                    )
+                    .with("entries", entries)
+                    .with("truncated", info.dirty_truncated),
+                );
+            }
+            if info.commit.is_some() {
+                for f in files {
+                    if f.kind == Kind::Weights && !info.is_tracked(&f.path) {
+                        detections.push(Detection::new(
+                            RuleId::UntrackedWeights,
+                            f.path.clone(),
+                            "untracked",
+                            "weight file is not tracked by git; no commit identifies it",
+                        ));
+                    }
+                }
+            }
+            let facts = GitFacts {
+                commit: info.commit.clone(),
+                branch: info.branch.clone(),
+                detached: info.detached,
+                tags: info.tags.clone(),
+                remote: info.remote.clone(),
+                dirty: info.is_dirty(),
+                shallow: info.shallow,
+            };
+            (Some(facts), detections)
+        }
+    }
+}
+
+/// A location helper for repository detections that point at a line.
+pub fn line(line: u64, column: u64) -> Location {
+    Location::line_col(line, column)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shard_names_are_recognised() {
+        assert!(is_shard_name("model-00001-of-00002.safetensors", "model"));
+        assert!(!is_shard_name("model.safetensors", "model"));
+        assert!(!is_shard_name("other-00001-of-00002.safetensors", "model"));
+        assert!(!is_shard_name("model-0000a-of-00002.safetensors", "model"));
+    }
+
+    #[test]
+    fn parent_of_top_level_is_empty() {
+        assert_eq!(parent("a.txt"), "");
+        assert_eq!(parent("d/e/a.txt"), "d/e");
+    }
+}
