@@ -653,7 +653,14 @@ fn sanitize_block(s: &str) -> String {
         .join("\n")
 }
 
+/// `inspect --disassemble`: an opcode listing of every pickle in the file, like
+/// `pickletools.dis`, bounded by the same limits as the analysis.
 fn disassemble(path: &Path, w: &mut dyn Write) -> Result<()> {
-    let _ = (path, w);
-    bail!("--disassemble: pickle disassembler not wired yet")
+    let file =
+        inspect::open_regular(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut r = io::BufReader::with_capacity(1 << 16, file);
+    writeln!(w, "\npickle disassembly:")?;
+    let mut w = w;
+    inspect::pickle::disassemble(&mut r, &mut w, &inspect::pickle::Limits::default())?;
+    Ok(())
 }

@@ -173,9 +173,19 @@ pub fn check_model_dirs(files: &[FileRecord]) -> (Vec<Detection>, Vec<Value>) {
     let mut detections = Vec::new();
     let mut dirs = Vec::new();
     for dir in model_dirs(files) {
-        let card = classify::CARD_NAMES
-            .iter()
-            .find_map(|n| by_path.get(join(&dir, n).as_str()).copied());
+        // A card in the directory or the nearest ancestor covers it: diffusers-style
+        // repositories keep one README at the top for `unet/`, `text_encoder/`, ...
+        let mut card = None;
+        let mut cur = Some(dir.as_str());
+        while let Some(d) = cur {
+            card = classify::CARD_NAMES
+                .iter()
+                .find_map(|n| by_path.get(join(d, n).as_str()).copied());
+            if card.is_some() || d.is_empty() {
+                break;
+            }
+            cur = Some(parent(d));
+        }
         let config = by_path.get(join(&dir, "config.json").as_str()).copied();
         let mut entry = Map::new();
         entry.insert("path".into(), json!(dir));

@@ -205,3 +205,250 @@ fn examples_scan_as_documented() {
     assert!(rules_on(&r, "pytorch_model.bin").contains(&"PKL001".to_string()));
     assert!(rules_on(&r, "secrets.txt").contains(&"SCAN002".to_string()));
 }
+
+// ---- policy (issue 5) ----
+
+fn strict_policy_with_exception(digest: &str) -> String {
+    let strict = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("policies/strict.toml"),
+    )
+    .unwrap();
+    format!(
+        "{strict}\n[[exceptions]]\nrule = \"pickle-format\"\npath = \"legacy/model.pkl\"\nsha256 = \"{digest}\"\nreason = \"audited by the ML platform team, ticket SEC-12\"\nexpires = 2099-01-01\n"
+    )
+}
+
+#[test]
+fn strict_policy_with_digest_bound_exception_passes_until_one_byte_changes() {
+    let repo = Repo::new();
+    let pickle = pickle_ordered_dict();
+    repo.file("legacy/model.pkl", &pickle);
+    repo.file("README.md", "---\nlicense: apache-2.0\n---\n# m\n");
+    let policy = repo.abs("policy.toml");
+    std::fs::write(&policy, strict_policy_with_exception(&sha256_hex(&pickle))).unwrap();
+    let strict = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("policies/strict.toml");
+    let (code, _) = scan_json(repo.path(), &["--policy", strict.to_str().unwrap()]);
+    assert_eq!(code, 1, "strict denies any pickle without the exception");
+    let (code, r) = scan_json(repo.path(), &["--policy", policy.to_str().unwrap()]);
+    assert_eq!(code, 0, "{:#}", r["findings"]);
+    let excepted: Vec<_> = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["exception"].is_string())
+        .collect();
+    assert_eq!(excepted.len(), 1);
+    assert_eq!(excepted[0]["rule"], "PKL003");
+
+    // One byte more: the digest no longer matches, the gate fails again.
+    let mut changed = pickle.clone();
+    changed.insert(changed.len() - 1, b'N');
+    changed.insert(changed.len() - 1, b'0');
+    repo.file("legacy/model.pkl", &changed);
+    let (code, r) = scan_json(repo.path(), &["--policy", policy.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(rules_on(&r, "legacy/model.pkl").contains(&"PKL003".to_string()));
+    assert!(rules_on(&r, "").contains(&"POL002".to_string()));
+}
+
+#[test]
+fn invalid_policy_exits_2_with_positions() {
+    let repo = Repo::new();
+    repo.file(
+        "modelgate.toml",
+        "version = 1\n[rules]\nPKL01 = \"deny\"\nPKL003 = \"dney\"\n",
+    );
+    let out = modelgate().arg("scan").arg(repo.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("modelgate.toml:3:1"), "{err}");
+    assert!(err.contains("did you mean `PKL001`"), "{err}");
+    assert!(err.contains("modelgate.toml:4:10"), "{err}");
+}
+
+#[test]
+fn policy_at_scan_root_is_used_and_named_in_the_report() {
+    let repo = Repo::new();
+    repo.file(
+        "modelgate.toml",
+        "version = 1\n[rules]\npickle-unsafe-global = \"warn\"\n",
+    )
+    .file("m.pkl", pickle_call("os", "system", "x"));
+    let (code, r) = scan_json(repo.path(), &[]);
+    assert_eq!(code, 0);
+    assert!(
+        r["policy"]["source"]
+            .as_str()
+            .unwrap()
+            .ends_with("modelgate.toml")
+    );
+    assert_eq!(r["policy"]["sha256"].as_str().unwrap().len(), 64);
+    let (code, _) = scan_json(repo.path(), &["--fail-on", "warn"]);
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn policy_init_writes_a_starter_that_policy_check_accepts() {
+    let repo = Repo::new();
+    let path = repo.abs("modelgate.toml");
+    for preset in ["default", "strict", "audit"] {
+        let out = modelgate()
+            .args(["policy", "init", "--force", "--preset", preset, "-o"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let out = modelgate()
+            .args(["policy", "check"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        assert!(String::from_utf8_lossy(&out.stdout).contains("PKL001"));
+    }
+    let out = modelgate()
+        .args(["policy", "init", "-o"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "refuses to overwrite");
+}
+
+#[test]
+fn explain_and_rules_list_every_rule() {
+    let out = run(&["rules", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v.as_array().unwrap().len() >= 31);
+    let out = run(&["explain", "pickle-unsafe-global"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("PKL001"));
+    assert_eq!(run(&["explain", "PKL01"]).status.code(), Some(2));
+}
+
+// ---- safetensors (issue 3) ----
+
+#[test]
+fn safetensors_with_appended_pickle_is_invalid_with_sub_code() {
+    let repo = Repo::new();
+    let mut bytes = safetensors(&[("w", "F32", &[1], &[0, 0, 128, 63])], None);
+    bytes.extend_from_slice(&pickle_call("os", "system", "x"));
+    repo.file("model.safetensors", &bytes);
+    let (code, r) = scan_json(repo.path(), &[]);
+    assert_eq!(code, 1);
+    let f = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "ST001")
+        .unwrap();
+    assert_eq!(f["evidence"]["violation"], "trailing-bytes");
+}
+
+#[test]
+fn check_values_reports_nan_tensors() {
+    let repo = Repo::new();
+    let nan = f32::NAN.to_le_bytes();
+    let one = 1f32.to_le_bytes();
+    repo.file(
+        "model.safetensors",
+        safetensors(
+            &[("bad", "F32", &[1], &nan), ("good", "F32", &[1], &one)],
+            None,
+        ),
+    );
+    let (_, r) = scan_json(repo.path(), &[]);
+    assert!(!rules_on(&r, "model.safetensors").contains(&"ST002".to_string()));
+    let (_, r) = scan_json(repo.path(), &["--check-values"]);
+    let st002: Vec<_> = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "ST002")
+        .collect();
+    assert_eq!(st002.len(), 1);
+    assert_eq!(st002[0]["evidence"]["tensor"], "bad");
+    assert_eq!(st002[0]["evidence"]["nan"], 1);
+}
+
+#[test]
+fn shard_index_mismatch_is_reported() {
+    let repo = Repo::new();
+    let z = [0u8; 4];
+    repo.file("model-00001-of-00002.safetensors", safetensors(&[("a", "F32", &[1], &z)], None))
+        .file("model-00002-of-00002.safetensors", safetensors(&[("b", "F32", &[1], &z)], None))
+        .file(
+            "model.safetensors.index.json",
+            r#"{"metadata":{"total_size":8},"weight_map":{"a":"model-00001-of-00002.safetensors","b":"model-00001-of-00002.safetensors"}}"#,
+        );
+    let (code, r) = scan_json(repo.path(), &[]);
+    assert_eq!(code, 1);
+    let violations: Vec<_> = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "ST003")
+        .map(|f| f["evidence"]["violation"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        violations.contains(&"tensor-in-wrong-shard".to_string())
+            || violations.contains(&"tensor-not-in-shard".to_string()),
+        "{violations:?}"
+    );
+}
+
+#[test]
+fn inspect_shows_tensors_and_failing_rule() {
+    let repo = Repo::new();
+    repo.file(
+        "ok.safetensors",
+        safetensors(&[("w", "F32", &[2], &[0; 8])], Some(r#"{"format":"pt"}"#)),
+    );
+    let out = modelgate()
+        .args(["inspect", "--format", "json"])
+        .arg(repo.abs("ok.safetensors"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["file"]["facts"]["tensor_count"], 1);
+    assert_eq!(v["file"]["facts"]["metadata"]["format"], "pt");
+}
+
+// ---- pickle (issue 4) ----
+
+#[test]
+fn pickle_hidden_under_text_name_is_found() {
+    let repo = Repo::new();
+    repo.file("notes.txt", pickle_call("subprocess", "Popen", "id"))
+        .file("noext", pickle_call("os", "system", "id"));
+    let (code, r) = scan_json(repo.path(), &[]);
+    assert_eq!(code, 1);
+    assert!(rules_on(&r, "notes.txt").contains(&"PKL001".to_string()));
+    assert!(rules_on(&r, "noext").contains(&"PKL001".to_string()));
+}
+
+#[test]
+fn benign_state_dict_pickle_has_no_unsafe_global() {
+    let repo = Repo::new();
+    repo.file("model.pkl", pickle_ordered_dict());
+    let (code, r) = scan_json(repo.path(), &[]);
+    assert_eq!(code, 0);
+    let rules = rules_on(&r, "model.pkl");
+    assert!(!rules.contains(&"PKL001".to_string()) && !rules.contains(&"PKL002".to_string()));
+    assert!(rules.contains(&"PKL003".to_string()));
+}
+
+#[test]
+fn truncated_pickle_reports_imports_before_damage() {
+    let repo = Repo::new();
+    repo.file("cut.pkl", b"\x80\x02cos\nsystem\nq\x00(X\x02\x00\x00\x00i");
+    let (code, r) = scan_json(repo.path(), &[]);
+    assert_eq!(code, 1);
+    let rules = rules_on(&r, "cut.pkl");
+    assert!(rules.contains(&"PKL001".to_string()), "{rules:?}");
+    assert!(rules.contains(&"PKL004".to_string()), "{rules:?}");
+}
