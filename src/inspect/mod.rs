@@ -6,9 +6,14 @@
 //! pure functions of the bytes (under [`Limits`]); they record facts and detections and never
 //! execute anything.
 
+pub mod archive;
+pub mod compress;
+pub mod numpy;
 pub mod pickle;
 pub mod read;
 pub mod safetensors;
+pub mod tar;
+pub mod zip;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
@@ -339,6 +344,22 @@ fn dispatch(
         Format::Pickle | Format::PytorchLegacy => {
             inspect_pickle_stream(ctx, r, None)?;
             pickle_format(ctx.rel, sniffed)
+        }
+        Format::Zip => archive::inspect_zip(ctx, r, size),
+        Format::Tar => archive::inspect_tar(ctx, r, None, 0),
+        Format::Numpy => {
+            archive::inspect_npy(ctx, r, None, Some(size))?;
+            Format::Numpy
+        }
+        Format::Gzip | Format::Bzip2 | Format::Xz | Format::Zlib => match compress::sniff(head) {
+            Some(kind) => archive::inspect_compressed(ctx, r, kind, sniffed, None, 0)?,
+            None => sniffed,
+        },
+        Format::Unknown
+            if matches!(classify::extension(ctx.rel).as_str(), "joblib" | "lzma" | "pkl")
+                && compress::sniff(head) == Some(compress::Compression::Lzma) =>
+        {
+            archive::inspect_compressed(ctx, r, compress::Compression::Lzma, Format::Lzma, None, 0)?
         }
         Format::Text | Format::Unknown if pickle::looks_like_pickle(head) => {
             // A protocol 0/1 pickle hiding under any name: pickle.load reads it all the same.

@@ -1,0 +1,292 @@
+//! Containers: zip archives (PyTorch, TorchScript, Keras v3, npz), tar archives, compressed
+//! streams (joblib's zlib/gzip/bz2/xz/lzma) and NumPy arrays, walked recursively to a bounded depth.
+//!
+//! Every member is identified by its content, not its name, because `torch.load` and
+//! `pickle.load` do not care what a member is called: a pickle named `weights.txt` inside a zip
+//! is still found. Problems of the container itself (CRC, directory mismatches, bombs) are
+//! `ARC001`; what the members hold goes through the same inspectors as top-level files.
+
+use std::io::{self, BufRead, Read};
+
+use serde_json::json;
+
+use super::{Ctx, compress, inspect_pickle_stream, numpy, pickle, read, tar, zip};
+use crate::classify::{self, Format};
+use crate::finding::Location;
+use crate::rules::RuleId;
+
+/// How many member names a file's facts list (the rest are counted).
+const MAX_LISTED_MEMBERS: usize = 1000;
+
+fn zip_limits(ctx: &Ctx<'_>) -> zip::Limits {
+    let l = &ctx.cfg.limits;
+    zip::Limits {
+        max_members: usize::try_from(l.archive_members).unwrap_or(usize::MAX),
+        max_member_bytes: l.archive_member_bytes,
+        max_total_bytes: l.archive_total_bytes,
+        max_ratio: l.archive_ratio,
+        max_depth: u32::try_from(l.archive_depth).unwrap_or(u32::MAX),
+        ..zip::Limits::default()
+    }
+}
+
+fn tar_limits(ctx: &Ctx<'_>) -> tar::Limits {
+    let l = &ctx.cfg.limits;
+    tar::Limits {
+        max_members: usize::try_from(l.archive_members).unwrap_or(usize::MAX),
+        max_member_bytes: l.archive_member_bytes,
+        max_total_bytes: l.archive_total_bytes,
+        max_depth: u32::try_from(l.archive_depth).unwrap_or(u32::MAX),
+        ..tar::Limits::default()
+    }
+}
+
+fn compress_limits(ctx: &Ctx<'_>) -> compress::Limits {
+    let l = &ctx.cfg.limits;
+    compress::Limits {
+        max_decompressed: l.archive_member_bytes,
+        max_ratio: l.archive_ratio,
+        ..compress::Limits::default()
+    }
+}
+
+/// `outer!inner` naming for nested members.
+fn nest(parent: Option<&str>, name: &str) -> String {
+    match parent {
+        Some(p) => format!("{p}!{name}"),
+        None => name.to_string(),
+    }
+}
+
+fn archive_problem(ctx: &mut Ctx<'_>, p: &zip::Problem, container: Option<&str>) {
+    let member = p.member.as_deref().map(|m| nest(container, m));
+    let loc = Location {
+        offset: p.offset,
+        member: member.clone().or_else(|| container.map(str::to_string)),
+        ..Location::default()
+    };
+    let key = format!(
+        "{}:{}",
+        p.code,
+        member.as_deref().or(container).unwrap_or_default()
+    );
+    let d = ctx.detect(RuleId::ArchiveMalformed, key, p.message.clone(), loc);
+    d.evidence.insert("problem".into(), json!(p.code));
+    if let Some(m) = &member {
+        d.evidence.insert("member".into(), json!(m));
+    }
+}
+
+/// A zip archive at the top level: walks it, refines the format from its layout.
+pub fn inspect_zip(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> Format {
+    let report = walk_zip(ctx, r, size, None, 0);
+    let layout = zip::classify_pytorch(&report.members);
+    let (format, layout_name) = match &layout {
+        Some(zip::Layout::PyTorch(t)) if t.torchscript => (Format::Torchscript, "torchscript"),
+        Some(zip::Layout::PyTorch(_)) => (Format::PytorchZip, "pytorch"),
+        Some(zip::Layout::Keras { .. }) => (Format::Keras, "keras"),
+        Some(zip::Layout::Npz { .. }) => (Format::Npz, "npz"),
+        None => (Format::Zip, "zip"),
+    };
+    ctx.fact("archive_layout", layout_name);
+    if let Some(zip::Layout::PyTorch(t)) = &layout {
+        if !t.unexpected.is_empty() {
+            let listed: Vec<&String> = t.unexpected.iter().take(MAX_LISTED_MEMBERS).collect();
+            ctx.fact("archive_unexpected_members", json!(listed));
+        }
+    }
+    format
+}
+
+/// Walks a zip stream; members are inspected by content. Returns the walker's report after
+/// recording its problems as ARC001.
+fn walk_zip(
+    ctx: &mut Ctx<'_>,
+    r: &mut dyn BufRead,
+    size: u64,
+    container: Option<&str>,
+    depth: u32,
+) -> zip::ZipReport {
+    let limits = zip_limits(ctx);
+    let report = zip::walk(r, size, depth, &limits, &mut |m, stream| {
+        let name = nest(container, &m.name);
+        // A member whose stream stops early (limit, corruption) is already a zip problem.
+        let _ = inspect_member(ctx, stream, &name, Some(m.uncompressed_size), depth + 1);
+    });
+    for p in &report.problems {
+        archive_problem(ctx, p, container);
+    }
+    if container.is_none() {
+        ctx.fact("archive_members", report.members.len() as u64);
+        let names: Vec<&str> = report
+            .members
+            .iter()
+            .take(MAX_LISTED_MEMBERS)
+            .map(|m| m.name.as_str())
+            .collect();
+        ctx.fact("archive_member_names", json!(names));
+        if report.prefix_bytes > 0 {
+            ctx.fact("archive_prefix_bytes", report.prefix_bytes);
+        }
+    }
+    report
+}
+
+/// A tar archive (also the oldest tar-based PyTorch format).
+pub fn inspect_tar(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, container: Option<&str>, depth: u32) -> Format {
+    let limits = tar_limits(ctx);
+    let report = tar::walk(r, depth, &limits, &mut |m, stream| {
+        let name = nest(container, &m.name);
+        let _ = inspect_member(ctx, stream, &name, Some(m.size), depth + 1);
+    });
+    for p in &report.problems {
+        archive_problem(ctx, p, container);
+    }
+    if container.is_none() {
+        ctx.fact("archive_members", report.members.len() as u64);
+        let names: Vec<&str> = report
+            .members
+            .iter()
+            .take(MAX_LISTED_MEMBERS)
+            .map(|m| m.name.as_str())
+            .collect();
+        ctx.fact("archive_member_names", json!(names));
+    }
+    if report.legacy_pytorch {
+        Format::PytorchTar
+    } else {
+        Format::Tar
+    }
+}
+
+/// A compressed stream: decompress within limits and inspect what is inside. Returns the format
+/// of the content (`joblib` for a compressed pickle under a joblib/pickle name).
+pub fn inspect_compressed(
+    ctx: &mut Ctx<'_>,
+    r: &mut dyn BufRead,
+    kind: compress::Compression,
+    outer: Format,
+    container: Option<&str>,
+    depth: u32,
+) -> io::Result<Format> {
+    let limits = compress_limits(ctx);
+    let mut dec = compress::decompressor(kind, r, &limits);
+    let label = nest(container, "(decompressed)");
+    let inner = inspect_member(ctx, &mut dec, &label, None, depth + 1);
+    // Drain so the problem (bomb, truncation) is known even if the inner inspector stopped early.
+    let _ = io::copy(&mut (&mut dec).take(u64::MAX), &mut io::sink());
+    if let Some(p) = dec.problem() {
+        archive_problem(ctx, p, container.or(Some(&label)));
+    }
+    if container.is_none() {
+        ctx.fact("compression", outer.as_str());
+        ctx.fact("decompressed_bytes", dec.bytes_out());
+    }
+    let inner = inner.unwrap_or(Format::Unknown);
+    let ext = classify::extension(ctx.rel);
+    Ok(match inner {
+        Format::Pickle if matches!(ext.as_str(), "joblib" | "pkl" | "pickle" | "z" | "gz" | "bz2" | "xz" | "lzma") => Format::Joblib,
+        _ => outer,
+    })
+}
+
+/// A NumPy `.npy` stream: header facts; an object dtype means a pickle follows.
+pub fn inspect_npy(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, member: Option<&str>, size: Option<u64>) -> io::Result<()> {
+    let limits = numpy::Limits::default();
+    let header = match numpy::read_header(r, &limits) {
+        Ok(h) => h,
+        Err(p) => {
+            let loc = Location {
+                offset: p.offset,
+                member: member.map(str::to_string),
+                ..Location::default()
+            };
+            let key = format!("npy:{}:{}", p.code, member.unwrap_or_default());
+            let d = ctx.detect(
+                RuleId::FormatMismatch,
+                key,
+                format!("malformed .npy header: {}", p.message),
+                loc,
+            );
+            d.evidence.insert("problem".into(), json!(p.code));
+            return Ok(());
+        }
+    };
+    if member.is_none() {
+        ctx.fact("npy_dtype", header.dtype.as_str());
+        ctx.fact("npy_shape", json!(header.shape));
+        ctx.fact("npy_fortran_order", header.fortran_order);
+        if let Some(b) = header.data_bytes {
+            ctx.fact("data_bytes", b);
+        }
+    }
+    if header.has_object_dtype {
+        // np.load(allow_pickle=True) unpickles what follows the header.
+        if member.is_none() {
+            ctx.fact("npy_object_dtype", true);
+        }
+        inspect_pickle_stream(ctx, r, member)?;
+    } else if let Some(total) = size {
+        if let Some(p) = numpy::check_size(&header, total) {
+            let d = ctx.detect(
+                RuleId::FormatMismatch,
+                format!("npy:{}:{}", p.code, member.unwrap_or_default()),
+                format!("inconsistent .npy file: {}", p.message),
+                Location {
+                    offset: p.offset,
+                    member: member.map(str::to_string),
+                    ..Location::default()
+                },
+            );
+            d.evidence.insert("problem".into(), json!(p.code));
+        }
+    }
+    Ok(())
+}
+
+/// Inspects one member stream by content. Returns the member's format.
+pub fn inspect_member(
+    ctx: &mut Ctx<'_>,
+    r: &mut dyn BufRead,
+    name: &str,
+    size: Option<u64>,
+    depth: u32,
+) -> io::Result<Format> {
+    let (head, mut replay) = read::peek(r, 4096)?;
+    let size_hint = size.unwrap_or(u64::MAX);
+    let sniffed = classify::sniff(&head, size_hint.max(head.len() as u64));
+    let format = match sniffed {
+        Format::Pickle | Format::PytorchLegacy => {
+            inspect_pickle_stream(ctx, &mut replay, Some(name))?;
+            sniffed
+        }
+        Format::Zip => {
+            walk_zip(ctx, &mut replay, size.unwrap_or(u64::MAX), Some(name), depth);
+            Format::Zip
+        }
+        Format::Tar => inspect_tar(ctx, &mut replay, Some(name), depth),
+        Format::Numpy => {
+            inspect_npy(ctx, &mut replay, Some(name), size)?;
+            Format::Numpy
+        }
+        Format::Gzip | Format::Bzip2 | Format::Xz | Format::Zlib => {
+            match compress::sniff(&head) {
+                Some(kind) => {
+                    inspect_compressed(ctx, &mut replay, kind, sniffed, Some(name), depth)?
+                }
+                None => sniffed,
+            }
+        }
+        _ if pickle::looks_like_pickle(&head) => {
+            inspect_pickle_stream(ctx, &mut replay, Some(name))?;
+            Format::Pickle
+        }
+        Format::Unknown => match compress::sniff(&head) {
+            // lzma-alone (joblib `.lzma`) has no magic of its own; compress sniffs its header.
+            Some(kind) => inspect_compressed(ctx, &mut replay, kind, Format::Lzma, Some(name), depth)?,
+            None => Format::Unknown,
+        },
+        other => other,
+    };
+    Ok(format)
+}

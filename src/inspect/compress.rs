@@ -1,0 +1,846 @@
+//! Bounded decompression of single-file compressed streams.
+//!
+//! joblib dumps (`model.joblib`, `.pkl.z`, `.pkl.gz`, ...) and hand-rolled checkpoints wrap a
+//! pickle in zlib, gzip, bz2, xz or legacy lzma. A scanner that only looks at the first bytes
+//! sees compressed noise and misses the pickle inside, so this module recognises those wrappers
+//! from their headers and yields the decompressed bytes as a `BufRead` for the pickle reader.
+//! Decompression is capped in absolute size and in expansion ratio (decompression bombs), and
+//! concatenated streams are followed the way Python's `gzip`/`bz2`/`zlib`-based readers follow
+//! them, because a second stream appended after the first is content the loader unpickles too.
+//!
+//! xz and lzma are decoded with `lzma-rs`, whose decoder pushes its output instead of being
+//! pulled; their output is therefore buffered in memory up to `Limits::max_lzma_buffer` (joblib
+//! files in these formats are rare and a cut is reported, not hidden).
+
+use std::cell::Cell;
+use std::io::{self, BufRead, Read, Write};
+use std::rc::Rc;
+
+use bzip2::bufread::BzDecoder;
+use flate2::bufread::{GzDecoder, ZlibDecoder};
+
+use super::zip::Problem;
+
+/// A recognised compression wrapper.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compression {
+    /// gzip (RFC 1952), possibly several members.
+    Gzip,
+    /// zlib (RFC 1950), as written by joblib's default compressor.
+    Zlib,
+    /// bzip2, possibly several streams.
+    Bzip2,
+    /// xz container.
+    Xz,
+    /// Legacy `.lzma` ("lzma-alone") as written by joblib's `lzma` compressor.
+    Lzma,
+}
+
+impl Compression {
+    /// Stable lowercase name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::Gzip => "gzip",
+            Compression::Zlib => "zlib",
+            Compression::Bzip2 => "bzip2",
+            Compression::Xz => "xz",
+            Compression::Lzma => "lzma",
+        }
+    }
+}
+
+/// Caps for decompression.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Most decompressed bytes produced.
+    pub max_decompressed: u64,
+    /// Highest decompressed/compressed ratio tolerated once `ratio_min_bytes` were produced.
+    pub max_ratio: u64,
+    /// Output size below which the ratio is not judged.
+    pub ratio_min_bytes: u64,
+    /// Most concatenated streams followed.
+    pub max_streams: usize,
+    /// Most bytes of xz/lzma output held in memory.
+    pub max_lzma_buffer: usize,
+    /// Largest lzma dictionary allocated.
+    pub max_lzma_dict: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_decompressed: 32 << 30,
+            max_ratio: 250,
+            ratio_min_bytes: 1 << 20,
+            max_streams: 64,
+            max_lzma_buffer: 256 << 20,
+            max_lzma_dict: 256 << 20,
+        }
+    }
+}
+
+/// Recognises a compression wrapper from a file's first bytes (13 are enough for all).
+pub fn sniff(head: &[u8]) -> Option<Compression> {
+    if head.starts_with(b"\x1f\x8b\x08") && head.get(3).is_none_or(|f| f & 0xe0 == 0) {
+        return Some(Compression::Gzip);
+    }
+    if head.starts_with(b"\xfd7zXZ\x00") {
+        return Some(Compression::Xz);
+    }
+    if is_bzip2(head) {
+        return Some(Compression::Bzip2);
+    }
+    if let [0x78, flg, ..] = head
+        && (0x7800u16 | u16::from(*flg)).is_multiple_of(31)
+        && flg & 0x20 == 0
+    {
+        return Some(Compression::Zlib);
+    }
+    if is_lzma_alone(head) {
+        return Some(Compression::Lzma);
+    }
+    None
+}
+
+fn is_bzip2(head: &[u8]) -> bool {
+    let [b'B', b'Z', b'h', level, rest @ ..] = head else {
+        return false;
+    };
+    (b'1'..=b'9').contains(level)
+        && (rest.len() < 6
+            || rest.starts_with(b"\x31\x41\x59\x26\x53\x59")
+            || rest.starts_with(b"\x17\x72\x45\x38\x50\x90"))
+}
+
+/// lzma-alone has no magic: props byte 0x5d (lc=3 lp=0 pb=2, what every encoder writes),
+/// a dictionary size of the form 2^n or 2^n + 2^(n-1), and an unpacked size that is either
+/// "unknown" (all ones, what Python's streaming encoder writes) or plausible.
+fn is_lzma_alone(head: &[u8]) -> bool {
+    let Some((&[0x5d, d0, d1, d2, d3, s0, s1, s2, s3, s4, s5, s6, s7], _)) =
+        head.split_first_chunk::<13>()
+    else {
+        return false;
+    };
+    let dict = u32::from_le_bytes([d0, d1, d2, d3]);
+    let size = u64::from_le_bytes([s0, s1, s2, s3, s4, s5, s6, s7]);
+    let dict_ok = (4096..=(3 << 29)).contains(&dict) && {
+        let low = dict & dict.wrapping_neg();
+        dict == low || dict == low | (low << 1)
+    };
+    dict_ok && (size == u64::MAX || size < 1 << 40)
+}
+
+/// Counts compressed bytes taken from the source.
+struct Counting<'a> {
+    inner: &'a mut dyn BufRead,
+    n: Rc<Cell<u64>>,
+}
+
+impl Read for Counting<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.n.set(self.n.get().saturating_add(n as u64));
+        Ok(n)
+    }
+}
+
+impl BufRead for Counting<'_> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+    fn consume(&mut self, amt: usize) {
+        self.inner.consume(amt);
+        self.n.set(self.n.get().saturating_add(amt as u64));
+    }
+}
+
+enum Dec<'a> {
+    Gz(Box<GzDecoder<Counting<'a>>>),
+    Zlib(Box<ZlibDecoder<Counting<'a>>>),
+    Bz(Box<BzDecoder<Counting<'a>>>),
+    /// xz/lzma before decoding: the source waits here until the first read.
+    Pending(Counting<'a>),
+    Mem {
+        data: Vec<u8>,
+        pos: usize,
+    },
+    Between(Counting<'a>),
+    Gone,
+}
+
+/// A decompressed view of a compressed stream, capped by [`Limits`].
+///
+/// Reads return an `io::Error` (message `decompression stopped: <code>`) once a cap is hit or
+/// the stream is corrupt; [`Decompressed::problem`] then says what happened. After the last
+/// stream, bytes that are not another stream are reported as `trailing-data` and left unread.
+pub struct Decompressed<'a> {
+    kind: Compression,
+    dec: Dec<'a>,
+    limits: Limits,
+    counter: Rc<Cell<u64>>,
+    buf: Vec<u8>,
+    pos: usize,
+    len: usize,
+    out: u64,
+    streams: usize,
+    problem: Option<Problem>,
+    finished: bool,
+}
+
+/// Wraps `r` (positioned at the compression header) in a bounded decompressor.
+pub fn decompressor<'a>(
+    kind: Compression,
+    r: &'a mut dyn BufRead,
+    limits: &Limits,
+) -> Decompressed<'a> {
+    let counter = Rc::new(Cell::new(0));
+    let src = Counting {
+        inner: r,
+        n: Rc::clone(&counter),
+    };
+    Decompressed {
+        kind,
+        dec: start(kind, src),
+        limits: limits.clone(),
+        counter,
+        buf: vec![0; 64 * 1024],
+        pos: 0,
+        len: 0,
+        out: 0,
+        streams: 1,
+        problem: None,
+        finished: false,
+    }
+}
+
+fn start(kind: Compression, src: Counting<'_>) -> Dec<'_> {
+    match kind {
+        Compression::Gzip => Dec::Gz(Box::new(GzDecoder::new(src))),
+        Compression::Zlib => Dec::Zlib(Box::new(ZlibDecoder::new(src))),
+        Compression::Bzip2 => Dec::Bz(Box::new(BzDecoder::new(src))),
+        Compression::Xz | Compression::Lzma => Dec::Pending(src),
+    }
+}
+
+impl Decompressed<'_> {
+    /// What stopped or spoiled decompression, if anything.
+    pub fn problem(&self) -> Option<&Problem> {
+        self.problem.as_ref()
+    }
+
+    /// Decompressed bytes produced so far.
+    pub fn bytes_out(&self) -> u64 {
+        self.out
+    }
+
+    /// Compressed bytes consumed so far.
+    pub fn bytes_in(&self) -> u64 {
+        self.counter.get()
+    }
+
+    /// Number of concatenated streams started.
+    pub fn streams(&self) -> usize {
+        self.streams
+    }
+
+    /// The wrapper being decoded.
+    pub fn kind(&self) -> Compression {
+        self.kind
+    }
+
+    fn fail(&mut self, code: &'static str, message: String) {
+        let at = self.counter.get();
+        self.problem
+            .get_or_insert(Problem::new(code, message).at(at));
+    }
+
+    fn read_decoder(&mut self) -> io::Result<usize> {
+        let buf = self.buf.as_mut_slice();
+        match &mut self.dec {
+            Dec::Gz(d) => d.read(buf),
+            Dec::Zlib(d) => d.read(buf),
+            Dec::Bz(d) => d.read(buf),
+            Dec::Mem { data, pos } => {
+                let rest = data.get(*pos..).unwrap_or(&[]);
+                let n = rest.len().min(buf.len());
+                if let (Some(dst), Some(src)) = (buf.get_mut(..n), rest.get(..n)) {
+                    dst.copy_from_slice(src);
+                }
+                *pos += n;
+                Ok(n)
+            }
+            Dec::Pending(_) | Dec::Between(_) | Dec::Gone => Ok(0),
+        }
+    }
+
+    /// Runs the push-style lzma-rs decoder into memory, within the caps. The compressed input
+    /// is buffered too (same cap): lzma-rs rejects bytes after the end marker and then drops
+    /// output it still held, so on that error the stream is decoded again, cut where the
+    /// decoder stopped reading.
+    fn decode_lzma(&mut self) {
+        let Dec::Pending(mut src) = std::mem::replace(&mut self.dec, Dec::Gone) else {
+            return;
+        };
+        let name = self.kind.name();
+        let cap = u64::try_from(self.limits.max_lzma_buffer).unwrap_or(u64::MAX);
+        let mut input = Vec::new();
+        if let Err(e) = (&mut src)
+            .take(cap.saturating_add(1))
+            .read_to_end(&mut input)
+        {
+            self.fail(
+                "corrupt-stream",
+                format!("{name} input could not be read: {e}"),
+            );
+        }
+        if input.len() as u64 > cap {
+            input.truncate(self.limits.max_lzma_buffer);
+            self.fail(
+                "limit-lzma-input",
+                format!("{name} input larger than {cap} bytes; only its start is decoded"),
+            );
+        }
+        let mut run = run_lzma(self.kind, &input, &self.limits);
+        if let Err(e) = &run.result
+            && ["after last XZ block", "more bytes are available"]
+                .iter()
+                .any(|m| e.contains(m))
+        {
+            let end = run.consumed.min(input.len());
+            let trailing = input.len() - end;
+            run = run_lzma(self.kind, input.get(..end).unwrap_or(&[]), &self.limits);
+            // A second concatenated stream lands here too and is not decoded.
+            self.fail(
+                "trailing-data",
+                format!("{trailing} bytes after the end of the {name} stream at offset {end} (not decoded)"),
+            );
+        }
+        match (run.hit, run.result) {
+            (Some(code), _) => {
+                let msg = format!("{name} output stopped at {} bytes ({code})", run.data.len());
+                self.fail(code, msg);
+            }
+            (None, Err(e)) => {
+                self.fail(
+                    "corrupt-stream",
+                    format!("{name} stream is corrupt or truncated: {e}"),
+                );
+            }
+            (None, Ok(())) => {}
+        }
+        self.dec = Dec::Mem {
+            data: run.data,
+            pos: 0,
+        };
+    }
+
+    /// After one stream ended: start the next one, or note what follows.
+    fn next_stream(&mut self) -> io::Result<()> {
+        let src = match std::mem::replace(&mut self.dec, Dec::Gone) {
+            Dec::Gz(d) => d.into_inner(),
+            Dec::Zlib(d) => d.into_inner(),
+            Dec::Bz(d) => d.into_inner(),
+            Dec::Between(s) => s,
+            other => {
+                self.dec = other;
+                self.finished = true;
+                return Ok(());
+            }
+        };
+        let mut src = src;
+        if self.kind == Compression::Gzip {
+            // Python's gzip reader skips zero padding between and after members.
+            loop {
+                let buf = src.fill_buf()?;
+                let zeros = buf.iter().take_while(|&&b| b == 0).count();
+                if zeros == 0 {
+                    break;
+                }
+                src.consume(zeros);
+            }
+        }
+        let head = src.fill_buf()?;
+        if head.is_empty() {
+            self.finished = true;
+            return Ok(());
+        }
+        let same = {
+            let mut probe = head.to_vec();
+            probe.truncate(13);
+            sniff(&probe) == Some(self.kind)
+        };
+        if !same {
+            self.finished = true;
+            let msg = format!(
+                "data after the end of {} stream {} at offset {}",
+                self.kind.name(),
+                self.streams,
+                self.counter.get()
+            );
+            self.fail("trailing-data", msg);
+            self.dec = Dec::Between(src);
+            return Ok(());
+        }
+        if self.streams >= self.limits.max_streams {
+            let msg = format!("more than {} concatenated streams", self.limits.max_streams);
+            self.fail("limit-streams", msg);
+            self.dec = Dec::Between(src);
+            return Ok(());
+        }
+        self.streams += 1;
+        self.dec = start(self.kind, src);
+        Ok(())
+    }
+
+    fn refill(&mut self) -> io::Result<()> {
+        if matches!(self.dec, Dec::Pending(_)) {
+            self.decode_lzma();
+        }
+        let n = match self.read_decoder() {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(()),
+            Err(e) => {
+                let code = if e.kind() == io::ErrorKind::UnexpectedEof {
+                    "truncated"
+                } else {
+                    "corrupt-stream"
+                };
+                let msg = format!("{} stream {}: {e}", self.kind.name(), self.streams);
+                self.fail(code, msg);
+                return Ok(());
+            }
+        };
+        if n == 0 {
+            return self.next_stream();
+        }
+        let room = self.limits.max_decompressed.saturating_sub(self.out);
+        let keep = if n as u64 > room {
+            let msg = format!(
+                "more than {} decompressed bytes",
+                self.limits.max_decompressed
+            );
+            self.fail("limit-decompressed", msg);
+            usize::try_from(room).unwrap_or(0)
+        } else {
+            n
+        };
+        self.out = self.out.saturating_add(keep as u64);
+        self.pos = 0;
+        self.len = keep;
+        let input = self.counter.get().max(1);
+        if self.problem.is_none()
+            && self.out > self.limits.ratio_min_bytes
+            && self.out > input.saturating_mul(self.limits.max_ratio)
+        {
+            let msg = format!(
+                "{} bytes from {input} compressed (limit ratio {})",
+                self.out, self.limits.max_ratio
+            );
+            self.fail("bomb", msg);
+        }
+        Ok(())
+    }
+
+    fn stopped(&self) -> bool {
+        // Output already decoded into memory is served even when decoding stopped later.
+        if let Dec::Mem { data, pos } = &self.dec
+            && *pos < data.len()
+        {
+            return false;
+        }
+        self.problem
+            .as_ref()
+            .is_some_and(|p| p.code != "trailing-data")
+    }
+}
+
+impl Read for Decompressed<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = {
+            let avail = self.fill_buf()?;
+            let n = avail.len().min(buf.len());
+            if let (Some(dst), Some(src)) = (buf.get_mut(..n), avail.get(..n)) {
+                dst.copy_from_slice(src);
+            }
+            n
+        };
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl BufRead for Decompressed<'_> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        while self.pos >= self.len && !self.finished && !self.stopped() {
+            self.refill()?;
+        }
+        if self.pos >= self.len
+            && self.stopped()
+            && let Some(p) = &self.problem
+        {
+            return Err(io::Error::other(format!(
+                "decompression stopped: {}",
+                p.code
+            )));
+        }
+        Ok(self.buf.get(self.pos..self.len).unwrap_or(&[]))
+    }
+
+    fn consume(&mut self, amt: usize) {
+        self.pos = self.pos.saturating_add(amt).min(self.len);
+    }
+}
+
+/// Output of one lzma-rs run.
+struct LzmaRun {
+    data: Vec<u8>,
+    hit: Option<&'static str>,
+    result: Result<(), String>,
+    consumed: usize,
+}
+
+fn run_lzma(kind: Compression, input: &[u8], limits: &Limits) -> LzmaRun {
+    let mut sink = Sink {
+        data: Vec::new(),
+        cap: u64::try_from(limits.max_lzma_buffer)
+            .unwrap_or(u64::MAX)
+            .min(limits.max_decompressed),
+        compressed: input.len() as u64,
+        max_ratio: limits.max_ratio,
+        ratio_min: limits.ratio_min_bytes,
+        hit: None,
+    };
+    let mut cursor = io::Cursor::new(input);
+    let result = match kind {
+        Compression::Xz => lzma_rs::xz_decompress(&mut cursor, &mut sink),
+        _ => {
+            let opts = lzma_rs::decompress::Options {
+                memlimit: Some(limits.max_lzma_dict),
+                ..Default::default()
+            };
+            lzma_rs::lzma_decompress_with_options(&mut cursor, &mut sink, &opts)
+        }
+    };
+    LzmaRun {
+        data: sink.data,
+        hit: sink.hit,
+        result: result.map_err(|e| e.to_string()),
+        consumed: usize::try_from(cursor.position()).unwrap_or(usize::MAX),
+    }
+}
+
+/// Output sink for the push-style lzma decoders: refuses bytes past the caps.
+struct Sink {
+    data: Vec<u8>,
+    cap: u64,
+    compressed: u64,
+    max_ratio: u64,
+    ratio_min: u64,
+    hit: Option<&'static str>,
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let have = self.data.len() as u64;
+        let room = usize::try_from(self.cap.saturating_sub(have)).unwrap_or(usize::MAX);
+        if buf.len() > room {
+            self.data.extend_from_slice(buf.get(..room).unwrap_or(&[]));
+            self.hit = Some("limit-decompressed");
+            return Err(io::Error::other("decompressed size limit"));
+        }
+        self.data.extend_from_slice(buf);
+        let out = self.data.len() as u64;
+        if out > self.ratio_min && out > self.compressed.max(1).saturating_mul(self.max_ratio) {
+            self.hit = Some("bomb");
+            return Err(io::Error::other("compression ratio limit"));
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A joblib-like payload: a pickle followed by raw array bytes.
+    fn payload() -> Vec<u8> {
+        let mut p = b"\x80\x04\x95\x10\x00\x00\x00\x00\x00\x00\x00\x8c\x05numpy\x94.".to_vec();
+        p.extend((0..50_000u32).map(|i| (i % 97) as u8));
+        p
+    }
+
+    fn gzip(data: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    fn zlib(data: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::new(3));
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    fn bz2(data: &[u8]) -> Vec<u8> {
+        let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::default());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    fn xz(data: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        lzma_rs::xz_compress(&mut &data[..], &mut out).unwrap();
+        out
+    }
+
+    /// lzma-alone with "unknown size" and an end marker, as Python's `lzma.LZMAFile(format=
+    /// FORMAT_ALONE)` (used by joblib) writes it.
+    fn lzma(data: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let opts = lzma_rs::compress::Options {
+            unpacked_size: lzma_rs::compress::UnpackedSize::WriteToHeader(None),
+        };
+        lzma_rs::lzma_compress_with_options(&mut &data[..], &mut out, &opts).unwrap();
+        out
+    }
+
+    /// `lzma.compress(b"\\0" * 2**20, format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC32,
+    /// preset=9 | lzma.PRESET_EXTREME)` from CPython 3: a 280-byte xz bomb (lzma-rs's own
+    /// encoder does not really compress, so it cannot make one).
+    const XZ_ZEROS_1MIB: &str = "fd377a585a0000016922de36020021011c00000010cf58ccefffff00d95d00006ffdffffa3b7ff473e481572396151b89228e6a38607f9eee41e82d32fc53a3c014bb17ec98a8a4d2fa30dd97fa6e38c231153e05918c5758ae277f8b6947f0c6ac0de744964e2e95c53b204d8f7440cab5f0d6d46e9e5c37688b79657acb64de1691d6ffb4b88106c42cb883f5c008fd04eaf262894711f3d8f24e1709ea7235fec28cb85d195988a7e2a91f22775f719c006984d98fdd8afd5900fc42553f8f591363105a5b0ee6fc1704d470cd19111aaad601dbaceb127185c5986e9665258bee976ac59e4e55b0508f9c7daadfcfb522af7e4952500000000001cea38a70001f101808040006fd5eedc3e300d8b020000000001595a";
+
+    /// The same 1 MiB of zeros through `lzma.compress(..., format=lzma.FORMAT_ALONE,
+    /// preset=9 | lzma.PRESET_EXTREME)`, joblib's `.lzma` format: 237 bytes.
+    const LZMA_ZEROS_1MIB: &str = "5d00000004ffffffffffffffff00006ffdffffa3b7ff473e481572396151b89228e6a38607f9eee41e82d32fc53a3c014bb17ec98a8a4d2fa30dd97fa6e38c231153e05918c5758ae277f8b6947f0c6ac0de744964e2e95c53b204d8f7440cab5f0d6d46e9e5c37688b79657acb64de1691d6ffb4b88106c42cb883f5c008fd04eaf262894711f3d8f24e1709ea7235fec28cb85d195988a7e2a91f22775f719c006984d98fdd8afd5900fc42553f8f591363105a5b0ee6fc1704d470cd19111aaad601dbaceb127185c5986e9665258bee976ac59e4e55b0508f9c7daadfcfb522af7e51cdccfffff82160000";
+
+    fn hex(s: &str) -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn decodes_real_xz_from_cpython() {
+        for (h, kind) in [
+            (XZ_ZEROS_1MIB, Compression::Xz),
+            (LZMA_ZEROS_1MIB, Compression::Lzma),
+        ] {
+            let (k, out, problem, _) = decode(&hex(h), &Limits::default());
+            assert_eq!((k, problem), (Some(kind), None));
+            assert_eq!(out, vec![0u8; 1 << 20]);
+        }
+    }
+
+    fn decode(
+        bytes: &[u8],
+        limits: &Limits,
+    ) -> (Option<Compression>, Vec<u8>, Option<Problem>, Vec<u8>) {
+        let kind = sniff(bytes);
+        let mut r = io::BufReader::with_capacity(7, bytes);
+        let mut out = Vec::new();
+        let problem = {
+            let mut d = decompressor(kind.unwrap_or(Compression::Gzip), &mut r, limits);
+            let _ = d.read_to_end(&mut out);
+            d.problem().cloned()
+        };
+        let mut rest = Vec::new();
+        r.read_to_end(&mut rest).unwrap();
+        (kind, out, problem, rest)
+    }
+
+    #[test]
+    fn decompresses_each_joblib_wrapper() {
+        let p = payload();
+        for (bytes, kind) in [
+            (gzip(&p), Compression::Gzip),
+            (zlib(&p), Compression::Zlib),
+            (bz2(&p), Compression::Bzip2),
+            (xz(&p), Compression::Xz),
+            (lzma(&p), Compression::Lzma),
+        ] {
+            let (k, out, problem, rest) = decode(&bytes, &Limits::default());
+            assert_eq!(k, Some(kind));
+            assert_eq!(problem, None, "{kind:?}");
+            assert_eq!(out, p, "{kind:?}");
+            assert!(rest.is_empty());
+        }
+    }
+
+    #[test]
+    fn sniffs_headers_strictly() {
+        assert_eq!(sniff(b"\x78\x9c"), Some(Compression::Zlib));
+        assert_eq!(sniff(b"\x78\x01"), Some(Compression::Zlib));
+        assert_eq!(sniff(b"\x78\x00"), None);
+        assert_eq!(
+            sniff(b"BZh9\x31\x41\x59\x26\x53\x59"),
+            Some(Compression::Bzip2)
+        );
+        assert_eq!(sniff(b"BZh0"), None);
+        assert_eq!(sniff(b"\x80\x04\x95"), None);
+        assert_eq!(
+            sniff(b"\x5d\x00\x00\x80\x00\xff\xff\xff\xff\xff\xff\xff\xff"),
+            Some(Compression::Lzma)
+        );
+        assert_eq!(
+            sniff(b"\x5d\x01\x02\x03\x04\xff\xff\xff\xff\xff\xff\xff\xff"),
+            None
+        );
+        assert_eq!(sniff(b"\x5d\x00\x00"), None);
+        assert_eq!(sniff(b"PK\x03\x04"), None);
+    }
+
+    #[test]
+    fn follows_concatenated_streams() {
+        for (a, b) in [
+            (gzip(b"first "), gzip(b"second")),
+            (zlib(b"first "), zlib(b"second")),
+            (bz2(b"first "), bz2(b"second")),
+        ] {
+            let (_, out, problem, _) = decode(&[a, b].concat(), &Limits::default());
+            assert_eq!(out, b"first second");
+            assert_eq!(problem, None);
+        }
+    }
+
+    #[test]
+    fn skips_gzip_zero_padding_like_python() {
+        let bytes = [
+            gzip(b"first "),
+            vec![0; 100_000],
+            gzip(b"second"),
+            vec![0; 10],
+        ]
+        .concat();
+        let (_, out, problem, rest) = decode(&bytes, &Limits::default());
+        assert_eq!(
+            (out.as_slice(), problem, rest.len()),
+            (&b"first second"[..], None, 0)
+        );
+    }
+
+    #[test]
+    fn reports_trailing_data() {
+        for bytes in [gzip(b"x"), zlib(b"x"), bz2(b"x"), xz(b"x"), lzma(b"x")] {
+            let (k, out, problem, _) =
+                decode(&[bytes, b"JUNK".to_vec()].concat(), &Limits::default());
+            assert_eq!(out, b"x");
+            assert!(
+                matches!(
+                    problem,
+                    Some(Problem {
+                        code: "trailing-data",
+                        ..
+                    })
+                ),
+                "{k:?} {problem:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn reports_bomb() {
+        let zeros = vec![0u8; 8 << 20];
+        let limits = Limits {
+            ratio_min_bytes: 1 << 16,
+            max_ratio: 100,
+            ..Limits::default()
+        };
+        for bytes in [
+            gzip(&zeros),
+            zlib(&zeros),
+            bz2(&zeros),
+            hex(XZ_ZEROS_1MIB),
+            hex(LZMA_ZEROS_1MIB),
+        ] {
+            let (k, out, problem, _) = decode(&bytes, &limits);
+            assert!(
+                matches!(problem, Some(Problem { code: "bomb", .. })),
+                "{k:?} {problem:?}"
+            );
+            assert!(out.len() < zeros.len());
+        }
+    }
+
+    #[test]
+    fn reports_decompressed_limit() {
+        let limits = Limits {
+            max_decompressed: 1000,
+            ..Limits::default()
+        };
+        for bytes in [gzip(&payload()), xz(&payload())] {
+            let (_, out, problem, _) = decode(&bytes, &limits);
+            assert!(matches!(
+                problem,
+                Some(Problem {
+                    code: "limit-decompressed",
+                    ..
+                })
+            ));
+            assert_eq!(out.len(), 1000);
+        }
+    }
+
+    #[test]
+    fn reports_truncated_and_corrupt_streams() {
+        let p = payload();
+        for bytes in [gzip(&p), zlib(&p), bz2(&p), xz(&p), lzma(&p)] {
+            let cut = &bytes[..bytes.len() / 2];
+            let (k, _, problem, _) = decode(cut, &Limits::default());
+            assert!(
+                matches!(
+                    problem,
+                    Some(Problem {
+                        code: "truncated" | "corrupt-stream",
+                        ..
+                    })
+                ),
+                "{k:?} {problem:?}"
+            );
+            let mut bad = bytes.clone();
+            for b in bad.iter_mut().skip(20).step_by(7) {
+                *b ^= 0x55;
+            }
+            let (_, _, problem, _) = decode(&bad, &Limits::default());
+            assert!(problem.is_some(), "{k:?}");
+        }
+    }
+
+    #[test]
+    fn reports_too_many_streams() {
+        let limits = Limits {
+            max_streams: 2,
+            ..Limits::default()
+        };
+        let bytes = [gzip(b"a"), gzip(b"b"), gzip(b"c")].concat();
+        let (_, out, problem, _) = decode(&bytes, &limits);
+        assert_eq!(out, b"ab");
+        assert!(matches!(
+            problem,
+            Some(Problem {
+                code: "limit-streams",
+                ..
+            })
+        ));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(128))]
+        #[test]
+        fn never_panics(tail in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400), which in 0usize..5) {
+            let heads: [&[u8]; 5] = [
+                b"\x1f\x8b\x08\x00",
+                b"\x78\x9c",
+                b"BZh9",
+                b"\xfd7zXZ\x00",
+                b"\x5d\x00\x00\x80\x00\xff\xff\xff\xff\xff\xff\xff\xff",
+            ];
+            let bytes = [heads[which], &tail[..]].concat();
+            let _ = decode(&bytes, &Limits::default());
+        }
+    }
+}
