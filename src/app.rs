@@ -470,6 +470,7 @@ fn scan_root(root: &Path, plan: &ScanPlan) -> Result<Report> {
         json_bytes: plan.cfg.limits.json_bytes,
     };
     detections.extend(repository::check_shards(&files, &side, &repo_opts));
+    detections.extend(repository::check_onnx_external_data(&files));
     repository::mark_lfs_coverage(&mut files, &texts);
     let mut repo_facts = Map::new();
     if let Some(cache) = &hf {

@@ -117,6 +117,52 @@ pub fn check_shards(
     out
 }
 
+/// ONNX external data: every `location` must be a relative path that stays inside the
+/// repository and names a file that is there (FMT004).
+pub fn check_onnx_external_data(files: &[FileRecord]) -> Vec<Detection> {
+    let present: BTreeSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
+    let mut out = Vec::new();
+    for f in files {
+        let Some(locations) = f
+            .facts
+            .get("external_data_locations")
+            .and_then(Value::as_array)
+        else {
+            continue;
+        };
+        let locations: Vec<String> = locations
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect();
+        let exists = |p: &str| present.contains(p);
+        for p in crate::inspect::onnx::check_external_data(&locations, parent(&f.path), &exists) {
+            use crate::inspect::problem::ProblemKind;
+            let rule = match p.kind {
+                ProblemKind::Unsafe => RuleId::OnnxExternalData,
+                ProblemKind::Malformed => RuleId::FormatMalformed,
+                _ => continue,
+            };
+            let mut d = Detection::new(
+                rule,
+                f.path.clone(),
+                format!(
+                    "{}:{}",
+                    p.code,
+                    p.evidence.get("location").map(String::as_str).unwrap_or("")
+                ),
+                p.message.clone(),
+            )
+            .with("problem", p.code);
+            for (k, v) in &p.evidence {
+                d = d.with(k, v.as_str());
+            }
+            out.push(d);
+        }
+    }
+    out
+}
+
 /// `<prefix>-00001-of-00003.safetensors`.
 fn is_shard_name(name: &str, prefix: &str) -> bool {
     let Some(rest) = name

@@ -99,6 +99,12 @@ rules! {
     TfUnsafeOp => "FMT006", "tf-unsafe-op", High, "format",
         "TF SavedModel/graph with PyFunc or file-system ops",
         "The TensorFlow graph contains PyFunc-style ops (which call Python) or file-system ops, which can read or write files when the graph runs.";
+    FormatMalformed => "FMT007", "format-malformed", Medium, "format",
+        "a model file of a recognised format (GGUF, ONNX, HDF5, TFLite, TF, NumPy) is structurally invalid",
+        "The file starts like a known model format but breaks its structure (truncated, out-of-bounds offsets, inconsistent sizes). Different loaders handle broken files differently, which is how parser differentials hide payloads. Re-export the model.";
+    CustomOperator => "FMT008", "custom-operator", Medium, "format",
+        "an ONNX custom-op domain or TFLite custom operator needs code outside the model format",
+        "The model uses operators outside the standard operator sets. Running it needs a custom-op library (native code) that is not part of the model file; review where that library comes from.";
     LfsPointer => "LFS001", "lfs-pointer", Medium, "provenance",
         "only a Git LFS pointer is present; content not scanned",
         "The file is a Git LFS pointer, not the content it stands for. Run `git lfs pull` before scanning so the real file is checked; the pointer's oid is recorded as the expected digest.";

@@ -89,6 +89,31 @@ pub fn inspect_zip(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> Format 
         None => (Format::Zip, "zip"),
     };
     ctx.fact("archive_layout", layout_name);
+    if format != Format::Keras {
+        ctx.facts.remove("keras");
+        ctx.facts.remove("keras_metadata");
+    }
+    if format == Format::Torchscript {
+        // TorchScript ships its model as Python source under `code/`; torch.jit.load compiles
+        // and runs it.
+        let code: Vec<&str> = report
+            .members
+            .iter()
+            .filter(|m| m.name.contains("/code/") && !m.name.ends_with('/'))
+            .map(|m| m.name.as_str())
+            .take(MAX_LISTED_MEMBERS)
+            .collect();
+        let d = ctx.detect(
+            RuleId::CustomCode,
+            "torchscript",
+            format!(
+                "torchscript archive ships {} code file(s) that torch.jit.load compiles and runs",
+                code.len()
+            ),
+            Location::default(),
+        );
+        d.evidence.insert("members".into(), json!(code));
+    }
     if let Some(zip::Layout::PyTorch(t)) = &layout {
         if !t.unexpected.is_empty() {
             let listed: Vec<&String> = t.unexpected.iter().take(MAX_LISTED_MEMBERS).collect();
@@ -133,7 +158,12 @@ fn walk_zip(
 }
 
 /// A tar archive (also the oldest tar-based PyTorch format).
-pub fn inspect_tar(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, container: Option<&str>, depth: u32) -> Format {
+pub fn inspect_tar(
+    ctx: &mut Ctx<'_>,
+    r: &mut dyn BufRead,
+    container: Option<&str>,
+    depth: u32,
+) -> Format {
     let limits = tar_limits(ctx);
     let report = tar::walk(r, depth, &limits, &mut |m, stream| {
         let name = nest(container, &m.name);
@@ -185,13 +215,25 @@ pub fn inspect_compressed(
     let inner = inner.unwrap_or(Format::Unknown);
     let ext = classify::extension(ctx.rel);
     Ok(match inner {
-        Format::Pickle if matches!(ext.as_str(), "joblib" | "pkl" | "pickle" | "z" | "gz" | "bz2" | "xz" | "lzma") => Format::Joblib,
+        Format::Pickle
+            if matches!(
+                ext.as_str(),
+                "joblib" | "pkl" | "pickle" | "z" | "gz" | "bz2" | "xz" | "lzma"
+            ) =>
+        {
+            Format::Joblib
+        }
         _ => outer,
     })
 }
 
 /// A NumPy `.npy` stream: header facts; an object dtype means a pickle follows.
-pub fn inspect_npy(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, member: Option<&str>, size: Option<u64>) -> io::Result<()> {
+pub fn inspect_npy(
+    ctx: &mut Ctx<'_>,
+    r: &mut dyn BufRead,
+    member: Option<&str>,
+    size: Option<u64>,
+) -> io::Result<()> {
     let limits = numpy::Limits::default();
     let header = match numpy::read_header(r, &limits) {
         Ok(h) => h,
@@ -252,6 +294,12 @@ pub fn inspect_member(
     size: Option<u64>,
     depth: u32,
 ) -> io::Result<Format> {
+    if name == "config.json" || name == "metadata.json" {
+        // Keras v3 archives keep the model's layer config here (Lambda layers: FMT003).
+        let (bytes, _) = read::read_bounded(r, ctx.cfg.limits.json_bytes)?;
+        super::formats::inspect_keras_member(ctx, name, &bytes);
+        return Ok(Format::Json);
+    }
     let (head, mut replay) = read::peek(r, 4096)?;
     let size_hint = size.unwrap_or(u64::MAX);
     let sniffed = classify::sniff(&head, size_hint.max(head.len() as u64));
@@ -261,7 +309,13 @@ pub fn inspect_member(
             sniffed
         }
         Format::Zip => {
-            walk_zip(ctx, &mut replay, size.unwrap_or(u64::MAX), Some(name), depth);
+            walk_zip(
+                ctx,
+                &mut replay,
+                size.unwrap_or(u64::MAX),
+                Some(name),
+                depth,
+            );
             Format::Zip
         }
         Format::Tar => inspect_tar(ctx, &mut replay, Some(name), depth),
@@ -269,21 +323,19 @@ pub fn inspect_member(
             inspect_npy(ctx, &mut replay, Some(name), size)?;
             Format::Numpy
         }
-        Format::Gzip | Format::Bzip2 | Format::Xz | Format::Zlib => {
-            match compress::sniff(&head) {
-                Some(kind) => {
-                    inspect_compressed(ctx, &mut replay, kind, sniffed, Some(name), depth)?
-                }
-                None => sniffed,
-            }
-        }
+        Format::Gzip | Format::Bzip2 | Format::Xz | Format::Zlib => match compress::sniff(&head) {
+            Some(kind) => inspect_compressed(ctx, &mut replay, kind, sniffed, Some(name), depth)?,
+            None => sniffed,
+        },
         _ if pickle::looks_like_pickle(&head) => {
             inspect_pickle_stream(ctx, &mut replay, Some(name))?;
             Format::Pickle
         }
         Format::Unknown => match compress::sniff(&head) {
             // lzma-alone (joblib `.lzma`) has no magic of its own; compress sniffs its header.
-            Some(kind) => inspect_compressed(ctx, &mut replay, kind, Format::Lzma, Some(name), depth)?,
+            Some(kind) => {
+                inspect_compressed(ctx, &mut replay, kind, Format::Lzma, Some(name), depth)?
+            }
             None => Format::Unknown,
         },
         other => other,

@@ -8,11 +8,20 @@
 
 pub mod archive;
 pub mod compress;
+pub mod formats;
+pub mod gguf;
+pub mod hdf5;
+pub mod keras;
 pub mod numpy;
+pub mod onnx;
 pub mod pickle;
+pub mod problem;
+pub mod protobuf;
 pub mod read;
 pub mod safetensors;
 pub mod tar;
+pub mod tf;
+pub mod tflite;
 pub mod zip;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -139,6 +148,8 @@ pub struct Ctx<'a> {
     pub cfg: &'a ScanConfig,
     /// The file's relative path.
     pub rel: &'a str,
+    /// The file on disk (for the few formats that need random access to small structures).
+    pub path: &'a Path,
     /// Facts so far.
     pub facts: Map<String, Value>,
     /// Detections so far.
@@ -237,6 +248,7 @@ pub fn scan_file(open: &Path, rel: &str, expected_size: u64, cfg: &ScanConfig) -
     let mut ctx = Ctx {
         cfg,
         rel,
+        path: open,
         facts: Map::new(),
         detections: Vec::new(),
         tensors: None,
@@ -346,6 +358,22 @@ fn dispatch(
             pickle_format(ctx.rel, sniffed)
         }
         Format::Zip => archive::inspect_zip(ctx, r, size),
+        Format::Gguf => formats::inspect_gguf(ctx, r, size),
+        Format::Hdf5 => formats::inspect_hdf5(ctx, size)?,
+        Format::Tflite => formats::inspect_tflite(ctx, size)?,
+        Format::Unknown | Format::Text
+            if classify::basename(ctx.rel) == "saved_model.pb" || tf::is_saved_model(head) =>
+        {
+            formats::inspect_tf(ctx, r, size, true)
+        }
+        Format::Unknown | Format::Text
+            if classify::extension(ctx.rel) == "onnx" || onnx::is_onnx(head) =>
+        {
+            formats::inspect_onnx(ctx, r, size)
+        }
+        Format::Unknown | Format::Text if classify::extension(ctx.rel) == "pb" => {
+            formats::inspect_tf(ctx, r, size, false)
+        }
         Format::Tar => archive::inspect_tar(ctx, r, None, 0),
         Format::Numpy => {
             archive::inspect_npy(ctx, r, None, Some(size))?;
@@ -356,8 +384,10 @@ fn dispatch(
             None => sniffed,
         },
         Format::Unknown
-            if matches!(classify::extension(ctx.rel).as_str(), "joblib" | "lzma" | "pkl")
-                && compress::sniff(head) == Some(compress::Compression::Lzma) =>
+            if matches!(
+                classify::extension(ctx.rel).as_str(),
+                "joblib" | "lzma" | "pkl"
+            ) && compress::sniff(head) == Some(compress::Compression::Lzma) =>
         {
             archive::inspect_compressed(ctx, r, compress::Compression::Lzma, Format::Lzma, None, 0)?
         }

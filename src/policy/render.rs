@@ -204,6 +204,10 @@ pub fn example(rule: RuleId) -> &'static str {
         RuleId::TfUnsafeOp => {
             "a `saved_model.pb` whose graph contains a `PyFunc` or `WriteFile` op"
         }
+        RuleId::FormatMalformed => {
+            "a `.gguf` file whose tensor data offsets point past the end of the file"
+        }
+        RuleId::CustomOperator => "an ONNX model importing operator domain `com.example.ops`",
         RuleId::LfsPointer => {
             "a `model.safetensors` of 130 bytes starting `version https://git-lfs.github.com/spec/v1`"
         }

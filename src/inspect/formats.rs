@@ -1,0 +1,175 @@
+//! The other model formats: ONNX, GGUF, HDF5/Keras, TFLite and TensorFlow graphs. Each parser
+//! in this directory returns typed facts and [`Problem`]s; this module records the facts under
+//! the format's key and maps each problem's kind to a rule.
+
+use std::io::{self, BufRead};
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::problem::{Problem, ProblemKind};
+use super::{Ctx, gguf, hdf5, keras, onnx, tf, tflite};
+use crate::classify::Format;
+use crate::finding::Location;
+use crate::rules::RuleId;
+
+/// Records problems: `Unsafe` -> the format's rule, `CustomOp` -> FMT008, `Malformed` ->
+/// FMT007, `LimitExceeded` -> SCAN004, `Note` -> a fact (`notes`).
+pub fn record_problems(
+    ctx: &mut Ctx<'_>,
+    problems: &[Problem],
+    unsafe_rule: RuleId,
+    member: Option<&str>,
+) {
+    let mut notes: Vec<Value> = Vec::new();
+    for p in problems {
+        let rule = match p.kind {
+            ProblemKind::Unsafe => unsafe_rule,
+            ProblemKind::CustomOp => RuleId::CustomOperator,
+            ProblemKind::Malformed => RuleId::FormatMalformed,
+            ProblemKind::LimitExceeded => RuleId::LimitExceeded,
+            ProblemKind::Note => {
+                notes.push(json!({"code": p.code, "message": p.message}));
+                continue;
+            }
+        };
+        let loc = Location {
+            offset: p.offset,
+            member: member.map(str::to_string),
+            ..Location::default()
+        };
+        // The fingerprint key: sub-code plus the evidence that names the thing (layer, op,
+        // path, template), never the offset.
+        let mut key = format!("{}:{}", member.unwrap_or_default(), p.code);
+        for k in [
+            "layer",
+            "op",
+            "node",
+            "location",
+            "template",
+            "domain",
+            "indicator",
+            "object",
+        ] {
+            if let Some(v) = p.evidence.get(k) {
+                key.push(':');
+                key.push_str(v);
+            }
+        }
+        let d = ctx.detect(rule, key, p.message.clone(), loc);
+        d.evidence.insert("problem".into(), json!(p.code));
+        for (k, v) in &p.evidence {
+            d.evidence.insert(k.clone(), json!(v));
+        }
+    }
+    if !notes.is_empty() {
+        ctx.fact("notes", Value::Array(notes));
+    }
+}
+
+fn facts_of(value: &impl Serialize) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+/// GGUF: header, metadata, tensor infos, chat template checks (FMT005).
+pub fn inspect_gguf(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> Format {
+    let limits = gguf::Limits {
+        max_tensors: ctx.cfg.limits.gguf_tensor_count,
+        max_kv: ctx.cfg.limits.gguf_kv_count,
+        max_header_bytes: ctx.cfg.limits.gguf_metadata_bytes,
+        ..gguf::Limits::default()
+    };
+    let (facts, problems) = gguf::inspect(r, size, &limits);
+    if let Some(n) = facts.parameter_count {
+        ctx.fact("parameters", n);
+    }
+    ctx.fact("tensor_count", facts.tensor_count);
+    ctx.fact("gguf", facts_of(&facts));
+    record_problems(ctx, &problems, RuleId::GgufTemplateSuspicious, None);
+    Format::Gguf
+}
+
+/// ONNX: model header facts, external data locations (checked against the tree later: FMT004),
+/// custom-op domains (FMT008).
+pub fn inspect_onnx(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> Format {
+    let limits = onnx::Limits {
+        max_depth: usize::try_from(ctx.cfg.limits.onnx_depth).unwrap_or(usize::MAX),
+        ..onnx::Limits::default()
+    };
+    let (facts, problems) = onnx::inspect(r, size, &limits);
+    let locations: Vec<&str> = facts
+        .external_data
+        .iter()
+        .map(|e| e.location.as_str())
+        .collect();
+    if !locations.is_empty() {
+        ctx.fact("external_data_locations", json!(locations));
+    }
+    ctx.fact("onnx", facts_of(&facts));
+    record_problems(ctx, &problems, RuleId::OnnxExternalData, None);
+    Format::Onnx
+}
+
+/// TensorFlow SavedModel / frozen GraphDef: op types, PyFunc and file-system ops (FMT006).
+pub fn inspect_tf(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64, saved_model: bool) -> Format {
+    let limits = tf::Limits {
+        max_depth: usize::try_from(ctx.cfg.limits.onnx_depth).unwrap_or(usize::MAX),
+        ..tf::Limits::default()
+    };
+    let kind = if saved_model {
+        tf::GraphFile::SavedModel
+    } else {
+        tf::GraphFile::FrozenGraph
+    };
+    let (facts, problems) = tf::inspect(r, size, kind, &limits);
+    ctx.fact("tf", facts_of(&facts));
+    record_problems(ctx, &problems, RuleId::TfUnsafeOp, None);
+    if saved_model {
+        Format::TfSavedmodel
+    } else {
+        Format::TfGraph
+    }
+}
+
+/// HDF5 (legacy Keras `.h5`): root attributes `model_config` / `training_config` checked for
+/// Lambda layers and custom objects (FMT003). Needs random access: the file is opened again and
+/// only small structures are read.
+pub fn inspect_hdf5(ctx: &mut Ctx<'_>, size: u64) -> io::Result<Format> {
+    let mut file = super::open_regular(ctx.path)?;
+    let (facts, problems) = hdf5::inspect(&mut file, size, &hdf5::Limits::default());
+    let format = if facts.keras.is_some() {
+        Format::Keras
+    } else {
+        Format::Hdf5
+    };
+    ctx.fact("hdf5", facts_of(&facts));
+    record_problems(ctx, &problems, RuleId::KerasUnsafeLayer, None);
+    Ok(format)
+}
+
+/// TFLite flatbuffer: version, operator codes, custom ops (FMT008). Random access, small reads.
+pub fn inspect_tflite(ctx: &mut Ctx<'_>, size: u64) -> io::Result<Format> {
+    let mut file = super::open_regular(ctx.path)?;
+    let (facts, problems) = tflite::inspect(&mut file, size, &tflite::Limits::default());
+    ctx.fact("tflite", facts_of(&facts));
+    record_problems(ctx, &problems, RuleId::CustomOperator, None);
+    Ok(Format::Tflite)
+}
+
+/// Keras v3 archive members: `config.json` (layers) and `metadata.json` (version).
+pub fn inspect_keras_member(ctx: &mut Ctx<'_>, name: &str, bytes: &[u8]) {
+    let limits = keras::Limits::default();
+    match name {
+        "config.json" => {
+            let (facts, problems) = keras::check_config(bytes, &limits);
+            ctx.fact("keras", facts_of(&facts));
+            record_problems(ctx, &problems, RuleId::KerasUnsafeLayer, Some(name));
+        }
+        "metadata.json" => {
+            if let Ok(m) = keras::parse_metadata(bytes, &limits) {
+                ctx.fact("keras_metadata", facts_of(&m));
+            }
+        }
+        _ => {}
+    }
+}

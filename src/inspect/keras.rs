@@ -1,0 +1,561 @@
+//! Keras model-config inspector, for the `config.json` inside a Keras 3 `.keras` archive and
+//! for the `model_config` / `training_config` JSON attributes of a legacy Keras 2 HDF5 file.
+//! Loading a Keras model rebuilds every object its config names, so the config is where a
+//! model carries code: a `Lambda` layer holds marshalled Python bytecode (or names a function
+//! to import), a `__lambda__` object does the same anywhere in Keras 3 configs, and any object
+//! whose `module` lies outside the Keras packages makes the loader import that module and
+//! call into it (the `module: "builtins"` / `"os"` tricks behind the Keras `safe_mode`
+//! bypasses). We walk the parsed JSON iteratively, so nested models and
+//! `TimeDistributed`/`Bidirectional` wrappers are covered without recursion.
+//!
+//! JSON nesting is bounded twice: `serde_json` refuses documents nested deeper than its
+//! default recursion limit of 128, and our walk stops at `Limits::max_depth`.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::problem::{Problem, ProblemKind, excerpt};
+
+/// Bounds for the Keras config walk.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Largest config document accepted, in bytes.
+    pub max_config_bytes: usize,
+    /// Deepest JSON nesting walked (serde_json itself stops at 128).
+    pub max_depth: usize,
+    /// Most distinct layer classes recorded.
+    pub max_layer_classes: usize,
+    /// Most problems reported per document.
+    pub max_problems: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_config_bytes: 64 << 20,
+            max_depth: 100,
+            max_layer_classes: 1024,
+            max_problems: 256,
+        }
+    }
+}
+
+/// What a Keras config describes.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Facts {
+    /// Top-level `class_name` ("Sequential", "Functional", "Model", a custom class...).
+    pub class_name: Option<String>,
+    /// Top-level `config.name`.
+    pub model_name: Option<String>,
+    /// `keras_version` when the document carries one (Keras 2 `to_json`).
+    pub keras_version: Option<String>,
+    /// `backend` when the document carries one.
+    pub backend: Option<String>,
+    /// Layers at every nesting level (entries of `layers`, and wrapped `layer`s).
+    pub layer_count: u64,
+    /// Layer classes with counts (at most `Limits::max_layer_classes` keys).
+    pub layer_classes: BTreeMap<String, u64>,
+    /// Names of `Lambda` layers.
+    pub lambda_layers: Vec<String>,
+    /// `module.class_name` of objects from outside the Keras packages.
+    pub custom_objects: Vec<String>,
+}
+
+/// `metadata.json` of a Keras 3 archive.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Metadata {
+    /// `keras_version`, e.g. "3.3.3".
+    pub keras_version: Option<String>,
+    /// `date_saved`.
+    pub date_saved: Option<String>,
+}
+
+/// Packages whose objects Keras itself provides.
+pub const KERAS_MODULES: &[&str] = &["keras", "keras_nlp", "keras_hub", "keras_cv", "tf_keras"];
+
+fn is_keras_module(module: &str) -> bool {
+    let root = module.split('.').next().unwrap_or("");
+    KERAS_MODULES.contains(&root)
+}
+
+/// Parses a Keras 3 `metadata.json`.
+pub fn parse_metadata(json: &[u8], limits: &Limits) -> Result<Metadata, Problem> {
+    let value = parse(json, limits)?;
+    let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
+    Ok(Metadata {
+        keras_version: text("keras_version"),
+        date_saved: text("date_saved"),
+    })
+}
+
+fn parse(json: &[u8], limits: &Limits) -> Result<Value, Problem> {
+    if json.len() > limits.max_config_bytes {
+        return Err(Problem::new(
+            ProblemKind::LimitExceeded,
+            "config-too-large",
+            format!(
+                "keras config is {} bytes, over the limit of {}",
+                json.len(),
+                limits.max_config_bytes
+            ),
+            None,
+        ));
+    }
+    serde_json::from_slice(json).map_err(|err| {
+        Problem::new(
+            ProblemKind::Malformed,
+            "invalid-json",
+            format!("keras config is not valid json: {err}"),
+            None,
+        )
+    })
+}
+
+/// Checks a model config (Keras 3 `config.json` or Keras 2 `model_config`).
+pub fn check_config(json: &[u8], limits: &Limits) -> (Facts, Vec<Problem>) {
+    let mut facts = Facts::default();
+    let value = match parse(json, limits) {
+        Ok(value) => value,
+        Err(problem) => return (facts, vec![problem]),
+    };
+    let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_owned);
+    facts.class_name = text(&value, "class_name");
+    facts.model_name = value.get("config").and_then(|c| text(c, "name"));
+    facts.keras_version = text(&value, "keras_version");
+    facts.backend = text(&value, "backend");
+    let problems = walk(&value, limits, &mut facts);
+    (facts, problems)
+}
+
+/// Checks a Keras 2 `training_config` (custom losses, metrics and optimizers show up as
+/// objects from outside Keras or as serialized lambdas).
+pub fn check_training_config(json: &[u8], limits: &Limits) -> Vec<Problem> {
+    match parse(json, limits) {
+        Ok(value) => walk(&value, limits, &mut Facts::default()),
+        Err(problem) => vec![problem],
+    }
+}
+
+/// Where a JSON value sits, as far as layer counting cares.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    Plain,
+    /// The array under a `layers` key.
+    LayerList,
+    /// An entry of a layer list, or a wrapper's `layer`/`backward_layer`.
+    Layer,
+}
+
+/// Longest JSON path kept for messages: keys are attacker-chosen and can be megabytes long.
+const MAX_PATH_LEN: usize = 256;
+
+fn child_path(path: &str, segment: &str) -> String {
+    if path.len() >= MAX_PATH_LEN {
+        return path.to_owned();
+    }
+    let segment: String = segment.chars().take(64).collect();
+    format!("{path}/{segment}")
+}
+
+fn walk(root: &Value, limits: &Limits, facts: &mut Facts) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    // (value, depth, what the parent says it is, JSON path for messages)
+    let mut stack: Vec<(&Value, usize, Slot, String)> = vec![(root, 0, Slot::Plain, String::new())];
+    let mut too_deep = false;
+    while let Some((value, depth, slot, path)) = stack.pop() {
+        if depth > limits.max_depth {
+            too_deep = true;
+            continue;
+        }
+        match value {
+            Value::Array(items) => {
+                let item_slot = if slot == Slot::LayerList {
+                    Slot::Layer
+                } else {
+                    Slot::Plain
+                };
+                for (i, item) in items.iter().enumerate().rev() {
+                    stack.push((
+                        item,
+                        depth + 1,
+                        item_slot,
+                        child_path(&path, &i.to_string()),
+                    ));
+                }
+            }
+            Value::Object(map) => {
+                // A lambda's own config (its module, its code) is reported once, not again.
+                if !check_object(
+                    map,
+                    slot == Slot::Layer,
+                    &path,
+                    limits,
+                    facts,
+                    &mut problems,
+                ) {
+                    continue;
+                }
+                // Reverse so that objects are visited in document order.
+                let mut children: Vec<_> = map.iter().collect();
+                children.reverse();
+                for (key, child) in children {
+                    let child_slot = match key.as_str() {
+                        "layers" => Slot::LayerList,
+                        "layer" | "backward_layer" => Slot::Layer,
+                        _ => Slot::Plain,
+                    };
+                    stack.push((child, depth + 1, child_slot, child_path(&path, key)));
+                }
+            }
+            _ => {}
+        }
+    }
+    if too_deep {
+        problems.push(Problem::new(
+            ProblemKind::LimitExceeded,
+            "too-deep",
+            format!(
+                "keras config nests deeper than {}; deeper objects were not checked",
+                limits.max_depth
+            ),
+            None,
+        ));
+    }
+    let total = problems.len();
+    if total > limits.max_problems {
+        problems.truncate(limits.max_problems);
+        problems.push(Problem::new(
+            ProblemKind::LimitExceeded,
+            "too-many-problems",
+            format!(
+                "{total} problems found; only the first {} are listed",
+                limits.max_problems
+            ),
+            None,
+        ));
+    }
+    problems
+}
+
+/// Records one JSON object; returns whether its children should be walked.
+fn check_object(
+    map: &serde_json::Map<String, Value>,
+    is_layer: bool,
+    path: &str,
+    limits: &Limits,
+    facts: &mut Facts,
+    problems: &mut Vec<Problem>,
+) -> bool {
+    let class_name = map.get("class_name").and_then(Value::as_str);
+    let config = map.get("config");
+    let name = config
+        .and_then(|c| c.get("name"))
+        .or_else(|| map.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let at = if path.is_empty() { "/" } else { path };
+    if let (true, Some(class)) = (is_layer, class_name) {
+        facts.layer_count += 1;
+        if let Some(count) = facts.layer_classes.get_mut(class) {
+            *count += 1;
+        } else if facts.layer_classes.len() < limits.max_layer_classes {
+            facts.layer_classes.insert(class.to_owned(), 1);
+        }
+    }
+    match class_name {
+        Some("Lambda") => {
+            let function = config.and_then(|c| c.get("function"));
+            let function_type = config
+                .and_then(|c| c.get("function_type"))
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let bytecode = function_type == "lambda"
+                || matches!(function, Some(Value::Array(_)))
+                || function
+                    .and_then(|f| f.get("class_name"))
+                    .and_then(Value::as_str)
+                    == Some("__lambda__");
+            let named = function
+                .and_then(|f| {
+                    f.as_str()
+                        .or_else(|| f.get("config").and_then(Value::as_str))
+                })
+                .filter(|_| !bytecode);
+            let module = config
+                .and_then(|c| c.get("module"))
+                .or_else(|| function.and_then(|f| f.get("module")))
+                .and_then(Value::as_str);
+            facts.lambda_layers.push(name.to_owned());
+            let what = if bytecode {
+                "holds serialized python bytecode".to_owned()
+            } else {
+                format!(
+                    "imports function '{}' from module '{}'",
+                    excerpt(named.unwrap_or("?"), 100),
+                    excerpt(module.unwrap_or("?"), 100)
+                )
+            };
+            let mut problem = Problem::new(
+                ProblemKind::Unsafe,
+                "lambda-layer",
+                format!(
+                    "lambda layer '{}' at {} {what}",
+                    excerpt(name, 200),
+                    excerpt(at, 200)
+                ),
+                None,
+            )
+            .with("layer", excerpt(name, 200))
+            .with("bytecode", bytecode.to_string())
+            .with("path", excerpt(at, 200));
+            if !function_type.is_empty() {
+                problem = problem.with("function_type", excerpt(function_type, 50));
+            }
+            if let Some(module) = module {
+                problem = problem.with("module", excerpt(module, 200));
+            }
+            if let Some(named) = named {
+                problem = problem.with("function", excerpt(named, 200));
+            }
+            problems.push(problem);
+            return false;
+        }
+        Some("__lambda__") => {
+            problems.push(
+                Problem::new(
+                    ProblemKind::Unsafe,
+                    "serialized-lambda",
+                    format!("serialized python lambda at {}", excerpt(at, 200)),
+                    None,
+                )
+                .with("path", excerpt(at, 200)),
+            );
+            return false;
+        }
+        Some("TFOpLambda") => {
+            let function = config
+                .and_then(|c| c.get("function"))
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            problems.push(
+                Problem::new(
+                    ProblemKind::Note,
+                    "tf-op-lambda",
+                    format!(
+                        "layer '{}' calls tensorflow op '{}' by name",
+                        excerpt(name, 200),
+                        excerpt(function, 200)
+                    ),
+                    None,
+                )
+                .with("layer", excerpt(name, 200))
+                .with("function", excerpt(function, 200)),
+            );
+        }
+        _ => {}
+    }
+    let module = map.get("module").and_then(Value::as_str);
+    let registered = map.get("registered_name").and_then(Value::as_str);
+    let outside = match (module, registered) {
+        (Some(module), _) => !is_keras_module(module),
+        // `package>Name` is how Keras 3 records a registered custom object.
+        (None, Some(reg)) => reg
+            .split_once('>')
+            .is_some_and(|(package, _)| !is_keras_module(package)),
+        (None, None) => false,
+    };
+    if outside {
+        let label = format!("{}.{}", module.unwrap_or("?"), class_name.unwrap_or("?"));
+        facts.custom_objects.push(label.clone());
+        let mut problem = Problem::new(
+            ProblemKind::Unsafe,
+            "custom-object",
+            format!(
+                "object '{}' at {} comes from outside the keras packages and is imported on load",
+                excerpt(&label, 200),
+                excerpt(at, 200)
+            ),
+            None,
+        )
+        .with("class_name", excerpt(class_name.unwrap_or(""), 200))
+        .with("path", excerpt(at, 200));
+        if let Some(module) = module {
+            problem = problem.with("module", excerpt(module, 200));
+        }
+        if let Some(registered) = registered {
+            problem = problem.with("registered_name", excerpt(registered, 200));
+        }
+        if let Some(Value::String(config)) = config {
+            problem = problem.with("config", excerpt(config, 200));
+        }
+        problems.push(problem);
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn codes(problems: &[Problem]) -> Vec<&'static str> {
+        problems.iter().map(|p| p.code).collect()
+    }
+
+    const KERAS2_LAMBDA: &str = r#"{"class_name": "Sequential", "config": {"name": "sequential", "layers": [
+        {"class_name": "InputLayer", "config": {"batch_input_shape": [null, 4], "name": "input_1"}},
+        {"class_name": "Dense", "config": {"name": "dense", "units": 8, "activation": "relu"}},
+        {"class_name": "Lambda", "config": {"name": "evil", "function": ["4wEAAAAAAAAAAAAAAAEAAAADAAAAQwAAAHMMAAAAdABkAYMBAQB8AFMAKQJO", null, null],
+         "function_type": "lambda", "module": "__main__", "output_shape": null, "arguments": {}}},
+        {"class_name": "TimeDistributed", "config": {"name": "td", "layer": {"class_name": "Dense", "config": {"name": "inner", "units": 2}}}}
+    ]}, "keras_version": "2.12.0", "backend": "tensorflow"}"#;
+
+    #[test]
+    fn reports_lambda_layer_with_bytecode() {
+        let (facts, problems) = check_config(KERAS2_LAMBDA.as_bytes(), &Limits::default());
+        assert_eq!(codes(&problems), ["lambda-layer"]);
+        let p = &problems[0];
+        assert_eq!(p.kind, ProblemKind::Unsafe);
+        assert_eq!(p.evidence.get("layer").map(String::as_str), Some("evil"));
+        assert_eq!(p.evidence.get("bytecode").map(String::as_str), Some("true"));
+        assert_eq!(facts.class_name.as_deref(), Some("Sequential"));
+        assert_eq!(facts.keras_version.as_deref(), Some("2.12.0"));
+        assert_eq!(facts.layer_count, 5);
+        assert_eq!(facts.layer_classes.get("Dense"), Some(&2));
+        assert_eq!(facts.lambda_layers, ["evil"]);
+    }
+
+    #[test]
+    fn reports_named_function_lambda() {
+        let json = r#"{"class_name": "Functional", "config": {"name": "m", "layers": [
+            {"class_name": "Lambda", "name": "l", "config": {"name": "l", "function": "system", "function_type": "function", "module": "os"}}]}}"#;
+        let (_, problems) = check_config(json.as_bytes(), &Limits::default());
+        assert_eq!(codes(&problems), ["lambda-layer"]);
+        assert_eq!(
+            problems[0].evidence.get("bytecode").map(String::as_str),
+            Some("false")
+        );
+        assert_eq!(
+            problems[0].evidence.get("function").map(String::as_str),
+            Some("system")
+        );
+    }
+
+    #[test]
+    fn reports_keras3_lambda_and_custom_objects() {
+        let json = r#"{"module": "keras", "class_name": "Sequential", "registered_name": null, "config": {"name": "s", "layers": [
+            {"module": "keras.layers", "class_name": "Dense", "registered_name": null, "config": {"name": "d", "units": 1,
+              "kernel_initializer": {"module": "keras.initializers", "class_name": "GlorotUniform", "config": {"seed": null}, "registered_name": null}}},
+            {"module": "keras.layers", "class_name": "Lambda", "registered_name": null, "config": {"name": "lam",
+              "function": {"class_name": "__lambda__", "config": {"code": "4wEAAAAA", "defaults": null, "closure": null}}}},
+            {"module": "my_project.layers", "class_name": "Fancy", "registered_name": "MyProject>Fancy", "config": {"name": "f"}},
+            {"module": "builtins", "class_name": "function", "config": "exec", "registered_name": "function"}
+        ]}}"#;
+        let (facts, problems) = check_config(json.as_bytes(), &Limits::default());
+        assert_eq!(
+            codes(&problems),
+            ["lambda-layer", "custom-object", "custom-object"]
+        );
+        assert_eq!(
+            problems[0].evidence.get("bytecode").map(String::as_str),
+            Some("true")
+        );
+        assert_eq!(
+            problems[2].evidence.get("config").map(String::as_str),
+            Some("exec")
+        );
+        assert_eq!(
+            facts.custom_objects,
+            ["my_project.layers.Fancy", "builtins.function"]
+        );
+        assert_eq!(facts.layer_count, 4);
+    }
+
+    #[test]
+    fn accepts_keras_hub_objects() {
+        let json = r#"{"module": "keras_hub.src.models.gemma.gemma_backbone", "class_name": "GemmaBackbone",
+            "registered_name": "keras_hub>GemmaBackbone", "config": {"name": "gemma_backbone"}}"#;
+        let (_, problems) = check_config(json.as_bytes(), &Limits::default());
+        assert!(problems.is_empty());
+    }
+
+    #[test]
+    fn notes_tf_op_lambda() {
+        let json = r#"{"class_name": "Functional", "config": {"layers": [
+            {"class_name": "TFOpLambda", "config": {"name": "tf.math.add", "function": "math.add"}}]}}"#;
+        let (_, problems) = check_config(json.as_bytes(), &Limits::default());
+        assert_eq!(codes(&problems), ["tf-op-lambda"]);
+        assert_eq!(problems[0].kind, ProblemKind::Note);
+    }
+
+    #[test]
+    fn checks_training_config_objects() {
+        let json = r#"{"loss": {"module": "evil_losses", "class_name": "Boom", "config": {}}, "metrics": ["accuracy"]}"#;
+        let problems = check_training_config(json.as_bytes(), &Limits::default());
+        assert_eq!(codes(&problems), ["custom-object"]);
+    }
+
+    #[test]
+    fn finds_lambda_in_nested_bidirectional() {
+        let json = r#"{"class_name": "Sequential", "config": {"layers": [{"class_name": "Bidirectional", "config": {"name": "b",
+            "layer": {"class_name": "Sequential", "config": {"layers": [{"class_name": "Lambda", "config": {"name": "deep", "function": ["AA==", null, null]}}]}},
+            "backward_layer": {"class_name": "LSTM", "config": {"name": "back"}}}}]}}"#;
+        let (facts, problems) = check_config(json.as_bytes(), &Limits::default());
+        assert_eq!(codes(&problems), ["lambda-layer"]);
+        assert_eq!(facts.layer_count, 4);
+    }
+
+    #[test]
+    fn rejects_invalid_and_oversized_json() {
+        let (_, problems) = check_config(b"{\"class_name\": ", &Limits::default());
+        assert_eq!(codes(&problems), ["invalid-json"]);
+        let limits = Limits {
+            max_config_bytes: 4,
+            ..Limits::default()
+        };
+        let (_, problems) = check_config(b"{\"a\": 1}", &limits);
+        assert_eq!(codes(&problems), ["config-too-large"]);
+        // Deeper than serde_json's recursion limit.
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        let (_, problems) = check_config(deep.as_bytes(), &Limits::default());
+        assert_eq!(codes(&problems), ["invalid-json"]);
+    }
+
+    #[test]
+    fn reports_depth_limit() {
+        let deep = format!("{}{}", "[".repeat(20), "]".repeat(20));
+        let limits = Limits {
+            max_depth: 5,
+            ..Limits::default()
+        };
+        let (_, problems) = check_config(deep.as_bytes(), &limits);
+        assert_eq!(codes(&problems), ["too-deep"]);
+    }
+
+    #[test]
+    fn parses_metadata() {
+        let meta = parse_metadata(
+            br#"{"keras_version": "3.3.3", "date_saved": "2024-05-01@10:00:00"}"#,
+            &Limits::default(),
+        )
+        .unwrap();
+        assert_eq!(meta.keras_version.as_deref(), Some("3.3.3"));
+        assert!(parse_metadata(b"nope", &Limits::default()).is_err());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics_on_random_bytes(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..512)) {
+            let _ = check_config(&bytes, &Limits::default());
+        }
+
+        #[test]
+        fn never_panics_on_mutated_config(pos in 0usize..900, byte in proptest::prelude::any::<u8>()) {
+            let mut bytes = KERAS2_LAMBDA.as_bytes().to_vec();
+            let len = bytes.len();
+            bytes[pos % len] = byte;
+            let _ = check_config(&bytes, &Limits::default());
+        }
+    }
+}

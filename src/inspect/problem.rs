@@ -1,0 +1,92 @@
+//! The problem record every format inspector in this directory returns: a stable kebab-case
+//! sub-code, a precise message, where in the file it was seen and small key/value evidence.
+//! Inspectors describe; the policy layer maps a problem's `kind` and `code` to a rule
+//! (FMT003..FMT006, a custom-op warning, or a malformed-file finding) and decides the action.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+/// What sort of fact a [`Problem`] reports, so the caller can map it to a rule without
+/// matching on every sub-code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProblemKind {
+    /// The content can run code or reach outside the repository when loaded (the format's
+    /// FMT rule: keras-unsafe-layer, onnx-external-data, gguf-template-suspicious, tf-unsafe-op).
+    Unsafe,
+    /// The model needs an operator or domain implemented outside the standard runtime:
+    /// not code by itself, but a plugin must be trusted to run it (warning level).
+    CustomOp,
+    /// The file breaks a rule of its format.
+    Malformed,
+    /// A configured limit stopped the parser before it saw everything.
+    LimitExceeded,
+    /// Worth recording, not a judgement (e.g. a check that could not be completed).
+    Note,
+}
+
+/// One thing an inspector wants the policy to know about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    /// Which family of rule this feeds.
+    pub kind: ProblemKind,
+    /// Short stable kebab-case sub-code, e.g. `path-escape`.
+    pub code: &'static str,
+    /// Lowercase, specific message carrying the data (names, offsets, values).
+    pub message: String,
+    /// Byte offset in the file where the problem was seen, when one applies.
+    pub offset: Option<u64>,
+    /// Small named facts backing the message (sorted for stable output).
+    pub evidence: BTreeMap<String, String>,
+}
+
+impl Problem {
+    /// A problem without evidence.
+    pub fn new(
+        kind: ProblemKind,
+        code: &'static str,
+        message: impl Into<String>,
+        offset: Option<u64>,
+    ) -> Self {
+        Self {
+            kind,
+            code,
+            message: message.into(),
+            offset,
+            evidence: BTreeMap::new(),
+        }
+    }
+
+    /// Adds one evidence entry (builder style).
+    #[must_use]
+    pub fn with(mut self, key: &str, value: impl Into<String>) -> Self {
+        self.evidence.insert(key.to_owned(), value.into());
+        self
+    }
+}
+
+/// Escapes text for a message or evidence value and bounds it to `max_chars` characters, so
+/// attacker-controlled strings cannot forge report lines or blow up output.
+pub fn excerpt(text: &str, max_chars: usize) -> String {
+    let mut out = String::new();
+    for (n, c) in text.chars().enumerate() {
+        if n >= max_chars {
+            out.push_str("...");
+            break;
+        }
+        out.extend(c.escape_debug());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn excerpt_escapes_and_bounds() {
+        assert_eq!(excerpt("a\nb\u{1b}", 10), "a\\nb\\u{1b}");
+        assert_eq!(excerpt("abcdef", 3), "abc...");
+    }
+}
