@@ -452,3 +452,5 @@ fn truncated_pickle_reports_imports_before_damage() {
     assert!(rules.contains(&"PKL001".to_string()), "{rules:?}");
     assert!(rules.contains(&"PKL004".to_string()), "{rules:?}");
 }
+
+mod hostile;
