@@ -19,4 +19,5 @@ pub mod inspect;
 pub mod policy;
 pub mod report;
 pub mod rules;
+pub mod verify;
 pub mod walk;
