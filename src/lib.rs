@@ -22,4 +22,5 @@ pub mod provenance;
 pub mod report;
 pub mod repository;
 pub mod rules;
+pub mod verify;
 pub mod walk;

@@ -4,7 +4,10 @@
 //! Renderers write to `&mut dyn Write` and never decide the exit code: that is computed once,
 //! from the report, by [`Report::exit_code`].
 
+pub mod cyclonedx;
 pub mod json;
+pub mod markdown;
+pub mod sarif;
 pub mod text;
 
 use std::collections::BTreeMap;

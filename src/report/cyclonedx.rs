@@ -1,0 +1,944 @@
+//! CycloneDX 1.5 SBOM of the scanned tree, built with the `cyclonedx-bom` crate's model types.
+//!
+//! The SBOM is what a consumer checks a download against (`modelgate verify`), so every file
+//! appears, each with its SHA-256 (and SHA-512 with `--hash sha512`) under a `modelgate:path`
+//! property. Files group under one `machine-learning-model` component per model directory (with
+//! a model card, licenses, base model); other files sit at the top level. The scanned repository
+//! is `metadata.component`, with its commit, purl and VCS reference.
+//!
+//! Same input, same bytes out: components are sorted, `bom-ref`s derive from paths, and with
+//! `SOURCE_DATE_EPOCH` set the serial number is derived from the content, so two runs produce
+//! identical files.
+//!
+//! Known trap (cyclonedx-bom 0.8.1): `ModelCard.bom_ref` and `ComponentData.bom_ref` serialize
+//! as `bomRef`, and `Dataset::Reference` as a bare string, both invalid under the schema and not
+//! caught by the crate's `validate()`. They are left unset here and datasets are given inline.
+//!
+//! Strings from the scanned tree (paths, card fields) go through [`sbom_text`]: CycloneDX's
+//! normalized strings forbid tabs and newlines, and XML 1.0 cannot carry most control
+//! characters at all, so a file named `a\nb` must not break the XML or be silently renamed.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+
+use cyclonedx_bom::external_models::normalized_string::NormalizedString;
+use cyclonedx_bom::external_models::spdx::{SpdxExpression, SpdxIdentifier};
+use cyclonedx_bom::external_models::uri::{Purl, Uri};
+use cyclonedx_bom::models::bom::{Bom, SpecVersion, UrnUuid};
+use cyclonedx_bom::models::code::{Commit, Commits};
+use cyclonedx_bom::models::component::{Classification, Component, Components, Pedigree};
+use cyclonedx_bom::models::component_data::{ComponentData, ComponentDataType};
+use cyclonedx_bom::models::external_reference::{
+    ExternalReference, ExternalReferenceType, ExternalReferences,
+};
+use cyclonedx_bom::models::hash::{Hash, HashAlgorithm, HashValue, Hashes};
+use cyclonedx_bom::models::license::{License, LicenseChoice, Licenses};
+use cyclonedx_bom::models::metadata::Metadata;
+use cyclonedx_bom::models::modelcard::{Dataset, Datasets, ModelCard, ModelParameters};
+use cyclonedx_bom::models::property::{Properties, Property};
+use cyclonedx_bom::models::tool::Tools;
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use super::sarif::percent_encode_path;
+use super::{FileRecord, Report};
+use crate::classify::{self, Format, Kind};
+use crate::cli::SbomFormat;
+
+/// Property names (the `modelgate:` namespace).
+pub mod prop {
+    /// The file's path relative to the scan root, as [`super::sbom_text`] renders it.
+    pub const PATH: &str = "modelgate:path";
+    /// Detected format.
+    pub const FORMAT: &str = "modelgate:format";
+    /// Role of the file.
+    pub const KIND: &str = "modelgate:kind";
+    /// Size in bytes.
+    pub const SIZE: &str = "modelgate:size";
+    /// Number of tensors.
+    pub const TENSORS: &str = "modelgate:tensors";
+    /// Number of parameters.
+    pub const PARAMETERS: &str = "modelgate:parameters";
+    /// Tensor dtypes, comma-separated.
+    pub const DTYPES: &str = "modelgate:dtypes";
+    /// One pickle global (`module.name`), repeatable.
+    pub const PICKLE_GLOBAL: &str = "modelgate:pickle:globals";
+    /// One rule code with findings on this item, repeatable.
+    pub const FINDING: &str = "modelgate:finding";
+    /// `true` on a Git LFS pointer file: the hash is the pointer's oid.
+    pub const LFS_POINTER: &str = "modelgate:lfs-pointer";
+    /// `false` when the file's content is not in the tree (LFS pointer).
+    pub const CONTENT_PRESENT: &str = "modelgate:content-present";
+    /// SHA-256 of the pointer file itself (the `hashes` carry the content oid).
+    pub const POINTER_SHA256: &str = "modelgate:pointer-sha256";
+    /// The content size an LFS pointer announces.
+    pub const LFS_SIZE: &str = "modelgate:lfs-size";
+    /// A symlink's target as written.
+    pub const SYMLINK_TARGET: &str = "modelgate:symlink-target";
+    /// Why a symlink was not followed.
+    pub const NOT_FOLLOWED: &str = "modelgate:not-followed";
+    /// An exclude glob in effect during the scan, repeatable.
+    pub const EXCLUDE: &str = "modelgate:exclude";
+}
+
+/// Bounds on data copied from card and file facts into the SBOM (facts come from scanned files).
+#[derive(Debug, Clone)]
+pub struct SbomLimits {
+    /// Datasets listed per model card.
+    pub max_datasets: usize,
+    /// Pickle globals listed per file.
+    pub max_globals: usize,
+    /// Entries of list-valued facts (dtypes, base models, licenses).
+    pub max_list: usize,
+    /// Hyperparameters copied per model directory.
+    pub max_hyperparameters: usize,
+    /// Characters kept of any one string from a card or a fact.
+    pub max_string_chars: usize,
+}
+
+impl Default for SbomLimits {
+    fn default() -> Self {
+        SbomLimits {
+            max_datasets: 256,
+            max_globals: 1024,
+            max_list: 64,
+            max_hyperparameters: 128,
+            max_string_chars: 4096,
+        }
+    }
+}
+
+/// How the SBOM is built.
+#[derive(Debug, Clone, Default)]
+pub struct SbomOptions {
+    /// `metadata.timestamp`; `None` means [`crate::app::now`] (which honours `SOURCE_DATE_EPOCH`).
+    pub timestamp: Option<time::OffsetDateTime>,
+    /// Derive the serial number from the content instead of at random; `None` means "when
+    /// `SOURCE_DATE_EPOCH` is set".
+    pub reproducible: Option<bool>,
+    /// Name of the scanned repository; `None` derives one (Hugging Face id, remote, root).
+    pub name: Option<String>,
+    /// Bounds on copied facts.
+    pub limits: SbomLimits,
+}
+
+/// Failures writing an SBOM.
+#[derive(Debug, thiserror::Error)]
+pub enum SbomError {
+    /// JSON serialisation failed.
+    #[error("cannot write the sbom as json: {0}")]
+    Json(#[from] cyclonedx_bom::errors::JsonWriteError),
+    /// XML serialisation failed.
+    #[error("cannot write the sbom as xml: {0}")]
+    Xml(#[from] cyclonedx_bom::errors::XmlWriteError),
+    /// Writing failed.
+    #[error("cannot write the sbom: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Renders text from the scanned tree for the SBOM: C0 controls, DEL and the XML-forbidden
+/// noncharacters U+FFFE/U+FFFF become `\xNN` / `\u{..}` (the same style the crawler uses for
+/// invalid UTF-8), everything else is kept. `verify` applies the same function to the tree.
+pub fn sbom_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\u{0}'..='\u{1f}' | '\u{7f}' => out.push_str(&format!("\\x{:02X}", c as u32)),
+            '\u{fffe}' | '\u{ffff}' => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// The `bom-ref` of a file component: `file:` plus the percent-encoded path (injective, so
+/// distinct paths never share a reference).
+pub fn file_ref(path: &str) -> String {
+    format!("file:{}", percent_encode_path(path))
+}
+
+fn model_ref(path: &str) -> String {
+    format!("model:{}", percent_encode_path(path))
+}
+
+struct Cx<'a> {
+    limits: &'a SbomLimits,
+    /// Rule codes with findings, by path.
+    findings: BTreeMap<&'a str, BTreeSet<&'static str>>,
+    hf: Option<HfRepo>,
+    github: Option<(String, String)>,
+    commit: Option<String>,
+}
+
+impl Cx<'_> {
+    fn text(&self, s: &str) -> String {
+        let cut: String = s.chars().take(self.limits.max_string_chars).collect();
+        sbom_text(&cut)
+    }
+
+    fn prop(&self, name: &str, value: &str) -> Property {
+        Property::new(name, &self.text(value))
+    }
+
+    fn finding_props(&self, path: &str, out: &mut Vec<Property>) {
+        if let Some(codes) = self.findings.get(path) {
+            for code in codes {
+                out.push(Property::new(prop::FINDING, code));
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct HfRepo {
+    repo_id: String,
+    commit: Option<String>,
+}
+
+fn is_commit(s: &str) -> bool {
+    s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+fn is_sha256(s: &str) -> bool {
+    s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+fn is_sha512(s: &str) -> bool {
+    s.len() == 128 && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// A Hugging Face repo id is `name` or `org/name`, from a restricted alphabet. Anything else
+/// from the report is ignored rather than pasted into a purl or a URL.
+fn valid_repo_id(repo_id: &str) -> bool {
+    let ok_segment = |s: &str| {
+        !s.is_empty()
+            && s.len() <= 96
+            && s != "."
+            && s != ".."
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+    };
+    let segments: Vec<&str> = repo_id.split('/').collect();
+    segments.len() <= 2 && segments.iter().all(|s| ok_segment(s))
+}
+
+fn hf_repo(report: &Report) -> Option<HfRepo> {
+    let hf = report.repository.get("huggingface")?.as_object()?;
+    let repo_id = hf.get("repo_id")?.as_str().filter(|r| valid_repo_id(r))?;
+    let commit = hf
+        .get("commit")
+        .and_then(Value::as_str)
+        .filter(|c| is_commit(c))
+        .map(str::to_ascii_lowercase);
+    Some(HfRepo {
+        repo_id: repo_id.to_string(),
+        commit,
+    })
+}
+
+/// `(org, repo)` when the remote is on github.com (https, ssh or scp-like form).
+fn github_repo(remote: &str) -> Option<(String, String)> {
+    let rest = remote
+        .strip_prefix("https://github.com/")
+        .or_else(|| remote.strip_prefix("http://github.com/"))
+        .or_else(|| remote.strip_prefix("ssh://git@github.com/"))
+        .or_else(|| remote.strip_prefix("git@github.com:"))
+        .or_else(|| remote.strip_prefix("git://github.com/"))?;
+    let rest = rest.trim_end_matches('/');
+    let rest = rest.strip_suffix(".git").unwrap_or(rest);
+    let (org, repo) = rest.split_once('/')?;
+    let ok = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+    };
+    (ok(org) && ok(repo)).then(|| (org.to_ascii_lowercase(), repo.to_ascii_lowercase()))
+}
+
+/// The remote as a URI for a `vcs` reference: URLs as they are (when they hold no characters a
+/// URI cannot), scp-like `user@host:path` as `ssh://user@host/path`; local paths are dropped.
+fn vcs_uri(remote: &str) -> Option<String> {
+    let clean = |s: &str| {
+        !s.is_empty()
+            && s.bytes().all(|b| {
+                b.is_ascii_graphic()
+                    && !matches!(b, b'"' | b'<' | b'>' | b'\\' | b'^' | b'`')
+                    && !matches!(b, b'{' | b'|' | b'}')
+            })
+    };
+    if !clean(remote) {
+        return None;
+    }
+    if let Some((scheme, _)) = remote.split_once("://") {
+        let scheme_ok = !scheme.is_empty()
+            && scheme
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'));
+        return scheme_ok.then(|| remote.to_string());
+    }
+    let (user_host, path) = remote.split_once(':')?;
+    if user_host.contains('/') || path.is_empty() {
+        return None;
+    }
+    let path = path.trim_start_matches('/');
+    Some(format!("ssh://{user_host}/{path}"))
+}
+
+fn purl_segment(s: &str) -> String {
+    percent_encode_path(s).replace('/', "%2F")
+}
+
+fn hf_purl(hf: &HfRepo) -> String {
+    let name = hf
+        .repo_id
+        .split('/')
+        .map(purl_segment)
+        .collect::<Vec<_>>()
+        .join("/");
+    match &hf.commit {
+        Some(c) => format!("pkg:huggingface/{name}@{c}"),
+        None => format!("pkg:huggingface/{name}"),
+    }
+}
+
+fn hash(alg: HashAlgorithm, hex: &str) -> Hash {
+    Hash {
+        alg,
+        content: HashValue(hex.to_ascii_lowercase()),
+    }
+}
+
+fn license_choice(id_or_name: &str, cx: &Cx<'_>) -> LicenseChoice {
+    let s = id_or_name.trim();
+    // The schema's SPDX list has no `+` forms; the crate accepts them, so keep them as names.
+    if !s.contains('+') {
+        if SpdxIdentifier::try_from(s.to_string()).is_ok() {
+            return LicenseChoice::License(License::license_id(s));
+        }
+        if let Ok(id) = SpdxIdentifier::imprecise(s.to_string()) {
+            let id = id.to_string();
+            if id.eq_ignore_ascii_case(s) {
+                return LicenseChoice::License(License::license_id(&id));
+            }
+        }
+        if s.contains(' ') && SpdxExpression::try_from(s.to_string()).is_ok() {
+            return LicenseChoice::Expression(SpdxExpression::new(s));
+        }
+    }
+    LicenseChoice::License(License::named_license(&cx.text(s)))
+}
+
+fn strings(v: Option<&Value>, max: usize) -> Vec<String> {
+    match v {
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(Value::as_str)
+            .take(max)
+            .map(str::to_string)
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn scalar(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+fn new_component(kind: Classification, name: &str, bom_ref: Option<String>) -> Component {
+    let mut c = Component::new(kind, name, "", bom_ref);
+    c.version = None;
+    c
+}
+
+fn file_component(f: &FileRecord, cx: &Cx<'_>) -> Component {
+    let path = sbom_text(&f.path);
+    let mut c = new_component(
+        Classification::File,
+        &cx.text(&f.path),
+        Some(file_ref(&f.path)),
+    );
+    let mut props = vec![
+        Property::new(prop::PATH, &path),
+        Property::new(prop::FORMAT, f.format.as_str()),
+        Property::new(prop::KIND, f.kind.as_str()),
+        Property::new(prop::SIZE, &f.size.to_string()),
+    ];
+    let mut hashes = Vec::new();
+    let lfs_oid = f
+        .facts
+        .get("lfs_oid")
+        .and_then(Value::as_str)
+        .map(|s| s.strip_prefix("sha256:").unwrap_or(s))
+        .filter(|s| is_sha256(s));
+    if f.format == Format::LfsPointer {
+        props.push(Property::new(prop::LFS_POINTER, "true"));
+        props.push(Property::new(prop::CONTENT_PRESENT, "false"));
+        if let Some(d) = &f.sha256 {
+            props.push(Property::new(prop::POINTER_SHA256, d));
+        }
+        if let Some(size) = f.facts.get("lfs_size").and_then(scalar) {
+            props.push(cx.prop(prop::LFS_SIZE, &size));
+        }
+        // The recorded digest is the content the pointer stands for: what a consumer gets
+        // after `git lfs pull`, and what `verify` accepts from either the pointer or the content.
+        if let Some(oid) = lfs_oid {
+            hashes.push(hash(HashAlgorithm::SHA_256, oid));
+        }
+    } else {
+        if let Some(d) = f.sha256.as_deref().filter(|d| is_sha256(d)) {
+            hashes.push(hash(HashAlgorithm::SHA_256, d));
+        }
+        if let Some(d) = f.sha512.as_deref().filter(|d| is_sha512(d)) {
+            hashes.push(hash(HashAlgorithm::SHA_512, d));
+        }
+    }
+    if let Some(t) = f.facts.get("symlink_target").and_then(Value::as_str) {
+        props.push(cx.prop(prop::SYMLINK_TARGET, t));
+    }
+    if let Some(r) = f.facts.get("not_followed").and_then(Value::as_str) {
+        props.push(cx.prop(prop::NOT_FOLLOWED, r));
+    }
+    for (key, name) in [
+        ("tensor_count", prop::TENSORS),
+        ("parameters", prop::PARAMETERS),
+    ] {
+        if let Some(v) = f.facts.get(key).and_then(scalar) {
+            props.push(cx.prop(name, &v));
+        }
+    }
+    let dtypes = strings(f.facts.get("dtypes"), cx.limits.max_list);
+    if !dtypes.is_empty() {
+        props.push(cx.prop(prop::DTYPES, &dtypes.join(",")));
+    }
+    for g in strings(f.facts.get("pickle_globals"), cx.limits.max_globals) {
+        props.push(cx.prop(prop::PICKLE_GLOBAL, &g));
+    }
+    cx.finding_props(&f.path, &mut props);
+    if !hashes.is_empty() {
+        c.hashes = Some(Hashes(hashes));
+    }
+    c.properties = Some(Properties(props));
+    c
+}
+
+/// One model directory as the lead's repository facts describe it; every key is optional.
+struct ModelDir<'a> {
+    path: String,
+    card: Option<&'a Map<String, Value>>,
+    config: Option<&'a Map<String, Value>>,
+    files: Option<Vec<String>>,
+}
+
+fn model_dirs(report: &Report) -> Vec<ModelDir<'_>> {
+    let Some(Value::Array(dirs)) = report.repository.get("model_dirs") else {
+        return Vec::new();
+    };
+    let mut out: Vec<ModelDir<'_>> = dirs
+        .iter()
+        .filter_map(Value::as_object)
+        .map(|d| ModelDir {
+            path: d
+                .get("path")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .trim_matches('/')
+                .to_string(),
+            card: d.get("card").and_then(Value::as_object),
+            config: d.get("config").and_then(Value::as_object),
+            files: d.get("files").and_then(Value::as_array).map(|a| {
+                a.iter()
+                    .filter_map(|v| {
+                        v.as_str()
+                            .or_else(|| v.get("path").and_then(Value::as_str))
+                            .map(str::to_string)
+                    })
+                    .collect()
+            }),
+        })
+        .collect();
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out.dedup_by(|a, b| a.path == b.path);
+    out
+}
+
+fn in_dir(dir: &ModelDir<'_>, path: &str) -> bool {
+    if let Some(files) = &dir.files {
+        return files
+            .iter()
+            .any(|f| f == path || (!dir.path.is_empty() && format!("{}/{f}", dir.path) == path));
+    }
+    dir.path.is_empty()
+        || path
+            .strip_prefix(dir.path.as_str())
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
+fn model_component(
+    dir: &ModelDir<'_>,
+    files: &[&FileRecord],
+    report: &Report,
+    cx: &Cx<'_>,
+) -> Component {
+    let name = match (&cx.hf, dir.path.is_empty()) {
+        (Some(hf), true) => hf.repo_id.clone(),
+        (_, true) => root_name(report, None),
+        (_, false) => dir.path.clone(),
+    };
+    let mut c = new_component(
+        Classification::MachineLearningModel,
+        &cx.text(&name),
+        Some(model_ref(&dir.path)),
+    );
+    let commit = cx
+        .hf
+        .as_ref()
+        .and_then(|h| h.commit.clone())
+        .or(cx.commit.clone());
+    if let (true, Some(commit)) = (dir.path.is_empty(), commit) {
+        c.version = Some(NormalizedString::new(&commit));
+    }
+    let mut props = vec![Property::new(prop::PATH, &sbom_text(&dir.path))];
+    let empty = Map::new();
+    let card = dir.card.unwrap_or(&empty);
+    let config = dir.config.unwrap_or(&empty);
+
+    // Licenses: the SPDX id when the card facts carry one, else the card's own words.
+    let mut licenses = strings(card.get("license_spdx"), cx.limits.max_list);
+    if licenses.is_empty() {
+        licenses = strings(card.get("license"), cx.limits.max_list);
+        if licenses.iter().any(|l| l == "other") {
+            let names = strings(card.get("license_name"), cx.limits.max_list);
+            if !names.is_empty() {
+                licenses = names;
+            }
+        }
+    }
+    if !licenses.is_empty() {
+        c.licenses = Some(Licenses(
+            licenses.iter().map(|l| license_choice(l, cx)).collect(),
+        ));
+    }
+
+    let task = card
+        .get("pipeline_tag")
+        .and_then(Value::as_str)
+        .map(|s| cx.text(s));
+    let family = config
+        .get("model_type")
+        .and_then(Value::as_str)
+        .map(|s| cx.text(s));
+    let archs = strings(config.get("architectures"), cx.limits.max_list);
+    let architecture = (!archs.is_empty()).then(|| cx.text(&archs.join(",")));
+    let datasets: Vec<Dataset> = strings(card.get("datasets"), cx.limits.max_datasets)
+        .iter()
+        .map(|d| {
+            Dataset::Component(ComponentData {
+                bom_ref: None,
+                data_type: ComponentDataType::Dataset,
+                name: Some(cx.text(d)),
+                contents: None,
+                classification: None,
+                sensitive_data: None,
+                graphics: None,
+                description: None,
+                governance: None,
+            })
+        })
+        .collect();
+    if task.is_some() || family.is_some() || architecture.is_some() || !datasets.is_empty() {
+        c.model_card = Some(ModelCard {
+            bom_ref: None,
+            model_parameters: Some(ModelParameters {
+                approach: None,
+                task,
+                architecture_family: family,
+                model_architecture: architecture,
+                datasets: (!datasets.is_empty()).then_some(Datasets(datasets)),
+                inputs: None,
+                outputs: None,
+            }),
+            quantitative_analysis: None,
+            considerations: None,
+            properties: None,
+        });
+    }
+
+    let bases = strings(card.get("base_model"), cx.limits.max_list);
+    if !bases.is_empty() {
+        let ancestors = bases
+            .iter()
+            .map(|b| {
+                let mut a = new_component(Classification::MachineLearningModel, &cx.text(b), None);
+                if valid_repo_id(b) {
+                    a.purl = Purl::from_str_unchecked(&hf_purl(&HfRepo {
+                        repo_id: b.clone(),
+                        commit: None,
+                    }));
+                }
+                a
+            })
+            .collect();
+        c.pedigree = Some(Pedigree {
+            ancestors: Some(Components(ancestors)),
+            descendants: None,
+            variants: None,
+            commits: None,
+            patches: None,
+            notes: None,
+        });
+    }
+
+    // The card: the hub page when the repository is known, else the card file's relative path.
+    let card_file = files
+        .iter()
+        .find(|f| f.kind == Kind::ModelCard && dir_of(&f.path) == dir.path);
+    let card_url = match (&cx.hf, card_file) {
+        (Some(hf), Some(f)) => Some(format!(
+            "https://huggingface.co/{}/blob/{}/{}",
+            hf.repo_id,
+            hf.commit.as_deref().unwrap_or("main"),
+            percent_encode_path(&f.path)
+        )),
+        (None, Some(f)) => Some(percent_encode_path(&f.path)),
+        (_, None) => None,
+    };
+    if let Some(url) = card_url {
+        c.external_references = Some(ExternalReferences(vec![ExternalReference::new(
+            ExternalReferenceType::ModelCard,
+            Uri::new(&url),
+        )]));
+    }
+
+    let mut hyper: Vec<(&String, &Value)> = config
+        .get("hyperparameters")
+        .and_then(Value::as_object)
+        .map(|m| m.iter().collect())
+        .unwrap_or_default();
+    hyper.truncate(cx.limits.max_hyperparameters);
+    for (k, v) in hyper {
+        if let Some(v) = scalar(v) {
+            props.push(cx.prop(&format!("modelgate:config:{}", cx.text(k)), &v));
+        }
+    }
+    if !dir.path.is_empty() {
+        cx.finding_props(&dir.path, &mut props);
+    }
+    c.properties = Some(Properties(props));
+    let children: Vec<Component> = files.iter().map(|f| file_component(f, cx)).collect();
+    if !children.is_empty() {
+        c.components = Some(Components(children));
+    }
+    c
+}
+
+fn dir_of(path: &str) -> &str {
+    path.rsplit_once('/').map(|(d, _)| d).unwrap_or("")
+}
+
+/// The repository's name: the option, the Hugging Face id, the remote's repository name, or
+/// the scan root's last component.
+fn root_name(report: &Report, explicit: Option<&str>) -> String {
+    if let Some(n) = explicit.filter(|n| !n.is_empty()) {
+        return n.to_string();
+    }
+    if let Some(hf) = hf_repo(report) {
+        return hf.repo_id;
+    }
+    if let Some(remote) = report.git.as_ref().and_then(|g| g.remote.as_deref()) {
+        let last = remote
+            .trim_end_matches('/')
+            .rsplit(['/', ':'])
+            .next()
+            .unwrap_or("");
+        let last = last.strip_suffix(".git").unwrap_or(last);
+        if !last.is_empty() {
+            return last.to_string();
+        }
+    }
+    let base = report.root.trim_end_matches('/');
+    let base = classify::basename(base);
+    if base.is_empty() || base == "." || base == ".." {
+        "repository".to_string()
+    } else {
+        base.to_string()
+    }
+}
+
+fn metadata_component(report: &Report, opts: &SbomOptions, cx: &Cx<'_>) -> Component {
+    let has_weights = report.files.iter().any(|f| f.kind == Kind::Weights);
+    let kind = if has_weights {
+        Classification::MachineLearningModel
+    } else {
+        Classification::Application
+    };
+    let name = root_name(report, opts.name.as_deref());
+    let mut c = new_component(kind, &cx.text(&name), Some("repository".to_string()));
+    let version = cx
+        .commit
+        .clone()
+        .or_else(|| cx.hf.as_ref().and_then(|h| h.commit.clone()));
+    if let Some(v) = &version {
+        c.version = Some(NormalizedString::new(v));
+    }
+    if let Some(hf) = &cx.hf {
+        c.group = hf
+            .repo_id
+            .split_once('/')
+            .map(|(org, _)| NormalizedString::new(org));
+    } else if let Some((org, _)) = &cx.github {
+        c.group = Some(NormalizedString::new(org));
+    }
+
+    // purl: the hub identity first (that is what a consumer downloads), else the git host.
+    let remote = report.git.as_ref().and_then(|g| g.remote.as_deref());
+    let purl = if let Some(hf) = &cx.hf {
+        Some(hf_purl(hf))
+    } else if let (Some((org, repo)), Some(commit)) = (&cx.github, &cx.commit) {
+        Some(format!(
+            "pkg:github/{}/{}@{commit}",
+            purl_segment(org),
+            purl_segment(repo)
+        ))
+    } else if let (Some(url), Some(commit)) = (remote.and_then(vcs_uri), &cx.commit) {
+        Some(format!(
+            "pkg:generic/{}@{commit}?vcs_url={}",
+            purl_segment(&name),
+            purl_segment(&format!("git+{url}@{commit}"))
+        ))
+    } else {
+        None
+    };
+    c.purl = purl.as_deref().and_then(Purl::from_str_unchecked);
+
+    let mut refs = Vec::new();
+    if let Some(url) = remote.and_then(vcs_uri) {
+        refs.push(ExternalReference::new(
+            ExternalReferenceType::Vcs,
+            Uri::new(&url),
+        ));
+    }
+    if let Some(hf) = &cx.hf {
+        refs.push(ExternalReference::new(
+            ExternalReferenceType::Distribution,
+            Uri::new(&format!("https://huggingface.co/{}", hf.repo_id)),
+        ));
+    }
+    if !refs.is_empty() {
+        c.external_references = Some(ExternalReferences(refs));
+    }
+
+    let commit_url = |commit: &str| {
+        if let Some((org, repo)) = &cx.github {
+            Some(format!("https://github.com/{org}/{repo}/commit/{commit}"))
+        } else {
+            cx.hf
+                .as_ref()
+                .map(|hf| format!("https://huggingface.co/{}/commit/{commit}", hf.repo_id))
+        }
+    };
+    if let Some(commit) = &version {
+        c.pedigree = Some(Pedigree {
+            ancestors: None,
+            descendants: None,
+            variants: None,
+            commits: Some(Commits(vec![Commit {
+                uid: Some(NormalizedString::new(commit)),
+                url: commit_url(commit).map(|u| Uri::new(&u)),
+                author: None,
+                committer: None,
+                message: None,
+            }])),
+            patches: None,
+            notes: None,
+        });
+    }
+
+    let mut props = Vec::new();
+    if let Some(g) = &report.git {
+        if let Some(b) = &g.branch {
+            props.push(cx.prop("modelgate:git:branch", b));
+        }
+        props.push(Property::new("modelgate:git:dirty", &g.dirty.to_string()));
+    }
+    cx.finding_props("", &mut props);
+    if !props.is_empty() {
+        c.properties = Some(Properties(props));
+    }
+    c
+}
+
+trait PurlExt {
+    fn from_str_unchecked(s: &str) -> Option<Purl>;
+}
+
+impl PurlExt for Purl {
+    fn from_str_unchecked(s: &str) -> Option<Purl> {
+        s.parse().ok()
+    }
+}
+
+fn tool_component() -> Component {
+    let mut c = new_component(Classification::Application, env!("CARGO_PKG_NAME"), None);
+    c.version = Some(NormalizedString::new(env!("CARGO_PKG_VERSION")));
+    c.external_references = Some(ExternalReferences(vec![ExternalReference::new(
+        ExternalReferenceType::Vcs,
+        Uri::new(env!("CARGO_PKG_REPOSITORY")),
+    )]));
+    c
+}
+
+fn timestamp(
+    t: time::OffsetDateTime,
+) -> Option<cyclonedx_bom::external_models::date_time::DateTime> {
+    let t = t
+        .to_offset(time::UtcOffset::UTC)
+        .replace_nanosecond(0)
+        .ok()?;
+    let s = t
+        .format(&time::format_description::well_known::Rfc3339)
+        .ok()?;
+    cyclonedx_bom::external_models::date_time::DateTime::try_from(s).ok()
+}
+
+/// Builds the SBOM of a report.
+pub fn build(report: &Report, opts: &SbomOptions) -> Bom {
+    let mut findings: BTreeMap<&str, BTreeSet<&'static str>> = BTreeMap::new();
+    for f in &report.findings {
+        findings
+            .entry(f.path.as_str())
+            .or_default()
+            .insert(f.rule.code());
+    }
+    let commit = report
+        .git
+        .as_ref()
+        .and_then(|g| g.commit.as_deref())
+        .filter(|c| is_commit(c))
+        .map(str::to_ascii_lowercase);
+    let cx = Cx {
+        limits: &opts.limits,
+        findings,
+        hf: hf_repo(report),
+        github: report
+            .git
+            .as_ref()
+            .and_then(|g| g.remote.as_deref())
+            .and_then(github_repo),
+        commit,
+    };
+
+    // Each file joins the deepest model directory that holds it; the rest stay top-level.
+    let dirs = model_dirs(report);
+    let mut members: Vec<Vec<&FileRecord>> = vec![Vec::new(); dirs.len()];
+    let mut loose: Vec<&FileRecord> = Vec::new();
+    for f in &report.files {
+        let owner = dirs
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| in_dir(d, &f.path))
+            .max_by_key(|(_, d)| d.path.len())
+            .map(|(i, _)| i);
+        match owner.and_then(|i| members.get_mut(i)) {
+            Some(m) => m.push(f),
+            None => loose.push(f),
+        }
+    }
+    let mut components: Vec<Component> = Vec::new();
+    for (d, files) in dirs.iter().zip(members.iter_mut()) {
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        components.push(model_component(d, files, report, &cx));
+    }
+    loose.sort_by(|a, b| a.path.cmp(&b.path));
+    components.extend(loose.iter().map(|f| file_component(f, &cx)));
+
+    let mut meta_props: Vec<Property> = vec![Property::new(
+        "modelgate:policy",
+        &cx.text(&report.policy.source),
+    )];
+    if is_sha256(&report.policy.sha256) {
+        meta_props.push(Property::new(
+            "modelgate:policy-sha256",
+            &report.policy.sha256,
+        ));
+    }
+    for e in &report.settings.excludes {
+        meta_props.push(cx.prop(prop::EXCLUDE, e));
+    }
+    let metadata = Metadata {
+        timestamp: None,
+        tools: Some(Tools::Object {
+            services: None,
+            components: Some(Components(vec![tool_component()])),
+        }),
+        authors: None,
+        component: Some(metadata_component(report, opts, &cx)),
+        manufacture: None,
+        supplier: None,
+        licenses: None,
+        properties: Some(Properties(meta_props)),
+        lifecycles: None,
+    };
+    let mut bom = Bom {
+        version: 1,
+        serial_number: None,
+        metadata: Some(metadata),
+        components: (!components.is_empty()).then_some(Components(components)),
+        spec_version: SpecVersion::V1_5,
+        ..Bom::default()
+    };
+    bom.serial_number = None;
+
+    let reproducible = opts
+        .reproducible
+        .unwrap_or_else(|| std::env::var_os("SOURCE_DATE_EPOCH").is_some());
+    bom.serial_number = Some(if reproducible {
+        content_serial(&bom)
+    } else {
+        UrnUuid::generate()
+    });
+    let ts = opts.timestamp.unwrap_or_else(crate::app::now);
+    if let Some(m) = bom.metadata.as_mut() {
+        m.timestamp = timestamp(ts);
+    }
+    bom
+}
+
+/// A name-based (version 5 layout) UUID from the SHA-256 of the BOM's JSON without serial number
+/// and timestamp: equal content, equal serial.
+fn content_serial(bom: &Bom) -> UrnUuid {
+    let mut json = Vec::new();
+    let _ = bom.clone().output_as_json_v1_5(&mut json);
+    let digest = Sha256::digest(&json);
+    let mut b = [0u8; 16];
+    b.copy_from_slice(&digest[..16]);
+    b[6] = (b[6] & 0x0f) | 0x50;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h = crate::finding::hex(&b);
+    let urn = format!(
+        "urn:uuid:{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    );
+    UrnUuid::new(urn).unwrap_or_else(|_| UrnUuid::generate())
+}
+
+/// Writes the SBOM as CycloneDX 1.5 JSON or XML, with a trailing newline.
+pub fn render(bom: &Bom, format: SbomFormat, w: &mut dyn Write) -> Result<(), SbomError> {
+    let bom = bom.clone();
+    let mut w = w;
+    match format {
+        SbomFormat::Json => bom.output_as_json_v1_5(&mut w)?,
+        SbomFormat::Xml => bom.output_as_xml_v1_5(&mut w)?,
+    }
+    w.write_all(b"\n")?;
+    Ok(())
+}

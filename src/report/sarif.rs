@@ -1,0 +1,435 @@
+//! SARIF 2.1.0 for code scanning (GitHub and other SARIF consumers).
+//!
+//! The wire structs here are SARIF's, not ours: [`Report`] and [`Finding`] do not grow fields to
+//! suit this format; a `From<&Report>` maps one onto the other. `rules[]` is the whole registry so
+//! `ruleIndex` is stable across runs, `level` follows the policy's action (what the gate did) and
+//! `security-severity` follows the severity (how bad it is), which is how GitHub ranks alerts.
+//!
+//! Paths come from the scanned tree, so an attacker chooses them: the artifact URI is a
+//! percent-encoded relative reference ([`percent_encode_path`]), so a name like `c:x`, `a#b` or
+//! `%2e%2e` cannot turn into a scheme, a fragment or a parent directory in the consumer.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use super::Report;
+use crate::finding::{Action, Finding, Severity};
+use crate::rules::RuleId;
+
+/// The JSON schema URI written into `$schema`.
+pub const SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.json";
+
+/// GitHub code scanning accepts at most this many results per run; the most severe are kept.
+pub const MAX_RESULTS: usize = 25_000;
+
+/// The `partialFingerprints` key under which the finding's fingerprint is published.
+pub const FINGERPRINT_KEY: &str = "modelgateFingerprint/v1";
+
+/// The base id that artifact URIs are relative to.
+pub const SRCROOT: &str = "%SRCROOT%";
+
+/// A SARIF log with one run.
+#[derive(Debug, Serialize)]
+pub struct SarifLog {
+    #[serde(rename = "$schema")]
+    schema: &'static str,
+    version: &'static str,
+    runs: Vec<Run>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Run {
+    tool: Tool,
+    automation_details: AutomationDetails,
+    original_uri_base_ids: BTreeMap<&'static str, BaseLocation>,
+    invocations: Vec<Invocation>,
+    column_kind: &'static str,
+    results: Vec<SarifResult>,
+    properties: RunProperties,
+}
+
+#[derive(Debug, Serialize)]
+struct Tool {
+    driver: Driver,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Driver {
+    name: &'static str,
+    version: &'static str,
+    semantic_version: &'static str,
+    information_uri: &'static str,
+    rules: Vec<Rule>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Rule {
+    id: &'static str,
+    name: &'static str,
+    short_description: Text,
+    full_description: Text,
+    help: Help,
+    default_configuration: Configuration,
+    properties: RuleProperties,
+}
+
+#[derive(Debug, Serialize)]
+struct Text {
+    text: String,
+}
+
+#[derive(Debug, Serialize)]
+struct Help {
+    text: String,
+    markdown: String,
+}
+
+#[derive(Debug, Serialize)]
+struct Configuration {
+    level: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+struct RuleProperties {
+    tags: Vec<&'static str>,
+    #[serde(rename = "security-severity")]
+    security_severity: &'static str,
+    precision: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+struct AutomationDetails {
+    id: String,
+}
+
+#[derive(Debug, Serialize)]
+struct BaseLocation {
+    description: Text,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Invocation {
+    execution_successful: bool,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RunProperties {
+    truncated: bool,
+    total_results: usize,
+    policy: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    commit: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SarifResult {
+    rule_id: &'static str,
+    rule_index: usize,
+    level: &'static str,
+    message: Text,
+    locations: Vec<ResultLocation>,
+    partial_fingerprints: BTreeMap<&'static str, String>,
+    properties: Map<String, Value>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ResultLocation {
+    physical_location: PhysicalLocation,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PhysicalLocation {
+    artifact_location: ArtifactLocation,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    region: Option<Region>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ArtifactLocation {
+    uri: String,
+    uri_base_id: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Region {
+    start_line: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    start_column: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    byte_offset: Option<u64>,
+}
+
+/// SARIF `level` for a policy action: what the gate did decides how loud the alert is.
+pub fn level(action: Action) -> &'static str {
+    match action {
+        Action::Deny => "error",
+        Action::Warn => "warning",
+        Action::Allow => "note",
+    }
+}
+
+/// SARIF `level` for a rule's default severity (`defaultConfiguration.level`).
+pub fn default_level(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Critical | Severity::High => "error",
+        Severity::Medium => "warning",
+        Severity::Low | Severity::Info => "note",
+    }
+}
+
+/// GitHub's `security-severity` score (a decimal string, 0.0-10.0) for a severity.
+pub fn security_severity(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Critical => "9.5",
+        Severity::High => "8.0",
+        Severity::Medium => "5.5",
+        Severity::Low => "2.0",
+        Severity::Info => "0.0",
+    }
+}
+
+/// Percent-encodes a relative path (RFC 3986) for use as a URI reference: every byte outside the
+/// unreserved set (`A-Z a-z 0-9 - . _ ~`) is encoded, `/` is kept as the segment separator.
+/// Encoding `:` keeps a first segment like `c:x` from reading as a scheme; encoding `%`, `#` and
+/// `?` keeps names from smuggling escapes, fragments or queries.
+pub fn percent_encode_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for b in path.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The artifact URI of a finding's path: the encoded relative path, or `.` (the scan root) for
+/// findings about the repository as a whole. GitHub rejects results without a location.
+fn artifact_uri(path: &str) -> String {
+    if path.is_empty() {
+        ".".to_string()
+    } else {
+        percent_encode_path(path)
+    }
+}
+
+fn rule_index(rule: RuleId) -> usize {
+    RuleId::ALL.iter().position(|r| *r == rule).unwrap_or(0)
+}
+
+fn rule(r: RuleId) -> Rule {
+    let sev = r.default_severity();
+    Rule {
+        id: r.code(),
+        name: r.name(),
+        short_description: Text {
+            text: r.summary().to_string(),
+        },
+        full_description: Text {
+            text: r.help().to_string(),
+        },
+        help: Help {
+            text: r.help().to_string(),
+            markdown: format!(
+                "**{} `{}`**: {}\n\n{}",
+                r.code(),
+                r.name(),
+                r.summary(),
+                r.help()
+            ),
+        },
+        default_configuration: Configuration {
+            level: default_level(sev),
+        },
+        properties: RuleProperties {
+            tags: vec!["security", r.area()],
+            security_severity: security_severity(sev),
+            precision: "high",
+        },
+    }
+}
+
+fn message(f: &Finding) -> String {
+    match &f.location.member {
+        Some(m) => format!("{} (in archive member `{m}`)", f.message),
+        None => f.message.clone(),
+    }
+}
+
+fn region(f: &Finding) -> Option<Region> {
+    let l = &f.location;
+    match (l.line, l.offset) {
+        (Some(line), offset) => Some(Region {
+            start_line: line.max(1),
+            start_column: l.column.map(|c| c.max(1)),
+            byte_offset: offset,
+        }),
+        // Binary files have no lines: point at line 1 so consumers that need a line have one,
+        // and give the byte offset for those that understand binary regions.
+        (None, Some(offset)) => Some(Region {
+            start_line: 1,
+            start_column: None,
+            byte_offset: Some(offset),
+        }),
+        (None, None) if f.path.is_empty() => None,
+        (None, None) => Some(Region {
+            start_line: 1,
+            start_column: None,
+            byte_offset: None,
+        }),
+    }
+}
+
+fn result(f: &Finding) -> SarifResult {
+    let mut properties = Map::new();
+    properties.insert("severity".into(), json!(f.severity.as_str()));
+    properties.insert("action".into(), json!(f.action.as_str()));
+    properties.insert("path".into(), json!(f.path));
+    if let Some(m) = &f.location.member {
+        properties.insert("member".into(), json!(m));
+    }
+    if let Some(reason) = &f.exception {
+        properties.insert("exception".into(), json!(reason));
+    }
+    if !f.evidence.is_empty() {
+        properties.insert("evidence".into(), json!(f.evidence));
+    }
+    SarifResult {
+        rule_id: f.rule.code(),
+        rule_index: rule_index(f.rule),
+        level: level(f.action),
+        message: Text { text: message(f) },
+        locations: vec![ResultLocation {
+            physical_location: PhysicalLocation {
+                artifact_location: ArtifactLocation {
+                    uri: artifact_uri(&f.path),
+                    uri_base_id: SRCROOT,
+                },
+                region: region(f),
+            },
+        }],
+        partial_fingerprints: BTreeMap::from([(FINGERPRINT_KEY, f.fingerprint.clone())]),
+        properties,
+    }
+}
+
+/// A stable automation id: the category is the scan root's last component, so two scans of
+/// different roots in one workflow do not overwrite each other's alerts.
+fn automation_id(root: &str) -> String {
+    let base = root
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .filter(|b| !b.is_empty() && *b != "." && *b != "..")
+        .unwrap_or("root");
+    let safe: String = base
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("modelgate/{safe}/")
+}
+
+impl From<&Report> for SarifLog {
+    fn from(report: &Report) -> Self {
+        // Worst first (stable, so equal findings keep the report's order), then cut to GitHub's
+        // per-run limit: truncation drops the least severe results, never a deny.
+        let mut ordered: Vec<&Finding> = report.findings.iter().collect();
+        ordered.sort_by_key(|f| std::cmp::Reverse((f.action, f.severity)));
+        let total = ordered.len();
+        ordered.truncate(MAX_RESULTS);
+        let results = ordered.into_iter().map(result).collect();
+        SarifLog {
+            schema: SCHEMA_URI,
+            version: "2.1.0",
+            runs: vec![Run {
+                tool: Tool {
+                    driver: Driver {
+                        name: report.tool.name,
+                        version: report.tool.version,
+                        semantic_version: report.tool.version,
+                        information_uri: env!("CARGO_PKG_REPOSITORY"),
+                        rules: RuleId::ALL.iter().map(|r| rule(*r)).collect(),
+                    },
+                },
+                automation_details: AutomationDetails {
+                    id: automation_id(&report.root),
+                },
+                original_uri_base_ids: BTreeMap::from([(
+                    SRCROOT,
+                    BaseLocation {
+                        description: Text {
+                            text: "the scan root".into(),
+                        },
+                    },
+                )]),
+                invocations: vec![Invocation {
+                    execution_successful: true,
+                }],
+                column_kind: "unicodeCodePoints",
+                results,
+                properties: RunProperties {
+                    truncated: total > MAX_RESULTS,
+                    total_results: total,
+                    policy: report.policy.source.clone(),
+                    commit: report.git.as_ref().and_then(|g| g.commit.clone()),
+                },
+            }],
+        }
+    }
+}
+
+/// Writes the report as SARIF 2.1.0 (pretty-printed, trailing newline).
+pub fn render(report: &Report, w: &mut dyn Write) -> io::Result<()> {
+    let log = SarifLog::from(report);
+    serde_json::to_writer_pretty(&mut *w, &log)?;
+    w.write_all(b"\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encodes_everything_but_unreserved_and_slash() {
+        assert_eq!(percent_encode_path("a/b c.bin"), "a/b%20c.bin");
+        assert_eq!(percent_encode_path("x#y?z%"), "x%23y%3Fz%25");
+        assert_eq!(percent_encode_path("c:evil"), "c%3Aevil");
+        assert_eq!(percent_encode_path("é\n"), "%C3%A9%0A");
+        assert_eq!(percent_encode_path("a\\xFF"), "a%5CxFF");
+    }
+
+    #[test]
+    fn levels_follow_action_and_severity() {
+        assert_eq!(level(Action::Deny), "error");
+        assert_eq!(level(Action::Allow), "note");
+        assert_eq!(default_level(Severity::High), "error");
+        assert_eq!(default_level(Severity::Info), "note");
+        assert_eq!(security_severity(Severity::Medium), "5.5");
+    }
+
+    #[test]
+    fn automation_id_is_a_safe_category() {
+        assert_eq!(automation_id("."), "modelgate/root/");
+        assert_eq!(automation_id("/x/my model/"), "modelgate/my_model/");
+    }
+}

@@ -1,0 +1,753 @@
+//! Report renderers (SARIF, Markdown, CycloneDX) and `verify`, tested as library calls on tiny
+//! byte-exact trees built in temp dirs. SBOM and SARIF are validated against the official
+//! schemas vendored in `tests/schemas/` with an independent validator (`jsonschema`).
+
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::fs;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use cyclonedx_bom::models::bom::{Bom, SpecVersion};
+use cyclonedx_bom::validation::Validate;
+use modelgate::cli::SbomFormat;
+use modelgate::finding::{Action, Detection, Finding, Location};
+use modelgate::inspect::{self, ScanConfig};
+use modelgate::report::cyclonedx::{self, SbomOptions};
+use modelgate::report::{
+    FailOn, FileRecord, GitFacts, PolicyInfo, Report, Settings, ToolInfo, markdown, sarif,
+};
+use modelgate::rules::RuleId;
+use modelgate::verify;
+use modelgate::walk::{self, EntryKind, WalkOptions};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+const LFS_OID: &str = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+
+fn schema(name: &str) -> Value {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/schemas")
+        .join(name);
+    serde_json::from_slice(&fs::read(p).unwrap()).unwrap()
+}
+
+fn assert_valid(validator: &jsonschema::Validator, doc: &Value, what: &str) {
+    let errors: Vec<String> = validator
+        .iter_errors(doc)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{what} is schema-invalid:\n{}",
+        errors.join("\n")
+    );
+}
+
+fn cyclonedx_validator() -> jsonschema::Validator {
+    // The BOM schema $refs its siblings by relative name; register them under the URIs those
+    // names resolve to instead of fetching anything.
+    jsonschema::options()
+        .with_resource(
+            "http://cyclonedx.org/schema/spdx.SNAPSHOT.schema.json",
+            jsonschema::Resource::from_contents(schema("spdx.SNAPSHOT.schema.json")).unwrap(),
+        )
+        .with_resource(
+            "http://cyclonedx.org/schema/jsf-0.82.SNAPSHOT.schema.json",
+            jsonschema::Resource::from_contents(schema("jsf-0.82.SNAPSHOT.schema.json")).unwrap(),
+        )
+        .should_validate_formats(true)
+        .build(&schema("bom-1.5.SNAPSHOT.schema.json"))
+        .unwrap()
+}
+
+fn sarif_validator() -> jsonschema::Validator {
+    jsonschema::options()
+        .should_validate_formats(true)
+        .build(&schema("sarif-2.1.0.schema.json"))
+        .unwrap()
+}
+
+fn write(root: &Path, rel: &[u8], bytes: &[u8]) -> PathBuf {
+    let p = root.join(OsStr::from_bytes(rel));
+    if let Some(d) = p.parent() {
+        fs::create_dir_all(d).unwrap();
+    }
+    fs::write(&p, bytes).unwrap();
+    p
+}
+
+/// A protocol-2 pickle calling `os.system("echo")`: GLOBAL, MARK, string, TUPLE, REDUCE, STOP.
+const EVIL_PICKLE: &[u8] = b"\x80\x02cos\nsystem\nq\x00X\x04\x00\x00\x00echoq\x01\x85q\x02Rq\x03.";
+
+fn lfs_pointer() -> Vec<u8> {
+    format!("version https://git-lfs.github.com/spec/v1\noid sha256:{LFS_OID}\nsize 3\n")
+        .into_bytes()
+}
+
+/// The odd tree: spaces, `#`, `%`, `?`, unicode, a newline and an invalid UTF-8 byte in names,
+/// a model directory with card and config, an LFS pointer, a pickle, symlinks in and out.
+fn odd_tree(root: &Path) {
+    write(
+        root,
+        b"README.md",
+        b"---\nlicense: apache-2.0\n---\n# demo\n",
+    );
+    write(root, b"config.json", b"{\"model_type\": \"bert\"}\n");
+    write(
+        root,
+        b"model.safetensors",
+        b"\x02\x00\x00\x00\x00\x00\x00\x00{}",
+    );
+    write(root, b"weights/pytorch_model.bin", EVIL_PICKLE);
+    write(root, b"big.bin", &lfs_pointer());
+    write(root, b"dir with space/a#b%c?.txt", b"odd\n");
+    write(root, "模型/权重.txt".as_bytes(), b"unicode\n");
+    write(root, b"new\nline.txt", b"newline\n");
+    write(root, b"bad\xffname.txt", b"invalid utf-8\n");
+    write(root, b"ctl\x01char.txt", b"control\n");
+    std::os::unix::fs::symlink("config.json", root.join("link-in.json")).unwrap();
+    std::os::unix::fs::symlink("../../etc/passwd", root.join("link-out")).unwrap();
+}
+
+fn settings() -> Settings {
+    Settings {
+        fail_on: FailOn::Deny,
+        check_values: false,
+        excludes: walk::DEFAULT_EXCLUDES
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        excluded: Vec::new(),
+        no_git: false,
+    }
+}
+
+/// Builds a report the way `scan` does (crawl + one-pass inspection), without the policy.
+fn scan(root: &Path, sha512: bool) -> Report {
+    let opts = WalkOptions {
+        excludes: walk::DEFAULT_EXCLUDES
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        max_files: 10_000,
+        max_depth: 64,
+        containment: None,
+        hidden_dirs: Vec::new(),
+    };
+    let walked = walk::walk(root, &opts).unwrap();
+    let cfg = ScanConfig {
+        sha512,
+        ..ScanConfig::default()
+    };
+    let mut files = Vec::new();
+    for e in &walked.entries {
+        match &e.kind {
+            EntryKind::File {
+                open,
+                size,
+                link_target,
+            } => {
+                let s = inspect::scan_file(open, &e.rel, *size, &cfg);
+                let mut facts = s.facts.clone();
+                if let Some(t) = link_target {
+                    facts.insert("symlink_target".into(), json!(t));
+                }
+                files.push(FileRecord {
+                    path: e.rel.clone(),
+                    size: s.size,
+                    sha256: s.sha256.clone(),
+                    sha512: s.sha512.clone(),
+                    kind: s.kind.unwrap(),
+                    format: s.format.unwrap(),
+                    facts,
+                });
+            }
+            EntryKind::Link { target, reason } => files.push(FileRecord {
+                path: e.rel.clone(),
+                size: 0,
+                sha256: None,
+                sha512: None,
+                kind: modelgate::classify::Kind::Other,
+                format: modelgate::classify::Format::Symlink,
+                facts: serde_json::from_value(
+                    json!({"symlink_target": target, "not_followed": reason}),
+                )
+                .unwrap(),
+            }),
+            EntryKind::Special { .. } => unreachable!("no special files in fixtures"),
+        }
+    }
+    let mut r = Report {
+        schema_version: 1,
+        tool: ToolInfo::default(),
+        root: root.display().to_string(),
+        policy: PolicyInfo {
+            source: "built-in:default".into(),
+            sha256: "ab".repeat(32),
+        },
+        settings: settings(),
+        git: None,
+        repository: serde_json::Map::new(),
+        files,
+        findings: Vec::new(),
+        summary: Default::default(),
+    };
+    r.summarize();
+    r
+}
+
+fn finding(r: &Report, rule: RuleId, path: &str, action: Action, loc: Location) -> Finding {
+    let digest = r
+        .files
+        .iter()
+        .find(|f| f.path == path)
+        .and_then(|f| f.sha256.clone());
+    Finding::from_detection(
+        Detection::new(
+            rule,
+            path,
+            "k",
+            format!("{} on `{path}` | <b>x</b>", rule.name()),
+        )
+        .at(loc),
+        action,
+        digest.as_deref(),
+    )
+}
+
+/// The odd tree's report, enriched with the facts and findings the later stages will add.
+fn odd_report(root: &Path) -> Report {
+    let mut r = scan(root, true);
+    for f in &mut r.files {
+        if f.path == "big.bin" {
+            // The LFS inspector is not in this tree yet; set the facts it will record.
+            f.facts
+                .insert("lfs_oid".into(), json!(format!("sha256:{LFS_OID}")));
+            f.facts.insert("lfs_size".into(), json!(3));
+        }
+        if f.path == "weights/pytorch_model.bin" {
+            f.facts
+                .insert("pickle_globals".into(), json!(["os.system"]));
+        }
+        if f.path == "model.safetensors" {
+            f.facts.insert("tensor_count".into(), json!(0));
+            f.facts.insert("dtypes".into(), json!(["F32", "BF16"]));
+        }
+    }
+    r.repository.insert(
+        "huggingface".into(),
+        json!({"repo_id": "demo-org/demo-model", "commit": "0123456789abcdef0123456789abcdef01234567"}),
+    );
+    r.repository.insert(
+        "model_dirs".into(),
+        json!([{
+            "path": "",
+            "card": {"license": "apache-2.0", "license_spdx": "Apache-2.0", "pipeline_tag": "text-classification",
+                     "datasets": ["imdb", "evil\ndataset"], "base_model": "google-bert/bert-base-uncased"},
+            "config": {"architectures": ["BertForSequenceClassification"], "model_type": "bert",
+                       "hyperparameters": {"hidden_size": 768, "num_layers": 12}}
+        }, {
+            "path": "weights",
+            "card": {"license": "my weird license"},
+        }]),
+    );
+    r.git = Some(GitFacts {
+        commit: Some("89abcdef0123456789abcdef0123456789abcdef".into()),
+        branch: Some("main".into()),
+        remote: Some("git@github.com:Demo-Org/Demo-Model.git".into()),
+        ..GitFacts::default()
+    });
+    let mut findings = vec![
+        finding(
+            &r,
+            RuleId::PickleUnsafeGlobal,
+            "weights/pytorch_model.bin",
+            Action::Deny,
+            Location {
+                offset: Some(2),
+                member: Some("archive/data.pkl".into()),
+                ..Location::default()
+            },
+        ),
+        finding(
+            &r,
+            RuleId::LfsPointer,
+            "big.bin",
+            Action::Warn,
+            Location::default(),
+        ),
+        finding(
+            &r,
+            RuleId::TrustRemoteCode,
+            "dir with space/a#b%c?.txt",
+            Action::Warn,
+            Location::line_col(3, 7),
+        ),
+        finding(
+            &r,
+            RuleId::DirtyWorktree,
+            "",
+            Action::Allow,
+            Location::default(),
+        ),
+        finding(
+            &r,
+            RuleId::SymlinkEscape,
+            "link-out",
+            Action::Deny,
+            Location::default(),
+        ),
+        finding(
+            &r,
+            RuleId::FormatMismatch,
+            "new\nline.txt",
+            Action::Warn,
+            Location::default(),
+        ),
+        finding(
+            &r,
+            RuleId::FormatMismatch,
+            "bad\\xFFname.txt",
+            Action::Warn,
+            Location::offset(0),
+        ),
+    ];
+    findings.sort_by(|a, b| (&a.path, a.rule).cmp(&(&b.path, b.rule)));
+    r.findings = findings;
+    r.summarize();
+    r
+}
+
+fn fixed_opts() -> SbomOptions {
+    SbomOptions {
+        timestamp: Some(time::macros::datetime!(2024-01-02 03:04:05 UTC)),
+        reproducible: Some(true),
+        ..SbomOptions::default()
+    }
+}
+
+fn render_sbom(bom: &Bom, format: SbomFormat) -> Vec<u8> {
+    let mut out = Vec::new();
+    cyclonedx::render(bom, format, &mut out).unwrap();
+    out
+}
+
+fn sbom_files(doc: &Value, out: &mut BTreeMap<String, Value>) {
+    for c in doc["components"].as_array().into_iter().flatten() {
+        if c["type"] == "file" {
+            let path = c["properties"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|p| p["name"] == "modelgate:path")
+                .unwrap()["value"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            out.insert(path, c.clone());
+        }
+        sbom_files(c, out);
+    }
+}
+
+#[test]
+fn sbom_json_validates_against_the_official_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    odd_tree(dir.path());
+    let report = odd_report(dir.path());
+    let bom = cyclonedx::build(&report, &fixed_opts());
+    let result = bom.validate_version(SpecVersion::V1_5);
+    assert!(result.passed(), "crate validation failed: {result:?}");
+    let doc: Value = serde_json::from_slice(&render_sbom(&bom, SbomFormat::Json)).unwrap();
+    assert_valid(&cyclonedx_validator(), &doc, "sbom");
+
+    // Every file appears once, with odd names escaped losslessly enough to verify.
+    let mut files = BTreeMap::new();
+    sbom_files(&doc, &mut files);
+    let paths: Vec<&str> = files.keys().map(String::as_str).collect();
+    assert_eq!(paths.len(), report.files.len());
+    assert!(paths.contains(&"new\\x0Aline.txt"));
+    assert!(paths.contains(&"bad\\xFFname.txt"));
+    assert!(paths.contains(&"ctl\\x01char.txt"));
+    assert!(paths.contains(&"模型/权重.txt"));
+    assert!(paths.contains(&"dir with space/a#b%c?.txt"));
+
+    // The LFS pointer carries the content oid and says so.
+    let lfs = &files["big.bin"];
+    assert_eq!(lfs["hashes"][0]["content"], LFS_OID);
+    let props = lfs["properties"].to_string();
+    assert!(props.contains("modelgate:lfs-pointer") && props.contains("modelgate:content-present"));
+
+    // The pickle lists its globals and its finding.
+    let pkl = files["weights/pytorch_model.bin"]["properties"].to_string();
+    assert!(pkl.contains("os.system") && pkl.contains("PKL001"));
+
+    // The repository: HF purl, commit pedigree, vcs reference; models nest their files.
+    let meta = &doc["metadata"]["component"];
+    assert_eq!(
+        meta["purl"],
+        "pkg:huggingface/demo-org/demo-model@0123456789abcdef0123456789abcdef01234567"
+    );
+    assert_eq!(meta["type"], "machine-learning-model");
+    assert_eq!(meta["externalReferences"][0]["type"], "vcs");
+    assert_eq!(
+        meta["externalReferences"][0]["url"],
+        "ssh://git@github.com/Demo-Org/Demo-Model.git"
+    );
+    assert_eq!(
+        meta["pedigree"]["commits"][0]["uid"],
+        "89abcdef0123456789abcdef0123456789abcdef"
+    );
+    let models: Vec<&Value> = doc["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["type"] == "machine-learning-model")
+        .collect();
+    assert_eq!(models.len(), 2);
+    let root_model = models[0];
+    assert_eq!(root_model["licenses"][0]["license"]["id"], "Apache-2.0");
+    assert_eq!(
+        root_model["modelCard"]["modelParameters"]["task"],
+        "text-classification"
+    );
+    assert_eq!(
+        root_model["modelCard"]["modelParameters"]["datasets"][1]["name"],
+        "evil\\x0Adataset"
+    );
+    assert_eq!(
+        root_model["pedigree"]["ancestors"][0]["purl"],
+        "pkg:huggingface/google-bert/bert-base-uncased"
+    );
+    assert_eq!(
+        models[1]["licenses"][0]["license"]["name"],
+        "my weird license"
+    );
+    assert_eq!(models[1]["components"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn sbom_digests_equal_sha256_of_the_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    odd_tree(dir.path());
+    let report = scan(dir.path(), true);
+    let bom = cyclonedx::build(&report, &fixed_opts());
+    let doc: Value = serde_json::from_slice(&render_sbom(&bom, SbomFormat::Json)).unwrap();
+    let mut files = BTreeMap::new();
+    sbom_files(&doc, &mut files);
+    let p = "weights/pytorch_model.bin";
+    let want = format!("{:x}", Sha256::digest(EVIL_PICKLE));
+    assert_eq!(files[p]["hashes"][0]["alg"], "SHA-256");
+    assert_eq!(files[p]["hashes"][0]["content"], want.as_str());
+    assert_eq!(files[p]["hashes"][1]["alg"], "SHA-512");
+    // Without lfs facts the pointer's own digest is all there is; no hash is invented.
+    assert!(files["big.bin"].get("hashes").is_none());
+    // An escaping symlink is listed without a digest.
+    assert!(files["link-out"].get("hashes").is_none());
+    assert_valid(&cyclonedx_validator(), &doc, "plain sbom");
+}
+
+#[test]
+fn sbom_xml_parses_and_round_trips() {
+    let dir = tempfile::tempdir().unwrap();
+    odd_tree(dir.path());
+    let report = odd_report(dir.path());
+    let bom = cyclonedx::build(&report, &fixed_opts());
+    let xml = render_sbom(&bom, SbomFormat::Xml);
+    let back = Bom::parse_from_xml_v1_5(&xml[..]).unwrap();
+    assert_eq!(
+        render_sbom(&back, SbomFormat::Json),
+        render_sbom(&bom, SbomFormat::Json)
+    );
+    let json = render_sbom(&bom, SbomFormat::Json);
+    let back = Bom::parse_from_json_v1_5(&json[..]).unwrap();
+    assert_eq!(render_sbom(&back, SbomFormat::Xml), xml);
+}
+
+#[test]
+fn sbom_is_byte_identical_across_runs_when_reproducible() {
+    let dir = tempfile::tempdir().unwrap();
+    odd_tree(dir.path());
+    let a = render_sbom(
+        &cyclonedx::build(&odd_report(dir.path()), &fixed_opts()),
+        SbomFormat::Json,
+    );
+    let b = render_sbom(
+        &cyclonedx::build(&odd_report(dir.path()), &fixed_opts()),
+        SbomFormat::Json,
+    );
+    assert_eq!(a, b);
+    let doc: Value = serde_json::from_slice(&a).unwrap();
+    assert_eq!(doc["metadata"]["timestamp"], "2024-01-02T03:04:05Z");
+    let serial = doc["serialNumber"].as_str().unwrap();
+    assert_eq!(&serial[23..24], "5", "name-based uuid: {serial}");
+
+    // Without reproducibility the serial is random.
+    let opts = SbomOptions {
+        reproducible: Some(false),
+        ..fixed_opts()
+    };
+    let c = render_sbom(
+        &cyclonedx::build(&odd_report(dir.path()), &opts),
+        SbomFormat::Json,
+    );
+    assert_ne!(a, c);
+}
+
+#[test]
+fn sarif_validates_against_the_official_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    odd_tree(dir.path());
+    let report = odd_report(dir.path());
+    let mut out = Vec::new();
+    sarif::render(&report, &mut out).unwrap();
+    let doc: Value = serde_json::from_slice(&out).unwrap();
+    assert_valid(&sarif_validator(), &doc, "sarif");
+
+    let run = &doc["runs"][0];
+    let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
+    assert_eq!(rules.len(), RuleId::ALL.len());
+    assert!(rules.iter().all(|r| r["help"]["text"].is_string()
+        && r["help"]["markdown"].is_string()
+        && r["properties"]["security-severity"].is_string()));
+    let results = run["results"].as_array().unwrap();
+    assert_eq!(results.len(), report.findings.len());
+    // Worst first.
+    assert_eq!(results[0]["level"], "error");
+    let uris: Vec<&str> = results
+        .iter()
+        .map(|r| {
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+                .as_str()
+                .unwrap()
+        })
+        .collect();
+    assert!(uris.contains(&"dir%20with%20space/a%23b%25c%3F.txt"));
+    assert!(uris.contains(&"new%0Aline.txt"));
+    assert!(uris.contains(&"."));
+    let pkl = results.iter().find(|r| r["ruleId"] == "PKL001").unwrap();
+    assert_eq!(
+        pkl["locations"][0]["physicalLocation"]["region"]["byteOffset"],
+        2
+    );
+    assert_eq!(pkl["properties"]["member"], "archive/data.pkl");
+    assert!(
+        pkl["message"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("archive/data.pkl")
+    );
+    assert_eq!(
+        pkl["ruleIndex"].as_u64().unwrap() as usize,
+        RuleId::ALL
+            .iter()
+            .position(|r| *r == RuleId::PickleUnsafeGlobal)
+            .unwrap()
+    );
+    assert!(pkl["partialFingerprints"]["modelgateFingerprint/v1"].is_string());
+    let src = results.iter().find(|r| r["ruleId"] == "SRC002").unwrap();
+    assert_eq!(
+        src["locations"][0]["physicalLocation"]["region"]["startLine"],
+        3
+    );
+    assert_eq!(
+        src["locations"][0]["physicalLocation"]["region"]["startColumn"],
+        7
+    );
+    assert_eq!(run["properties"]["truncated"], false);
+}
+
+fn many_findings(n: usize) -> Report {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), b"a.pkl", EVIL_PICKLE);
+    let mut r = scan(dir.path(), false);
+    let base = finding(
+        &r,
+        RuleId::PickleFormat,
+        "a.pkl",
+        Action::Allow,
+        Location::default(),
+    );
+    r.findings = (0..n)
+        .map(|i| Finding {
+            message: format!(
+                "finding number {i} | with a long enough message to take some room in a table row"
+            ),
+            ..base.clone()
+        })
+        .collect();
+    r.findings.push(finding(
+        &r,
+        RuleId::PickleUnsafeGlobal,
+        "a.pkl",
+        Action::Deny,
+        Location::offset(2),
+    ));
+    r.summarize();
+    r
+}
+
+#[test]
+fn sarif_keeps_the_most_severe_25000_results() {
+    let report = many_findings(sarif::MAX_RESULTS);
+    let doc = serde_json::to_value(sarif::SarifLog::from(&report)).unwrap();
+    let run = &doc["runs"][0];
+    let results = run["results"].as_array().unwrap();
+    assert_eq!(results.len(), sarif::MAX_RESULTS);
+    assert_eq!(results[0]["ruleId"], "PKL001");
+    assert_eq!(run["properties"]["truncated"], true);
+    assert_eq!(run["properties"]["totalResults"], sarif::MAX_RESULTS + 1);
+}
+
+#[test]
+fn markdown_stays_under_one_mebibyte_with_a_note() {
+    let report = many_findings(20_000);
+    let md = markdown::to_string(&report);
+    assert!(md.len() < markdown::MAX_BYTES, "{} bytes", md.len());
+    assert!(md.starts_with("## modelgate: FAIL"));
+    assert!(md.contains("more findings not shown"));
+    // The deny row survives truncation.
+    assert!(md.contains("| deny | `PKL001`"));
+}
+
+#[test]
+fn markdown_summary_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    odd_tree(dir.path());
+    let mut report = odd_report(dir.path());
+    // The root is a temp dir; nothing else in the summary varies between runs.
+    report.root = "[root]".into();
+    let md = markdown::to_string(&report);
+    insta::assert_snapshot!("markdown_summary", md);
+}
+
+fn sbom_file_for(root: &Path, out: &Path, report: &Report, format: SbomFormat) {
+    let bom = cyclonedx::build(report, &fixed_opts());
+    fs::write(out, render_sbom(&bom, format)).unwrap();
+    let _ = root;
+}
+
+#[test]
+fn verify_accepts_an_unchanged_tree_and_the_lfs_pointer() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("repo");
+    odd_tree(&root);
+    let sbom = dir.path().join("model.cdx.json");
+    sbom_file_for(&root, &sbom, &odd_report(&root), SbomFormat::Json);
+    let v = verify::verify(&sbom, &root, 2).unwrap();
+    assert!(v.is_clean(), "{v:?}");
+    assert_eq!(v.ok, v.checked);
+
+    // XML works the same, and the pulled LFS content matches the recorded oid.
+    let xml = dir.path().join("model.cdx.xml");
+    sbom_file_for(&root, &xml, &odd_report(&root), SbomFormat::Xml);
+    write(&root, b"big.bin", b"abc");
+    assert_eq!(format!("{:x}", Sha256::digest(b"abc")), LFS_OID);
+    let v = verify::verify(&xml, &root, 1).unwrap();
+    assert!(v.is_clean(), "{v:?}");
+}
+
+#[test]
+fn verify_catches_a_single_flipped_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("repo");
+    odd_tree(&root);
+    let sbom = dir.path().join("model.cdx.json");
+    sbom_file_for(&root, &sbom, &odd_report(&root), SbomFormat::Json);
+    let mut bytes = EVIL_PICKLE.to_vec();
+    bytes[5] ^= 0x01;
+    write(&root, b"weights/pytorch_model.bin", &bytes);
+    let v = verify::verify(&sbom, &root, 2).unwrap();
+    assert!(!v.is_clean());
+    assert_eq!(v.modified.len(), 1, "{v:?}");
+    let m = &v.modified[0];
+    assert_eq!(m.path, "weights/pytorch_model.bin");
+    assert_eq!(m.reason, "digest-mismatch");
+    assert_eq!(
+        m.actual.as_deref(),
+        Some(format!("{:x}", Sha256::digest(&bytes)).as_str())
+    );
+    assert!(v.missing.is_empty() && v.added.is_empty());
+    let mut text = Vec::new();
+    v.render_text(&mut text).unwrap();
+    assert!(
+        String::from_utf8(text)
+            .unwrap()
+            .contains("result: MISMATCH")
+    );
+}
+
+#[test]
+fn verify_reports_removed_and_added_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("repo");
+    odd_tree(&root);
+    let sbom = dir.path().join("model.cdx.json");
+    sbom_file_for(&root, &sbom, &odd_report(&root), SbomFormat::Json);
+    fs::remove_file(root.join(OsStr::from_bytes(b"new\nline.txt"))).unwrap();
+    write(&root, b"modeling_evil.py", b"import os\n");
+    let v = verify::verify(&sbom, &root, 2).unwrap();
+    assert_eq!(v.missing, vec!["new\\x0Aline.txt".to_string()]);
+    assert_eq!(v.added, vec!["modeling_evil.py".to_string()]);
+    assert!(v.modified.is_empty(), "{v:?}");
+    let mut json_out = Vec::new();
+    v.render_json(&mut json_out).unwrap();
+    let doc: Value = serde_json::from_slice(&json_out).unwrap();
+    assert_eq!(doc["added"][0], "modeling_evil.py");
+}
+
+#[test]
+fn verify_reports_a_symlink_swapped_for_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("repo");
+    odd_tree(&root);
+    let sbom = dir.path().join("model.cdx.json");
+    sbom_file_for(&root, &sbom, &odd_report(&root), SbomFormat::Json);
+    fs::remove_file(root.join("link-out")).unwrap();
+    std::os::unix::fs::symlink("../../etc/shadow", root.join("link-out")).unwrap();
+    let v = verify::verify(&sbom, &root, 1).unwrap();
+    assert_eq!(v.modified.len(), 1, "{v:?}");
+    assert_eq!(v.modified[0].reason, "symlink-changed");
+}
+
+#[test]
+fn verify_rejects_an_oversized_sbom() {
+    let dir = tempfile::tempdir().unwrap();
+    let sbom = dir.path().join("big.json");
+    fs::write(&sbom, vec![b' '; 100]).unwrap();
+    let limits = verify::VerifyLimits {
+        max_sbom_bytes: 10,
+        ..verify::VerifyLimits::default()
+    };
+    let err = verify::verify_with(&sbom, dir.path(), 1, &limits).unwrap_err();
+    assert!(err.to_string().contains("max_sbom_bytes"), "{err}");
+}
+
+#[test]
+fn schema_validators_catch_the_known_traps() {
+    // Proof the validators are not vacuous: the crate's `bomRef` spelling, a bare-string
+    // dataset, an unknown SPDX id (through the registered $ref) and a bad SARIF uri all fail.
+    let dir = tempfile::tempdir().unwrap();
+    odd_tree(dir.path());
+    let report = odd_report(dir.path());
+    let bom = cyclonedx::build(&report, &fixed_opts());
+    let good: Value = serde_json::from_slice(&render_sbom(&bom, SbomFormat::Json)).unwrap();
+    let v = cyclonedx_validator();
+    let mut bad = good.clone();
+    bad["components"][0]["modelCard"]["bomRef"] = json!("x");
+    assert!(!v.is_valid(&bad));
+    let mut bad = good.clone();
+    bad["components"][0]["modelCard"]["modelParameters"]["datasets"][0] = json!("ref");
+    assert!(!v.is_valid(&bad));
+    let mut bad = good.clone();
+    bad["components"][0]["licenses"][0]["license"] = json!({"id": "Not-A-License"});
+    assert!(!v.is_valid(&bad));
+
+    let mut out = Vec::new();
+    sarif::render(&report, &mut out).unwrap();
+    let mut doc: Value = serde_json::from_slice(&out).unwrap();
+    doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] =
+        json!("a b");
+    assert!(!sarif_validator().is_valid(&doc));
+}
