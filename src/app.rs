@@ -15,7 +15,9 @@ use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value, json};
 
 use crate::classify::{Format, Kind};
-use crate::cli::{Cli, Command, HashAlg, InspectArgs, PolicyCommand, ScanArgs, TextOrJson};
+use crate::cli::{
+    Cli, Command, HashAlg, InspectArgs, PolicyCommand, ScanArgs, TextOrJson, VerifyArgs,
+};
 use crate::finding::{Detection, Finding};
 use crate::inspect::{self, FileScan, Limits, ScanConfig};
 use crate::policy::{self, Policy};
@@ -33,7 +35,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Inspect(args) => inspect_one(args),
         Command::Policy(cmd) => policy_command(cmd),
         Command::Explain(args) => explain(&args.rule),
-        Command::Verify(_) => bail!("not implemented yet"),
+        Command::Verify(args) => verify(args),
     }
 }
 
@@ -261,10 +263,25 @@ fn scan(args: ScanArgs) -> Result<u8> {
     }
     let report = merge_reports(reports, &args.paths);
 
+    // Side outputs first: a CI job wants the SARIF and SBOM even when the gate fails.
+    if let Some(path) = &args.sarif {
+        let mut w = stdout_or_file(Some(path))?;
+        report::sarif::render(&report, &mut w)?;
+        w.flush()?;
+    }
+    if let Some(path) = &args.sbom {
+        let bom = report::cyclonedx::build(&report, &report::cyclonedx::SbomOptions::default());
+        let mut w = stdout_or_file(Some(path))?;
+        report::cyclonedx::render(&bom, args.sbom_format, &mut w)
+            .with_context(|| format!("cannot write the SBOM to {}", path.display()))?;
+        w.flush()?;
+    }
     let mut out = stdout_or_file(args.output.as_deref())?;
     match args.format {
         OutputFormat::Json => report::json::render(&report, &mut out)?,
-        OutputFormat::Text | OutputFormat::Sarif | OutputFormat::Markdown => {
+        OutputFormat::Sarif => report::sarif::render(&report, &mut out)?,
+        OutputFormat::Markdown => report::markdown::render(&report, &mut out)?,
+        OutputFormat::Text => {
             let color = args.output.is_none()
                 && io::stdout().is_terminal()
                 && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
@@ -664,4 +681,22 @@ fn disassemble(path: &Path, w: &mut dyn Write) -> Result<()> {
     let mut w = w;
     inspect::pickle::disassemble(&mut r, &mut w, &inspect::pickle::Limits::default())?;
     Ok(())
+}
+
+/// `modelgate verify --sbom FILE [PATH]`: exit 1 when any file differs from the SBOM.
+fn verify(args: VerifyArgs) -> Result<u8> {
+    if std::fs::symlink_metadata(&args.path).is_err() {
+        bail!("path does not exist: {}", args.path.display());
+    }
+    let jobs = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    let result = crate::verify::verify(&args.sbom, &args.path, jobs)?;
+    let mut w = stdout_or_file(None)?;
+    match args.format {
+        TextOrJson::Text => result.render_text(&mut w)?,
+        TextOrJson::Json => result.render_json(&mut w)?,
+    }
+    w.flush()?;
+    Ok(u8::from(!result.is_clean()))
 }

@@ -454,3 +454,4 @@ fn truncated_pickle_reports_imports_before_damage() {
 }
 
 mod hostile;
+mod reports;
