@@ -441,8 +441,8 @@ fn sbom_digests_equal_sha256_of_the_bytes() {
     assert_eq!(files[p]["hashes"][0]["alg"], "SHA-256");
     assert_eq!(files[p]["hashes"][0]["content"], want.as_str());
     assert_eq!(files[p]["hashes"][1]["alg"], "SHA-512");
-    // Without lfs facts the pointer's own digest is all there is; no hash is invented.
-    assert!(files["big.bin"].get("hashes").is_none());
+    // An LFS pointer's oid stands for the absent content.
+    assert_eq!(files["big.bin"]["hashes"][0]["content"], LFS_OID);
     // An escaping symlink is listed without a digest.
     assert!(files["link-out"].get("hashes").is_none());
     assert_valid(&cyclonedx_validator(), &doc, "plain sbom");
