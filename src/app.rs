@@ -404,11 +404,11 @@ fn scan_root(root: &Path, plan: &ScanPlan) -> Result<Report> {
     let mut units: Vec<(PathBuf, String, u64)> = Vec::new();
     let mut unit_of: BTreeMap<usize, usize> = BTreeMap::new();
     for (i, e) in walked.entries.iter().enumerate() {
-        if let (EntryKind::File { open, size, .. }, Some(owner)) = (&e.kind, owners[i]) {
-            if owner == i {
-                unit_of.insert(i, units.len());
-                units.push((open.clone(), e.rel.clone(), *size));
-            }
+        if let (EntryKind::File { open, size, .. }, Some(owner)) = (&e.kind, owners[i])
+            && owner == i
+        {
+            unit_of.insert(i, units.len());
+            units.push((open.clone(), e.rel.clone(), *size));
         }
     }
     let scans = scan_parallel(&units, &plan.cfg, plan.jobs)?;

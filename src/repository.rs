@@ -203,11 +203,7 @@ pub fn mark_lfs_coverage(files: &mut [FileRecord], side: &BTreeMap<String, Vec<u
 pub fn model_dirs(files: &[FileRecord]) -> BTreeSet<String> {
     files
         .iter()
-        .filter(|f| {
-            f.kind == Kind::Weights
-                || classify::basename(&f.path) == "config.json"
-                || (f.format == Format::LfsPointer && f.kind == Kind::Weights)
-        })
+        .filter(|f| f.kind == Kind::Weights || classify::basename(&f.path) == "config.json")
         .map(|f| parent(&f.path).to_string())
         .collect()
 }

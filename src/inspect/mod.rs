@@ -304,20 +304,20 @@ fn inspect_file(
     let format = dispatch(ctx, r, &head, sniffed, size)?;
     check_claim(ctx, format);
     let kind = classify::kind_of(ctx.rel, format);
-    if kind == Kind::Weights
-        || classify::WEIGHT_EXTENSIONS.contains(&classify::extension(ctx.rel).as_str())
+    if (kind == Kind::Weights
+        || classify::WEIGHT_EXTENSIONS.contains(&classify::extension(ctx.rel).as_str()))
+        && matches!(format, Format::Unknown | Format::Text)
+        && is_weight_name(ctx.rel)
     {
-        if matches!(format, Format::Unknown | Format::Text) && is_weight_name(ctx.rel) {
-            ctx.detect(
-                RuleId::UnknownWeights,
-                "unknown",
-                format!(
-                    "weight-like name `{}` but the content is not a recognised model format",
-                    classify::basename(ctx.rel)
-                ),
-                Location::default(),
-            );
-        }
+        ctx.detect(
+            RuleId::UnknownWeights,
+            "unknown",
+            format!(
+                "weight-like name `{}` but the content is not a recognised model format",
+                classify::basename(ctx.rel)
+            ),
+            Location::default(),
+        );
     }
     Ok((format, kind))
 }
@@ -492,10 +492,10 @@ fn record_pickle(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) 
         .and_then(Value::as_u64)
         .unwrap_or(0);
     ctx.fact("pickle_count", count + a.pickles.len() as u64);
-    if let Some(t) = &a.trailing {
-        if member.is_none() {
-            ctx.fact("pickle_trailing_offset", t.offset);
-        }
+    if let Some(t) = &a.trailing
+        && member.is_none()
+    {
+        ctx.fact("pickle_trailing_offset", t.offset);
     }
     if !a.raw_regions.is_empty() {
         let bytes: u64 = a.raw_regions.iter().map(|r| r.len).sum();
