@@ -19,6 +19,7 @@ pub mod problem;
 pub mod protobuf;
 pub mod read;
 pub mod safetensors;
+pub mod source;
 pub mod tar;
 pub mod tf;
 pub mod tflite;
@@ -116,6 +117,8 @@ pub struct ScanConfig {
     pub safe_globals: Vec<String>,
     /// Pickle globals the policy adds to the dangerous list.
     pub dangerous_globals: Vec<String>,
+    /// Revision forms that count as pinned besides a full commit (`tag`, `short-sha`).
+    pub pinned_revisions: Vec<String>,
 }
 
 /// What the scan learned about one file.
@@ -140,6 +143,8 @@ pub struct FileScan {
     /// The bytes of small files that repository-level checks read again (`.gitattributes`, shard
     /// indexes), kept from the one read (bounded by `json_bytes`).
     pub text: Option<Vec<u8>>,
+    /// Model card facts (typed), for the repository-level card checks.
+    pub card: Option<crate::provenance::card::CardFacts>,
 }
 
 /// Collects facts and detections while a file (and the archives inside it) is inspected.
@@ -158,6 +163,8 @@ pub struct Ctx<'a> {
     pub tensors: Option<BTreeMap<String, u64>>,
     /// See [`FileScan::text`].
     pub text: Option<Vec<u8>>,
+    /// See [`FileScan::card`].
+    pub card: Option<crate::provenance::card::CardFacts>,
 }
 
 impl Ctx<'_> {
@@ -253,6 +260,7 @@ pub fn scan_file(open: &Path, rel: &str, expected_size: u64, cfg: &ScanConfig) -
         detections: Vec::new(),
         tensors: None,
         text: None,
+        card: None,
     };
     let result = inspect_file(&mut ctx, &mut reader, size).and_then(|fk| {
         reader.drain()?;
@@ -286,6 +294,7 @@ pub fn scan_file(open: &Path, rel: &str, expected_size: u64, cfg: &ScanConfig) -
     out.detections = ctx.detections;
     out.tensors = ctx.tensors;
     out.text = ctx.text;
+    out.card = ctx.card;
     out
 }
 
@@ -613,9 +622,21 @@ fn wants_text(rel: &str) -> bool {
     name == ".gitattributes" || name.ends_with(".safetensors.index.json")
 }
 
-/// Text files: keep what repository checks need.
+/// Text files: source code, notebooks, cards, configs; keep what repository checks need.
 fn inspect_text(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, format: Format) -> io::Result<()> {
-    let _ = format;
+    let name = classify::basename(ctx.rel);
+    match format {
+        Format::Python => return source::inspect_python(ctx, r),
+        Format::Notebook => return source::inspect_notebook(ctx, r),
+        Format::Markdown if classify::CARD_NAMES.contains(&name) => {
+            ctx.card = source::inspect_card(ctx, r)?;
+            return Ok(());
+        }
+        Format::Json if name == "config.json" || name == "tokenizer_config.json" => {
+            return source::inspect_config(ctx, r);
+        }
+        _ => {}
+    }
     if wants_text(ctx.rel) {
         let limit = ctx.cfg.limits.json_bytes;
         let (bytes, more) = read::read_bounded(r, limit)?;
