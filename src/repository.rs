@@ -436,7 +436,20 @@ pub fn check_hf_cache(
             );
         }
     }
-    let facts = serde_json::to_value(cache).unwrap_or(Value::Null);
+    let mut facts = serde_json::to_value(cache).unwrap_or(Value::Null);
+    // The identity the SBOM's purl uses: one repository, and the snapshot scanned (or the
+    // commit `refs/main` names when the whole repository folder was scanned).
+    if let (Value::Object(m), [repo]) = (&mut facts, cache.repos.as_slice()) {
+        m.insert("repo_id".into(), json!(repo.repo_id));
+        m.insert("repo_type".into(), json!(repo.repo_type));
+        let commit = match &cache.root {
+            hfcache::CacheRoot::Snapshot { commit, .. } => Some(commit.clone()),
+            _ => repo.refs.get("main").cloned(),
+        };
+        if let Some(c) = commit {
+            m.insert("commit".into(), json!(c));
+        }
+    }
     (detections, facts)
 }
 
