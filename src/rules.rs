@@ -250,7 +250,9 @@ mod tests {
     #[test]
     fn readme_rule_table_matches_the_registry() {
         let readme = include_str!("../README.md");
-        let start = readme.find("<!-- rules:begin -->").expect("rules:begin marker");
+        let start = readme
+            .find("<!-- rules:begin -->")
+            .expect("rules:begin marker");
         let end = readme.find("<!-- rules:end -->").expect("rules:end marker");
         let rows: Vec<&str> = readme[start..end]
             .lines()

@@ -466,7 +466,8 @@ fn git_commit_all(dir: &std::path::Path) -> String {
         .unwrap();
     index.write().unwrap();
     let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
-    let sig = git2::Signature::new("t", "t@example.com", &git2::Time::new(1_700_000_000, 0)).unwrap();
+    let sig =
+        git2::Signature::new("t", "t@example.com", &git2::Time::new(1_700_000_000, 0)).unwrap();
     let parents: Vec<git2::Commit> = repo
         .head()
         .ok()
@@ -496,15 +497,21 @@ fn scan_json_git(root: &std::path::Path, extra: &[&str]) -> (i32, serde_json::Va
 fn git_commit_dirty_and_untracked_weights_are_reported() {
     let repo = Repo::new();
     repo.file("README.md", "---\nlicense: mit\n---\n# m\n")
-        .file("model.safetensors", safetensors(&[("w", "F32", &[1], &[0; 4])], None));
+        .file(
+            "model.safetensors",
+            safetensors(&[("w", "F32", &[1], &[0; 4])], None),
+        );
     let commit = git_commit_all(repo.path());
     let (_, r) = scan_json_git(repo.path(), &[]);
     assert_eq!(r["git"]["commit"], commit.as_str());
     assert_eq!(r["git"]["dirty"], false);
     assert!(rules_on(&r, "").is_empty(), "{:#}", r["findings"]);
 
-    repo.file("extra.safetensors", safetensors(&[("w", "F32", &[1], &[0; 4])], None))
-        .file("README.md", "---\nlicense: mit\n---\n# changed\n");
+    repo.file(
+        "extra.safetensors",
+        safetensors(&[("w", "F32", &[1], &[0; 4])], None),
+    )
+    .file("README.md", "---\nlicense: mit\n---\n# changed\n");
     let (_, r) = scan_json_git(repo.path(), &[]);
     assert_eq!(r["git"]["dirty"], true);
     assert!(rules_on(&r, "").contains(&"PRV002".to_string()));
@@ -566,7 +573,9 @@ fn model_card_license_policy_is_enforced() {
     assert_eq!(code, 1);
     assert!(rules_on(&r, "README.md").contains(&"CARD003".to_string()));
     let repo2 = Repo::new();
-    repo2.file("config.json", "{}").file("README.md", "no front matter\n");
+    repo2
+        .file("config.json", "{}")
+        .file("README.md", "no front matter\n");
     let (_, r) = scan_json(repo2.path(), &[]);
     assert!(rules_on(&r, "README.md").contains(&"CARD002".to_string()));
 }
@@ -596,5 +605,128 @@ fn hf_cache_snapshot_is_followed_and_tampered_blob_is_caught() {
     assert_eq!(file(&r, "config.json")["sha256"], good.as_str());
     assert!(rules_on(&r, "model.safetensors").contains(&"PRV004".to_string()));
     assert!(!rules_on(&r, "config.json").contains(&"SCAN002".to_string()));
-    assert_eq!(r["repository"]["huggingface"]["repos"][0]["repo_id"], "org/name");
+    assert_eq!(
+        r["repository"]["huggingface"]["repos"][0]["repo_id"],
+        "org/name"
+    );
+}
+
+// ---- outputs (issue 7) ----
+
+#[test]
+fn sbom_and_sarif_are_byte_identical_across_runs_and_jobs() {
+    let repo = Repo::new();
+    repo.file(
+        "model.safetensors",
+        safetensors(&[("w", "F32", &[1], &[0; 4])], None),
+    )
+    .file("m.pkl", pickle_call("os", "system", "x"))
+    .file("README.md", "---\nlicense: mit\n---\n");
+    let run_once = |jobs: &str, tag: &str| {
+        let sbom = repo.abs(&format!("{tag}.cdx.json"));
+        let sarif = repo.abs(&format!("{tag}.sarif"));
+        let out = modelgate()
+            .args([
+                "scan",
+                "--no-git",
+                "--jobs",
+                jobs,
+                "--exclude",
+                "*.cdx.json",
+                "--exclude",
+                "*.sarif",
+                "--sbom",
+            ])
+            .arg(&sbom)
+            .arg("--sarif")
+            .arg(&sarif)
+            .arg(repo.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        (std::fs::read(sbom).unwrap(), std::fs::read(sarif).unwrap())
+    };
+    let a = run_once("1", "a");
+    let b = run_once("8", "b");
+    assert_eq!(a.0, b.0, "SBOM differs between runs");
+    assert_eq!(a.1, b.1, "SARIF differs between runs");
+    let sbom: serde_json::Value = serde_json::from_slice(&a.0).unwrap();
+    assert_eq!(sbom["specVersion"], "1.5");
+    assert_eq!(sbom["metadata"]["timestamp"], "2026-01-01T00:00:00Z");
+}
+
+#[test]
+fn sbom_xml_and_verify_round_trip_through_the_cli() {
+    let repo = Repo::new();
+    repo.file("a.bin", b"\x00\x01\x02").file("b.txt", "hello");
+    let sbom = tempfile::NamedTempFile::new().unwrap();
+    let out = modelgate()
+        .args([
+            "scan",
+            "--no-git",
+            "--sbom-format",
+            "xml",
+            "--hash",
+            "sha512",
+            "--sbom",
+        ])
+        .arg(sbom.path())
+        .arg(repo.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let xml = std::fs::read_to_string(sbom.path()).unwrap();
+    assert!(xml.contains("<bom") && xml.contains("SHA-512"));
+    let verify = |expect: i32| {
+        let out = modelgate()
+            .args(["verify", "--sbom"])
+            .arg(sbom.path())
+            .arg(repo.path())
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(expect),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    verify(0);
+    repo.file("b.txt", "hellp");
+    assert!(verify(1).contains("b.txt"));
+    repo.file("b.txt", "hello");
+    std::fs::remove_file(repo.abs("a.bin")).unwrap();
+    repo.file("c.txt", "new");
+    let text = verify(1);
+    assert!(text.contains("a.bin") && text.contains("c.txt"), "{text}");
+}
+
+#[test]
+fn text_report_snapshot() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/risky-model");
+    let out = modelgate()
+        .args(["scan", "--no-git"])
+        .arg(&root)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).replace(root.to_str().unwrap(), "[ROOT]");
+    let text = text.replace(env!("CARGO_PKG_VERSION"), "[VERSION]");
+    insta::assert_snapshot!("risky_model_text", text);
+}
+
+#[test]
+fn markdown_report_snapshot() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/risky-model");
+    let out = modelgate()
+        .args(["scan", "--no-git", "--format", "markdown"])
+        .arg(&root)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    insta::assert_snapshot!("risky_model_markdown", text);
 }

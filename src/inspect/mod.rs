@@ -353,6 +353,16 @@ fn dispatch(
     size: u64,
 ) -> io::Result<Format> {
     let _ = head;
+    // A `.safetensors` file that does not even start like one still goes through the validator,
+    // so the finding names the exact rule broken (ST001) instead of "unrecognised".
+    let sniffed = if matches!(sniffed, Format::Unknown | Format::Text)
+        && classify::extension(ctx.rel) == "safetensors"
+        && !pickle::looks_like_pickle(head)
+    {
+        Format::Safetensors
+    } else {
+        sniffed
+    };
     Ok(match sniffed {
         Format::Safetensors => {
             inspect_safetensors(ctx, r, size)?;
@@ -787,7 +797,12 @@ fn big_number(n: u128) -> Value {
 
 /// `FMT001`: the content contradicts what the name claims.
 fn check_claim(ctx: &mut Ctx<'_>, format: Format) {
-    if format == Format::LfsPointer || format == Format::Empty {
+    // Unrecognised content is FMT002's business (weight-like names only); FMT001 is for content
+    // that is positively something else.
+    if matches!(
+        format,
+        Format::LfsPointer | Format::Empty | Format::Unknown | Format::Text
+    ) {
         return;
     }
     let Some(claimed) = classify::claimed_format(ctx.rel) else {
