@@ -34,7 +34,7 @@ fn main() -> io::Result<()> {
     let block = data_block();
     match mode.as_str() {
         "repo" => repo(path, number(2)? << 20, &block),
-        "big" => safetensors_file(path, number(2)? << 20, "F32", &block),
+        "big" => safetensors_file(path, number(2)? << 20, "F32", &block).map(drop),
         "small" => small_files(path, number(2)?),
         _ => Err(io::Error::other(usage())),
     }
@@ -143,7 +143,7 @@ fn safetensors_file(path: &Path, bytes: u64, dtype: &str, block: &[u8]) -> io::R
     Ok(names)
 }
 
-fn write_repeated(w: &mut impl Write, mut n: u64, block: &[u8]) -> io::Result<()> {
+fn write_repeated(w: &mut (impl Write + ?Sized), mut n: u64, block: &[u8]) -> io::Result<()> {
     while n > 0 {
         let take = n.min(block.len() as u64) as usize;
         w.write_all(&block[..take])?;
