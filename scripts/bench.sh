@@ -137,11 +137,11 @@ measure s sha256sum "$BIG/model.safetensors"; row "$C" "sha256sum" "$B" "$BASE"
 
 B=$(bytes_of "$SMALLDIR")
 C="$(files_of "$SMALLDIR") small files"
-measure s1 bash -c "find '$SMALLDIR' -type f -print0 | xargs -0 sha256sum"; BASE=$MED; row "$C" "find | xargs -0 sha256sum" "$B" "$BASE"
+measure s1 bash -c "find '$SMALLDIR' -type f -print0 | xargs -0 sha256sum"; BASE=$MED; row "$C" "find \\| xargs -0 sha256sum" "$B" "$BASE"
 measure m bash -c "scan '$SMALLDIR'"; row "$C" "modelgate scan" "$B" "$BASE"
 T_SMALL=$(calc "$MED / $BASE")
 measure m bash -c "scan --exclude '**/*.py' '$SMALLDIR'"; row "$C" "modelgate scan --exclude '**/*.py'" "$B" "$BASE"
-measure s bash -c "find '$SMALLDIR' -type f -print0 | xargs -0 -n1000 -P$CORES sha256sum"; row "$C" "find | xargs -0 -P$CORES sha256sum" "$B" "$BASE"
+measure s bash -c "find '$SMALLDIR' -type f -print0 | xargs -0 -n1000 -P$CORES sha256sum"; row "$C" "find \\| xargs -0 -P$CORES sha256sum" "$B" "$BASE"
 
 echo
 echo "targets: repo scan --sbom / parallel openssl = $(printf '%.2f' "$T_MULTI") (goal <= 1.15);" \
