@@ -203,6 +203,23 @@ fn limits_from(policy: &Policy) -> Limits {
     }
 }
 
+/// What the inspectors take from the policy (and `--check-values`).
+fn scan_config(policy: &Policy, check_values: bool) -> ScanConfig {
+    ScanConfig {
+        check_values: check_values || policy.safetensors.check_values,
+        safe_globals: policy.pickle.safe_globals.clone(),
+        dangerous_globals: policy.pickle.dangerous_globals.clone(),
+        pinned_revisions: policy
+            .source_code
+            .pinned_revisions
+            .iter()
+            .cloned()
+            .collect(),
+        limits: limits_from(policy),
+        ..ScanConfig::default()
+    }
+}
+
 /// Everything `scan` needs, validated.
 struct ScanPlan {
     policy: Policy,
@@ -227,18 +244,16 @@ fn scan(args: ScanArgs) -> Result<u8> {
         .cloned()
         .unwrap_or_else(|| PathBuf::from("."));
     let policy = load_policy(args.policy.as_deref(), &first)?;
-    let limits = limits_from(&policy);
     let mut excludes: Vec<String> = walk::DEFAULT_EXCLUDES
         .iter()
         .map(|s| s.to_string())
         .collect();
+    excludes.extend(policy.scan.exclude.iter().cloned());
     excludes.extend(args.exclude.iter().cloned());
     let cfg = ScanConfig {
-        check_values: args.check_values,
         sha512: args.hashes.contains(&HashAlg::Sha512),
         block_size: args.block_size.unwrap_or(0),
-        limits,
-        ..ScanConfig::default()
+        ..scan_config(&policy, args.check_values)
     };
     let plan = ScanPlan {
         max_files: policy.limit("max_files").min(u64::MAX - 1),
@@ -404,11 +419,11 @@ fn scan_root(root: &Path, plan: &ScanPlan) -> Result<Report> {
     let mut units: Vec<(PathBuf, String, u64)> = Vec::new();
     let mut unit_of: BTreeMap<usize, usize> = BTreeMap::new();
     for (i, e) in walked.entries.iter().enumerate() {
-        if let (EntryKind::File { open, size, .. }, Some(owner)) = (&e.kind, owners[i]) {
-            if owner == i {
-                unit_of.insert(i, units.len());
-                units.push((open.clone(), e.rel.clone(), *size));
-            }
+        if let (EntryKind::File { open, size, .. }, Some(owner)) = (&e.kind, owners[i])
+            && owner == i
+        {
+            unit_of.insert(i, units.len());
+            units.push((open.clone(), e.rel.clone(), *size));
         }
     }
     let scans = scan_parallel(&units, &plan.cfg, plan.jobs)?;
@@ -495,7 +510,7 @@ fn scan_root(root: &Path, plan: &ScanPlan) -> Result<Report> {
         detections.extend(d);
         repo_facts.insert("huggingface".into(), facts);
     }
-    let (d, model_dirs) = repository::check_model_dirs(&files);
+    let (d, model_dirs) = repository::check_model_dirs(&files, &side, &repo_opts);
     detections.extend(d);
     repo_facts.insert("model_dirs".into(), Value::Array(model_dirs));
     let git = if plan.no_git {
@@ -583,13 +598,7 @@ fn inspect_one(args: InspectArgs) -> Result<u8> {
         .map(Path::to_path_buf)
         .unwrap_or_default();
     let policy = load_policy(args.policy.as_deref(), &dir)?;
-    let cfg = ScanConfig {
-        check_values: args.check_values || policy.safetensors.check_values,
-        safe_globals: policy.pickle.safe_globals.clone(),
-        dangerous_globals: policy.pickle.dangerous_globals.clone(),
-        limits: limits_from(&policy),
-        ..ScanConfig::default()
-    };
+    let cfg = scan_config(&policy, args.check_values);
     let rel = args
         .file
         .file_name()

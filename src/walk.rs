@@ -479,11 +479,8 @@ fn lexically_escapes(link: &Path, target: &Path, containment: &Path) -> bool {
     let base_len = containment.components().count().saturating_sub(1);
     for c in target.components() {
         match c {
-            Component::ParentDir => {
-                if stack.pop().is_none() {
-                    return true;
-                }
-            }
+            Component::ParentDir if stack.pop().is_none() => return true,
+            Component::ParentDir => {}
             Component::Normal(n) => stack.push(n.to_os_string()),
             _ => {}
         }
