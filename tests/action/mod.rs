@@ -473,6 +473,88 @@ fn severity_rank(title: &str) -> usize {
         .unwrap_or_else(|| panic!("title `{title}` ends with a severity"))
 }
 
+/// What the action must report, from the binary's own JSON report of the same tree: the counts
+/// and the annotations it owes, as (kind, rule, path) worst first (deny before warn, then
+/// severity, ties in report order), before the `annotations` cap.
+struct Expected {
+    findings: usize,
+    denied: u64,
+    warned: u64,
+    annotations: Vec<(String, String, String)>,
+    /// The line each of `annotations` names, where the finding has one.
+    lines: Vec<Option<u64>>,
+}
+
+fn expected(ws: &Path, path: &str, args: &[&str]) -> Expected {
+    let out = Command::new(BINARY)
+        .args(["scan", "--quiet", "--format", "json"])
+        .args(args)
+        .arg("--")
+        .arg(path)
+        .current_dir(ws)
+        .output()
+        .expect("modelgate runs");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    let findings = report["findings"].as_array().expect("findings");
+    let rank = |f: &Value| {
+        let action = ["deny", "warn"].iter().position(|a| f["action"] == *a);
+        let severity = ["critical", "high", "medium", "low", "info"]
+            .iter()
+            .position(|s| f["severity"] == *s);
+        (action, severity)
+    };
+    let mut owed: Vec<&Value> = findings
+        .iter()
+        .filter(|f| f["action"] == "deny" || f["action"] == "warn")
+        .collect();
+    owed.sort_by_key(|f| rank(f));
+    let prefix = path.trim_start_matches("./").trim_end_matches('/');
+    let lines = owed
+        .iter()
+        .map(|f| f["location"]["line"].as_u64())
+        .collect();
+    Expected {
+        findings: findings.len(),
+        denied: report["summary"]["denied"].as_u64().expect("denied"),
+        warned: report["summary"]["warned"].as_u64().expect("warned"),
+        annotations: owed
+            .into_iter()
+            .map(|f| {
+                let kind = if f["action"] == "deny" {
+                    "error"
+                } else {
+                    "warning"
+                };
+                let rel = f["path"].as_str().expect("path");
+                let file = if rel.is_empty() {
+                    String::new()
+                } else {
+                    format!("{prefix}/{rel}")
+                };
+                let rule = f["rule"].as_str().expect("rule").to_string();
+                (kind.to_string(), rule, file)
+            })
+            .collect(),
+        lines,
+    }
+}
+
+/// The annotations as (kind, rule, file) to compare with [`Expected::annotations`].
+fn annotation_keys(run: &ActionRun) -> Vec<(String, String, String)> {
+    run.annotations()
+        .into_iter()
+        .map(|c| {
+            let rule = c.props["title"]
+                .split(' ')
+                .nth(1)
+                .expect("title names the rule")
+                .to_string();
+            let file = c.props.get("file").cloned().unwrap_or_default();
+            (c.kind, rule, file)
+        })
+        .collect()
+}
+
 // ---------------------------------------------------------------------------------------------
 // action.yml structure
 
@@ -651,28 +733,31 @@ fn clean_model_passes() {
 #[test]
 fn risky_model_fails_with_outputs_annotations_and_summary() {
     let runner = Runner::new().with_example("risky-model", "models/risky");
+    let want = expected(runner.ws(), "models/risky", &[]);
+    assert!(
+        want.denied >= 3 && want.annotations.len() > 10,
+        "the example changed"
+    );
     let run = runner.run(&[("path", "./models/risky/")]);
     assert_eq!(run.status, 1, "{run:?}");
     assert_eq!(run.failed_step.as_deref(), Some("scan"));
     assert_eq!(run.output("exit-code"), "1");
-    assert_eq!(run.output("denied"), "4");
-    assert_eq!(run.output("warned"), "3");
-    assert_eq!(run.output("findings"), "8");
+    assert_eq!(run.output("denied"), want.denied.to_string());
+    assert_eq!(run.output("warned"), want.warned.to_string());
+    assert_eq!(run.output("findings"), want.findings.to_string());
     assert!(
         run.summary.starts_with("## modelgate: FAIL"),
         "{}",
         run.summary
     );
-    assert!(run.summary.contains("**4 denied**"), "{}", run.summary);
+    assert!(run.summary.contains(&format!("**{} denied**", want.denied)));
 
+    // The default cap, 10: every deny, then the worst warnings, in that order.
     let notes = run.annotations();
-    assert_eq!(notes.len(), 7, "{run:?}");
-    let kinds: Vec<&str> = notes.iter().map(|c| c.kind.as_str()).collect();
+    assert_eq!(annotation_keys(&run), want.annotations[..10], "{run:?}");
     assert_eq!(
-        kinds,
-        [
-            "error", "error", "error", "error", "warning", "warning", "warning"
-        ]
+        notes[0].props["title"],
+        "modelgate PKL001 pickle-unsafe-global (critical)"
     );
     for kind in ["error", "warning"] {
         let ranks: Vec<usize> = notes
@@ -685,63 +770,81 @@ fn risky_model_fails_with_outputs_annotations_and_summary() {
             "{kind} annotations not worst first: {ranks:?}"
         );
     }
-    assert_eq!(
-        notes[0].props["title"],
-        "modelgate PKL001 pickle-unsafe-global (critical)"
-    );
     // Paths are relative to the workspace, so GitHub places them on the right file.
-    let files: BTreeSet<&str> = notes
-        .iter()
-        .filter_map(|c| c.props.get("file").map(String::as_str))
-        .collect();
-    assert_eq!(
-        files,
-        [
-            "models/risky/model.safetensors",
-            "models/risky/pytorch_model.bin",
-            "models/risky/secrets.txt"
-        ]
-        .into()
-    );
-    for file in &files {
-        assert!(runner.ws().join(file).symlink_metadata().is_ok(), "{file}");
+    // A finding with a line is annotated on it; one in a binary file on its first line.
+    for (c, line) in notes.iter().zip(&want.lines) {
+        if let Some(file) = c.props.get("file") {
+            assert!(file.starts_with("models/risky/"), "{file}");
+            assert!(runner.ws().join(file).symlink_metadata().is_ok(), "{file}");
+            let expected = line.unwrap_or(1).to_string();
+            assert_eq!(c.props.get("line"), Some(&expected), "{c:?}");
+        }
     }
-    // The repository-level finding (no model card) has no file.
     assert!(
-        notes
-            .iter()
-            .any(|c| !c.props.contains_key("file") && c.props["title"].contains("CARD001"))
+        want.lines[..10].iter().any(Option::is_some),
+        "no finding with a line"
     );
     assert!(notes.iter().all(|c| !c.data.is_empty()));
-    assert!(run.commands("notice").is_empty());
+    let notice = run.commands("notice");
+    assert_eq!(notice.len(), 1, "{run:?}");
+    let more = want.annotations.len() - 10;
+    assert!(
+        notice[0].data.starts_with(&format!("{more} more")),
+        "{}",
+        notice[0].data
+    );
 
     let sarif = json_file(Path::new(run.output("sarif-file")));
     assert_eq!(
         sarif["runs"][0]["results"].as_array().map(Vec::len),
-        Some(8)
+        Some(want.findings)
     );
     let sbom = json_file(Path::new(run.output("sbom-file")));
     assert_eq!(sbom["specVersion"], "1.5");
     assert!(run.output("report-file").ends_with(".md"));
-    assert!(run.stdout.contains("modelgate: FAIL: 4 denied, 3 warned"));
+    let verdict = format!(
+        "modelgate: FAIL: {} denied, {} warned",
+        want.denied, want.warned
+    );
+    assert!(run.stdout.contains(&verdict), "{run:?}");
+}
+
+#[test]
+fn a_repository_level_finding_is_annotated_without_a_file() {
+    let runner = Runner::new().with_example("risky-model", "risky");
+    let run = runner.run(&[("path", "risky"), ("annotations", "100")]);
+    let want = expected(runner.ws(), "risky", &[]);
+    assert_eq!(annotation_keys(&run), want.annotations, "{run:?}");
+    assert!(run.commands("notice").is_empty());
+    let card = run
+        .annotations()
+        .into_iter()
+        .find(|c| c.props["title"].contains("CARD001"))
+        .expect("no model card finding");
+    assert!(!card.props.contains_key("file") && !card.props.contains_key("line"));
 }
 
 #[test]
 fn annotations_are_capped_worst_first_with_a_notice() {
     let runner = Runner::new().with_example("risky-model", "risky");
+    let want = expected(runner.ws(), "risky", &[]);
     let run = runner.run(&[("path", "risky"), ("annotations", "3")]);
     assert_eq!(run.status, 1, "{run:?}");
-    let notes = run.annotations();
-    assert_eq!(notes.len(), 3);
-    assert!(notes.iter().all(|c| c.kind == "error"));
-    let ranks: Vec<usize> = notes
+    assert_eq!(annotation_keys(&run), want.annotations[..3]);
+    let ranks: Vec<usize> = run
+        .annotations()
         .iter()
         .map(|c| severity_rank(&c.props["title"]))
         .collect();
     assert_eq!(ranks, [0, 0, 1], "critical, critical, high");
     let notice = run.commands("notice");
     assert_eq!(notice.len(), 1);
-    assert!(notice[0].data.starts_with("4 more"), "{}", notice[0].data);
+    let more = want.annotations.len() - 3;
+    assert!(
+        notice[0].data.starts_with(&format!("{more} more")),
+        "{}",
+        notice[0].data
+    );
 
     let none = runner.run(&[("path", "risky"), ("annotations", "0")]);
     assert_eq!(none.status, 1);
@@ -821,7 +924,8 @@ fn scanner_output_cannot_issue_commands_and_the_summary_is_capped() {
     assert!(run.stdout.contains("::error::forged"), "the wrapper ran");
     assert!(run.annotations().iter().all(|c| !c.data.contains("forged")));
     assert!(run.commands("set-output").is_empty());
-    assert_eq!(run.output("denied"), "4");
+    let want = expected(runner.ws(), "risky", &[]);
+    assert_eq!(run.output("denied"), want.denied.to_string());
     assert!(
         run.summary.len() <= 1_000_000 + 100,
         "{}",
@@ -864,11 +968,18 @@ fn args_are_split_on_whitespace_and_passed_through() {
         ("args", "--no-git\n  --jobs 1 --exclude **/*.bin"),
     ]);
     assert_eq!(run.status, 1, "{run:?}");
-    // pytorch_model.bin (one PKL001) is excluded; the glob reached modelgate unexpanded.
-    assert_eq!(run.output("denied"), "3");
+    // pytorch_model.bin is excluded: the glob reached modelgate unexpanded, every flag arrived.
+    let want = expected(runner.ws(), "risky", &["--no-git", "--exclude", "**/*.bin"]);
+    let all = expected(runner.ws(), "risky", &["--no-git"]);
+    assert!(want.denied < all.denied);
+    assert_eq!(run.output("denied"), want.denied.to_string());
     let sarif = json_file(Path::new(run.output("sarif-file")));
-    let text = sarif.to_string();
-    assert!(!text.contains("pytorch_model.bin"));
+    let results = sarif["runs"][0]["results"].as_array().expect("results");
+    assert!(
+        results
+            .iter()
+            .all(|r| r["properties"]["path"] != "pytorch_model.bin")
+    );
 }
 
 #[test]
@@ -923,10 +1034,11 @@ fn fail_on_warn_fails_and_never_passes() {
     assert_eq!(warn.commands("warning").len(), 1);
 
     let runner = Runner::new().with_example("risky-model", "risky");
+    let want = expected(runner.ws(), "risky", &[]);
     let never = runner.run(&[("path", "risky"), ("fail-on", "never")]);
     assert_eq!(never.status, 0, "{never:?}");
-    assert_eq!(never.output("denied"), "4");
-    assert_eq!(never.commands("error").len(), 4);
+    assert_eq!(never.output("denied"), want.denied.to_string());
+    assert_eq!(annotation_keys(&never), want.annotations[..10]);
 }
 
 #[test]
@@ -945,12 +1057,16 @@ fn custom_paths_formats_and_no_summary() {
     assert!(runner.ws().join("out.sarif").is_file());
     let xml = fs::read_to_string(runner.ws().join("out.cdx.xml")).expect("xml sbom");
     assert!(xml.starts_with("<?xml") && xml.contains("cyclonedx.org/schema/bom/1.5"));
+    let want = expected(runner.ws(), "risky", &[]);
     let report = json_file(Path::new(run.output("report-file")));
-    assert_eq!(report["summary"]["denied"], 4);
+    assert_eq!(report["summary"]["denied"], want.denied);
     // Not Markdown: the summary is the counts only (numbers, nothing from the scanned tree).
+    let (d, w, n) = (want.denied, want.warned, want.findings);
     assert_eq!(
         run.summary,
-        "## modelgate: FAIL\n\n**4 denied**, 3 warned, 8 findings in all (report format: json)\n"
+        format!(
+            "## modelgate: FAIL\n\n**{d} denied**, {w} warned, {n} findings in all (report format: json)\n"
+        )
     );
 
     let quiet = runner.run(&[("path", "risky"), ("summary", "false")]);
