@@ -312,15 +312,24 @@ fn merge_reports(mut reports: Vec<Report>, roots: &[PathBuf]) -> Report {
     if reports.len() == 1 {
         return reports.remove(0);
     }
+    // A file given as a root is reported by its own name: prefix with its directory.
+    let prefix_of = |root: &PathBuf| {
+        if root.is_file() {
+            root.parent()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        } else {
+            root.display().to_string()
+        }
+    };
     let mut merged = reports.remove(0);
-    let first_root = roots
-        .first()
-        .map(|r| r.display().to_string())
-        .unwrap_or_default();
-    prefix_paths(&mut merged, &first_root);
+    prefix_paths(
+        &mut merged,
+        &roots.first().map(prefix_of).unwrap_or_default(),
+    );
     for (r, root) in reports.into_iter().zip(roots.iter().skip(1)) {
         let mut r = r;
-        prefix_paths(&mut r, &root.display().to_string());
+        prefix_paths(&mut r, &prefix_of(root));
         merged.files.extend(r.files);
         merged.findings.extend(r.findings);
     }
@@ -338,7 +347,9 @@ fn merge_reports(mut reports: Vec<Report>, roots: &[PathBuf]) -> Report {
 fn prefix_paths(r: &mut Report, root: &str) {
     let root = root.trim_end_matches('/');
     let join = |p: &str| {
-        if p.is_empty() {
+        if root.is_empty() {
+            p.to_string()
+        } else if p.is_empty() {
             root.to_string()
         } else {
             format!("{root}/{p}")
@@ -510,9 +521,13 @@ fn scan_root(root: &Path, plan: &ScanPlan) -> Result<Report> {
         detections.extend(d);
         repo_facts.insert("huggingface".into(), facts);
     }
-    let (d, model_dirs) = repository::check_model_dirs(&files, &side, &repo_opts);
-    detections.extend(d);
-    repo_facts.insert("model_dirs".into(), Value::Array(model_dirs));
+    // A single file given as the root (pre-commit hooks pass staged files) is not a model
+    // directory: its neighbours were not scanned, so card checks would be noise.
+    if !root.is_file() {
+        let (d, model_dirs) = repository::check_model_dirs(&files, &side, &repo_opts);
+        detections.extend(d);
+        repo_facts.insert("model_dirs".into(), Value::Array(model_dirs));
+    }
     let git = if plan.no_git {
         None
     } else {

@@ -1178,7 +1178,7 @@ fn workflows_use_only_declared_inputs_and_minimal_permissions() {
 
 #[test]
 fn docs_show_the_example_files_verbatim() {
-    let docs = repo_file("docs/ci.md");
+    let docs = repo_file("README.md");
     for rel in [
         "examples/workflows/scan.yml",
         "examples/workflows/release.yml",
@@ -1187,13 +1187,13 @@ fn docs_show_the_example_files_verbatim() {
         let text = repo_file(rel);
         assert!(
             docs.contains(&format!("```yaml\n{text}```\n")),
-            "docs/ci.md does not show {rel} verbatim"
+            "README.md (Use in CI) does not show {rel} verbatim"
         );
     }
     for name in action().inputs.keys() {
         assert!(
             docs.contains(&format!("| `{name}` |")),
-            "docs/ci.md lacks input {name}"
+            "README.md (Use in CI) lacks input {name}"
         );
     }
 }
