@@ -171,35 +171,47 @@ fn load_policy(explicit: Option<&Path>, root: &Path) -> Result<Policy> {
     };
     let candidate = dir.join("modelgate.toml");
     // Only a regular file counts: a FIFO or a symlink out of the repository must not be read.
-    if std::fs::symlink_metadata(&candidate).is_ok_and(|m| m.is_file()) {
+    // The file sits in the tree being scanned, so it is bounded like any scanned file.
+    if let Ok(meta) = std::fs::symlink_metadata(&candidate)
+        && meta.is_file()
+    {
+        if meta.len() > MAX_POLICY_BYTES {
+            bail!(
+                "{} is {} bytes, larger than any policy needs ({MAX_POLICY_BYTES} bytes at most)",
+                candidate.display(),
+                meta.len()
+            );
+        }
         return policy::load_file(&candidate).map_err(anyhow::Error::from);
     }
     policy::builtin("default").context("built-in default policy missing")
 }
 
+/// Largest `modelgate.toml` read from a scanned tree.
+const MAX_POLICY_BYTES: u64 = 1 << 20;
+
 fn limits_from(policy: &Policy) -> Limits {
-    let d = Limits::default();
     // Every name below is in `policy::LIMITS`, so `limit` never falls back to its fail-closed 0.
-    let get = |name: &str, _default: u64| policy.limit(name);
+    let get = |name: &str| policy.limit(name);
     Limits {
-        max_file_bytes: get("max_file_bytes", d.max_file_bytes),
-        safetensors_header_bytes: get("safetensors_header_bytes", d.safetensors_header_bytes),
-        pickle_opcodes: get("pickle_opcodes", d.pickle_opcodes),
-        pickle_memo: get("pickle_memo", d.pickle_memo),
-        pickle_string_bytes: get("pickle_string_bytes", d.pickle_string_bytes),
-        archive_depth: get("archive_depth", d.archive_depth),
-        archive_members: get("archive_members", d.archive_members),
-        archive_member_bytes: get("archive_member_bytes", d.archive_member_bytes),
-        archive_total_bytes: get("archive_total_bytes", d.archive_total_bytes),
-        archive_ratio: get("archive_ratio", d.archive_ratio),
-        json_depth: get("json_depth", d.json_depth),
-        json_bytes: get("json_bytes", d.json_bytes),
-        yaml_bytes: get("yaml_bytes", d.yaml_bytes),
-        code_file_bytes: get("code_file_bytes", d.code_file_bytes),
-        gguf_kv_count: get("gguf_kv_count", d.gguf_kv_count),
-        gguf_tensor_count: get("gguf_tensor_count", d.gguf_tensor_count),
-        gguf_metadata_bytes: get("gguf_metadata_bytes", d.gguf_metadata_bytes),
-        onnx_depth: get("onnx_depth", d.onnx_depth),
+        max_file_bytes: get("max_file_bytes"),
+        safetensors_header_bytes: get("safetensors_header_bytes"),
+        pickle_opcodes: get("pickle_opcodes"),
+        pickle_memo: get("pickle_memo"),
+        pickle_string_bytes: get("pickle_string_bytes"),
+        archive_depth: get("archive_depth"),
+        archive_members: get("archive_members"),
+        archive_member_bytes: get("archive_member_bytes"),
+        archive_total_bytes: get("archive_total_bytes"),
+        archive_ratio: get("archive_ratio"),
+        json_depth: get("json_depth"),
+        json_bytes: get("json_bytes"),
+        yaml_bytes: get("yaml_bytes"),
+        code_file_bytes: get("code_file_bytes"),
+        gguf_kv_count: get("gguf_kv_count"),
+        gguf_tensor_count: get("gguf_tensor_count"),
+        gguf_metadata_bytes: get("gguf_metadata_bytes"),
+        onnx_depth: get("onnx_depth"),
     }
 }
 
