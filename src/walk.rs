@@ -418,7 +418,7 @@ fn classify_link(path: &Path, rel: &str, containment: &Path) -> (EntryKind, Opti
                     link("escapes-root"),
                     Some(escape(
                         "escapes-root",
-                        format!("symlink target `{shown}` is outside the scan root; not followed"),
+                        format!("symlink target `{shown}` leaves the scan root; not followed"),
                     )),
                 );
             }
@@ -430,7 +430,7 @@ fn classify_link(path: &Path, rel: &str, containment: &Path) -> (EntryKind, Opti
             link("escapes-root"),
             Some(escape(
                 "escapes-root",
-                format!("symlink target `{shown}` resolves outside the scan root; not followed"),
+                format!("symlink target `{shown}` leaves the scan root; not followed"),
             )),
         );
     }

@@ -453,6 +453,7 @@ fn truncated_pickle_reports_imports_before_damage() {
     assert!(rules.contains(&"PKL004".to_string()), "{rules:?}");
 }
 
+mod action;
 mod hostile;
 mod reports;
 

@@ -393,6 +393,21 @@ fn dispatch(
         Format::Unknown | Format::Text if classify::extension(ctx.rel) == "pb" => {
             formats::inspect_tf(ctx, r, size, false)
         }
+        // Recognised as weights by name and a plausible first byte, not parsed further: Core ML
+        // specs are protobuf (field 1, version), Flax checkpoints are a msgpack map.
+        Format::Unknown
+            if classify::extension(ctx.rel) == "mlmodel" && head.first() == Some(&0x08) =>
+        {
+            Format::Coreml
+        }
+        Format::Unknown
+            if classify::extension(ctx.rel) == "msgpack"
+                && head
+                    .first()
+                    .is_some_and(|b| (0x80..=0x8f).contains(b) || *b == 0xde || *b == 0xdf) =>
+        {
+            Format::Msgpack
+        }
         Format::Tar => archive::inspect_tar(ctx, r, None, 0),
         Format::Numpy => {
             archive::inspect_npy(ctx, r, None, Some(size))?;
