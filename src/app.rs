@@ -171,35 +171,64 @@ fn load_policy(explicit: Option<&Path>, root: &Path) -> Result<Policy> {
     };
     let candidate = dir.join("modelgate.toml");
     // Only a regular file counts: a FIFO or a symlink out of the repository must not be read.
-    if std::fs::symlink_metadata(&candidate).is_ok_and(|m| m.is_file()) {
+    // The file sits in the tree being scanned, so it is bounded like any scanned file.
+    if let Ok(meta) = std::fs::symlink_metadata(&candidate)
+        && meta.is_file()
+    {
+        if meta.len() > MAX_POLICY_BYTES {
+            bail!(
+                "{} is {} bytes, larger than any policy needs ({MAX_POLICY_BYTES} bytes at most)",
+                candidate.display(),
+                meta.len()
+            );
+        }
         return policy::load_file(&candidate).map_err(anyhow::Error::from);
     }
     policy::builtin("default").context("built-in default policy missing")
 }
 
+/// Largest `modelgate.toml` read from a scanned tree.
+const MAX_POLICY_BYTES: u64 = 1 << 20;
+
 fn limits_from(policy: &Policy) -> Limits {
-    let d = Limits::default();
     // Every name below is in `policy::LIMITS`, so `limit` never falls back to its fail-closed 0.
-    let get = |name: &str, _default: u64| policy.limit(name);
+    let get = |name: &str| policy.limit(name);
     Limits {
-        max_file_bytes: get("max_file_bytes", d.max_file_bytes),
-        safetensors_header_bytes: get("safetensors_header_bytes", d.safetensors_header_bytes),
-        pickle_opcodes: get("pickle_opcodes", d.pickle_opcodes),
-        pickle_memo: get("pickle_memo", d.pickle_memo),
-        pickle_string_bytes: get("pickle_string_bytes", d.pickle_string_bytes),
-        archive_depth: get("archive_depth", d.archive_depth),
-        archive_members: get("archive_members", d.archive_members),
-        archive_member_bytes: get("archive_member_bytes", d.archive_member_bytes),
-        archive_total_bytes: get("archive_total_bytes", d.archive_total_bytes),
-        archive_ratio: get("archive_ratio", d.archive_ratio),
-        json_depth: get("json_depth", d.json_depth),
-        json_bytes: get("json_bytes", d.json_bytes),
-        yaml_bytes: get("yaml_bytes", d.yaml_bytes),
-        code_file_bytes: get("code_file_bytes", d.code_file_bytes),
-        gguf_kv_count: get("gguf_kv_count", d.gguf_kv_count),
-        gguf_tensor_count: get("gguf_tensor_count", d.gguf_tensor_count),
-        gguf_metadata_bytes: get("gguf_metadata_bytes", d.gguf_metadata_bytes),
-        onnx_depth: get("onnx_depth", d.onnx_depth),
+        max_file_bytes: get("max_file_bytes"),
+        safetensors_header_bytes: get("safetensors_header_bytes"),
+        pickle_opcodes: get("pickle_opcodes"),
+        pickle_memo: get("pickle_memo"),
+        pickle_string_bytes: get("pickle_string_bytes"),
+        archive_depth: get("archive_depth"),
+        archive_members: get("archive_members"),
+        archive_member_bytes: get("archive_member_bytes"),
+        archive_total_bytes: get("archive_total_bytes"),
+        archive_ratio: get("archive_ratio"),
+        json_depth: get("json_depth"),
+        json_bytes: get("json_bytes"),
+        yaml_bytes: get("yaml_bytes"),
+        code_file_bytes: get("code_file_bytes"),
+        gguf_kv_count: get("gguf_kv_count"),
+        gguf_tensor_count: get("gguf_tensor_count"),
+        gguf_metadata_bytes: get("gguf_metadata_bytes"),
+        onnx_depth: get("onnx_depth"),
+    }
+}
+
+/// What the inspectors take from the policy (and `--check-values`).
+fn scan_config(policy: &Policy, check_values: bool) -> ScanConfig {
+    ScanConfig {
+        check_values: check_values || policy.safetensors.check_values,
+        safe_globals: policy.pickle.safe_globals.clone(),
+        dangerous_globals: policy.pickle.dangerous_globals.clone(),
+        pinned_revisions: policy
+            .source_code
+            .pinned_revisions
+            .iter()
+            .cloned()
+            .collect(),
+        limits: limits_from(policy),
+        ..ScanConfig::default()
     }
 }
 
@@ -227,18 +256,16 @@ fn scan(args: ScanArgs) -> Result<u8> {
         .cloned()
         .unwrap_or_else(|| PathBuf::from("."));
     let policy = load_policy(args.policy.as_deref(), &first)?;
-    let limits = limits_from(&policy);
     let mut excludes: Vec<String> = walk::DEFAULT_EXCLUDES
         .iter()
         .map(|s| s.to_string())
         .collect();
+    excludes.extend(policy.scan.exclude.iter().cloned());
     excludes.extend(args.exclude.iter().cloned());
     let cfg = ScanConfig {
-        check_values: args.check_values,
         sha512: args.hashes.contains(&HashAlg::Sha512),
         block_size: args.block_size.unwrap_or(0),
-        limits,
-        ..ScanConfig::default()
+        ..scan_config(&policy, args.check_values)
     };
     let plan = ScanPlan {
         max_files: policy.limit("max_files").min(u64::MAX - 1),
@@ -297,15 +324,24 @@ fn merge_reports(mut reports: Vec<Report>, roots: &[PathBuf]) -> Report {
     if reports.len() == 1 {
         return reports.remove(0);
     }
+    // A file given as a root is reported by its own name: prefix with its directory.
+    let prefix_of = |root: &PathBuf| {
+        if root.is_file() {
+            root.parent()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        } else {
+            root.display().to_string()
+        }
+    };
     let mut merged = reports.remove(0);
-    let first_root = roots
-        .first()
-        .map(|r| r.display().to_string())
-        .unwrap_or_default();
-    prefix_paths(&mut merged, &first_root);
+    prefix_paths(
+        &mut merged,
+        &roots.first().map(prefix_of).unwrap_or_default(),
+    );
     for (r, root) in reports.into_iter().zip(roots.iter().skip(1)) {
         let mut r = r;
-        prefix_paths(&mut r, &root.display().to_string());
+        prefix_paths(&mut r, &prefix_of(root));
         merged.files.extend(r.files);
         merged.findings.extend(r.findings);
     }
@@ -323,7 +359,9 @@ fn merge_reports(mut reports: Vec<Report>, roots: &[PathBuf]) -> Report {
 fn prefix_paths(r: &mut Report, root: &str) {
     let root = root.trim_end_matches('/');
     let join = |p: &str| {
-        if p.is_empty() {
+        if root.is_empty() {
+            p.to_string()
+        } else if p.is_empty() {
             root.to_string()
         } else {
             format!("{root}/{p}")
@@ -404,11 +442,11 @@ fn scan_root(root: &Path, plan: &ScanPlan) -> Result<Report> {
     let mut units: Vec<(PathBuf, String, u64)> = Vec::new();
     let mut unit_of: BTreeMap<usize, usize> = BTreeMap::new();
     for (i, e) in walked.entries.iter().enumerate() {
-        if let (EntryKind::File { open, size, .. }, Some(owner)) = (&e.kind, owners[i]) {
-            if owner == i {
-                unit_of.insert(i, units.len());
-                units.push((open.clone(), e.rel.clone(), *size));
-            }
+        if let (EntryKind::File { open, size, .. }, Some(owner)) = (&e.kind, owners[i])
+            && owner == i
+        {
+            unit_of.insert(i, units.len());
+            units.push((open.clone(), e.rel.clone(), *size));
         }
     }
     let scans = scan_parallel(&units, &plan.cfg, plan.jobs)?;
@@ -495,9 +533,13 @@ fn scan_root(root: &Path, plan: &ScanPlan) -> Result<Report> {
         detections.extend(d);
         repo_facts.insert("huggingface".into(), facts);
     }
-    let (d, model_dirs) = repository::check_model_dirs(&files);
-    detections.extend(d);
-    repo_facts.insert("model_dirs".into(), Value::Array(model_dirs));
+    // A single file given as the root (pre-commit hooks pass staged files) is not a model
+    // directory: its neighbours were not scanned, so card checks would be noise.
+    if !root.is_file() {
+        let (d, model_dirs) = repository::check_model_dirs(&files, &side, &repo_opts);
+        detections.extend(d);
+        repo_facts.insert("model_dirs".into(), Value::Array(model_dirs));
+    }
     let git = if plan.no_git {
         None
     } else {
@@ -583,13 +625,7 @@ fn inspect_one(args: InspectArgs) -> Result<u8> {
         .map(Path::to_path_buf)
         .unwrap_or_default();
     let policy = load_policy(args.policy.as_deref(), &dir)?;
-    let cfg = ScanConfig {
-        check_values: args.check_values || policy.safetensors.check_values,
-        safe_globals: policy.pickle.safe_globals.clone(),
-        dangerous_globals: policy.pickle.dangerous_globals.clone(),
-        limits: limits_from(&policy),
-        ..ScanConfig::default()
-    };
+    let cfg = scan_config(&policy, args.check_values);
     let rel = args
         .file
         .file_name()

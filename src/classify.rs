@@ -201,7 +201,12 @@ pub fn claimed_format(rel: &str) -> Option<&'static [Format]> {
         "keras" => &[Keras, Hdf5],
         "tflite" => &[Tflite],
         "zip" => &[Zip, PytorchZip, Torchscript, Npz, Keras],
-        "gz" => &[Gzip],
+        "gz" | "tgz" => &[Gzip, Joblib, Tar, PytorchTar],
+        "bz2" => &[Bzip2, Joblib],
+        "xz" => &[Xz, Joblib],
+        "lzma" => &[Lzma, Joblib],
+        "z" => &[Zlib, Joblib],
+        "tar" => &[Tar, PytorchTar],
         "json" => &[Json],
         _ => return None,
     })

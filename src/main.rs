@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+#[allow(clippy::disallowed_macros)] // the one place that prints errors
 fn main() -> ExitCode {
     let cli = modelgate::cli::Cli::parse();
     match modelgate::app::run(cli) {

@@ -13,7 +13,7 @@ use crate::classify::{self, Format, Kind};
 use crate::finding::{Detection, Location};
 use crate::inspect::FileScan;
 use crate::inspect::safetensors;
-use crate::provenance::{git, hfcache, lfs};
+use crate::provenance::{card, git, hfcache, lfs};
 use crate::report::{FileRecord, GitFacts};
 use crate::rules::RuleId;
 
@@ -203,18 +203,19 @@ pub fn mark_lfs_coverage(files: &mut [FileRecord], side: &BTreeMap<String, Vec<u
 pub fn model_dirs(files: &[FileRecord]) -> BTreeSet<String> {
     files
         .iter()
-        .filter(|f| {
-            f.kind == Kind::Weights
-                || classify::basename(&f.path) == "config.json"
-                || (f.format == Format::LfsPointer && f.kind == Kind::Weights)
-        })
+        .filter(|f| f.kind == Kind::Weights || classify::basename(&f.path) == "config.json")
         .map(|f| parent(&f.path).to_string())
         .collect()
 }
 
-/// CARD001 for model directories without a card; facts for each model directory (card and
-/// config facts, for the SBOM).
-pub fn check_model_dirs(files: &[FileRecord]) -> (Vec<Detection>, Vec<Value>) {
+/// CARD001 for model directories without a card, CARD002/CARD003 for the card's fields and
+/// license, SRC001 for the code a loader would run (`auto_map` modules, Python files in a
+/// model directory); facts for each model directory (card and config, for the SBOM).
+pub fn check_model_dirs(
+    files: &[FileRecord],
+    side: &BTreeMap<&str, &FileScan>,
+    opts: &RepoOptions,
+) -> (Vec<Detection>, Vec<Value>) {
     let by_path: BTreeMap<&str, &FileRecord> = files.iter().map(|f| (f.path.as_str(), f)).collect();
     let mut detections = Vec::new();
     let mut dirs = Vec::new();
@@ -238,6 +239,9 @@ pub fn check_model_dirs(files: &[FileRecord]) -> (Vec<Detection>, Vec<Value>) {
         match card {
             Some(c) => {
                 entry.insert("card_path".into(), json!(c.path));
+                if let Some(facts) = side.get(c.path.as_str()).and_then(|s| s.card.as_ref()) {
+                    detections.extend(check_card(&c.path, facts, opts));
+                }
                 if let Some(facts) = c.facts.get("card") {
                     entry.insert("card".into(), facts.clone());
                 }
@@ -260,6 +264,25 @@ pub fn check_model_dirs(files: &[FileRecord]) -> (Vec<Detection>, Vec<Value>) {
         if let Some(c) = config.and_then(|c| c.facts.get("config")) {
             entry.insert("config".into(), c.clone());
         }
+        for name in ["config.json", "tokenizer_config.json"] {
+            if let Some(cfg) = by_path.get(join(&dir, name).as_str()) {
+                detections.extend(check_auto_map(cfg, &dir, &by_path));
+            }
+        }
+        for f in files
+            .iter()
+            .filter(|f| parent(&f.path) == dir && f.format == Format::Python)
+        {
+            detections.push(
+                Detection::new(
+                    RuleId::CustomCode,
+                    f.path.clone(),
+                    "model-dir-code",
+                    "python file in a model directory: loaders that import the repository's code run it",
+                )
+                .with("kind", "model-directory-python"),
+            );
+        }
         let members: Vec<&str> = files
             .iter()
             .filter(|f| parent(&f.path) == dir)
@@ -269,6 +292,88 @@ pub fn check_model_dirs(files: &[FileRecord]) -> (Vec<Detection>, Vec<Value>) {
         dirs.push(Value::Object(entry));
     }
     (detections, dirs)
+}
+
+/// CARD002 / CARD003 from a card's front matter against the policy.
+fn check_card(path: &str, facts: &card::CardFacts, opts: &RepoOptions) -> Vec<Detection> {
+    let allowed = opts.allowed_licenses.clone().unwrap_or_default();
+    let mut out = Vec::new();
+    for p in card::check_card(facts, &opts.required_fields, &allowed) {
+        let rule = match p.code {
+            "license-not-allowed" => {
+                if opts.allowed_licenses.is_none() {
+                    continue;
+                }
+                RuleId::LicenseNotAllowed
+            }
+            _ => RuleId::ModelCardFieldMissing,
+        };
+        out.push(
+            Detection::new(rule, path, format!("{}:{}", p.code, p.field), p.message)
+                .with("field", p.field.as_str()),
+        );
+    }
+    out
+}
+
+/// SRC001 for each `auto_map` entry: the module it names runs under `trust_remote_code=True`.
+fn check_auto_map(
+    cfg: &FileRecord,
+    dir: &str,
+    by_path: &BTreeMap<&str, &FileRecord>,
+) -> Vec<Detection> {
+    let Some(entries) = cfg
+        .facts
+        .get("config")
+        .and_then(|c| c.get("auto_map"))
+        .and_then(Value::as_array)
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in entries {
+        let get = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or_default();
+        let (auto_class, reference, module_file) =
+            (get("auto_class"), get("reference"), get("module_file"));
+        let remote = e.get("remote_repo").and_then(Value::as_str);
+        let (message, state) = match remote {
+            Some(repo) => (
+                format!(
+                    "`auto_map.{auto_class}` loads `{reference}` from another repository (`{repo}`), unpinned remote code"
+                ),
+                "remote",
+            ),
+            None if by_path.contains_key(join(dir, module_file).as_str()) => (
+                format!(
+                    "`auto_map.{auto_class}` runs `{module_file}` from this repository under trust_remote_code"
+                ),
+                "present",
+            ),
+            None => (
+                format!(
+                    "`auto_map.{auto_class}` names `{module_file}`, which is not in the repository (the loader would fetch it)"
+                ),
+                "missing",
+            ),
+        };
+        let mut d = Detection::new(
+            RuleId::CustomCode,
+            cfg.path.clone(),
+            format!("auto_map:{auto_class}:{reference}"),
+            message,
+        )
+        .with("auto_class", auto_class)
+        .with("reference", reference)
+        .with("module_file", module_file)
+        .with("state", state);
+        if let Some(repo) = remote {
+            d = d
+                .with("remote_repo", repo)
+                .severity(crate::finding::Severity::High);
+        }
+        out.push(d);
+    }
+    out
 }
 
 /// Hugging Face cache: repository identity facts, layout problems and blob digests (PRV004).
@@ -331,7 +436,20 @@ pub fn check_hf_cache(
             );
         }
     }
-    let facts = serde_json::to_value(cache).unwrap_or(Value::Null);
+    let mut facts = serde_json::to_value(cache).unwrap_or(Value::Null);
+    // The identity the SBOM's purl uses: one repository, and the snapshot scanned (or the
+    // commit `refs/main` names when the whole repository folder was scanned).
+    if let (Value::Object(m), [repo]) = (&mut facts, cache.repos.as_slice()) {
+        m.insert("repo_id".into(), json!(repo.repo_id));
+        m.insert("repo_type".into(), json!(repo.repo_type));
+        let commit = match &cache.root {
+            hfcache::CacheRoot::Snapshot { commit, .. } => Some(commit.clone()),
+            _ => repo.refs.get("main").cloned(),
+        };
+        if let Some(c) = commit {
+            m.insert("commit".into(), json!(c));
+        }
+    }
     (detections, facts)
 }
 

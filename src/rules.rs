@@ -248,6 +248,32 @@ mod tests {
     }
 
     #[test]
+    fn readme_rule_table_matches_the_registry() {
+        let readme = include_str!("../README.md");
+        let start = readme
+            .find("<!-- rules:begin -->")
+            .expect("rules:begin marker");
+        let end = readme.find("<!-- rules:end -->").expect("rules:end marker");
+        let rows: Vec<&str> = readme[start..end]
+            .lines()
+            .filter(|l| l.starts_with("| ") && !l.starts_with("| code"))
+            .collect();
+        let expected: Vec<String> = RuleId::ALL
+            .iter()
+            .map(|r| {
+                format!(
+                    "| {} | {} | {} | {} |",
+                    r.code(),
+                    r.name(),
+                    r.default_severity().as_str(),
+                    r.summary().replace('|', "\\|")
+                )
+            })
+            .collect();
+        assert_eq!(rows, expected);
+    }
+
+    #[test]
     fn suggests_close_names() {
         assert_eq!(
             RuleId::suggest("pickle-unsafe-globals"),

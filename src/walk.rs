@@ -418,7 +418,7 @@ fn classify_link(path: &Path, rel: &str, containment: &Path) -> (EntryKind, Opti
                     link("escapes-root"),
                     Some(escape(
                         "escapes-root",
-                        format!("symlink target `{shown}` is outside the scan root; not followed"),
+                        format!("symlink target `{shown}` leaves the scan root; not followed"),
                     )),
                 );
             }
@@ -430,7 +430,7 @@ fn classify_link(path: &Path, rel: &str, containment: &Path) -> (EntryKind, Opti
             link("escapes-root"),
             Some(escape(
                 "escapes-root",
-                format!("symlink target `{shown}` resolves outside the scan root; not followed"),
+                format!("symlink target `{shown}` leaves the scan root; not followed"),
             )),
         );
     }
@@ -479,11 +479,8 @@ fn lexically_escapes(link: &Path, target: &Path, containment: &Path) -> bool {
     let base_len = containment.components().count().saturating_sub(1);
     for c in target.components() {
         match c {
-            Component::ParentDir => {
-                if stack.pop().is_none() {
-                    return true;
-                }
-            }
+            Component::ParentDir if stack.pop().is_none() => return true,
+            Component::ParentDir => {}
             Component::Normal(n) => stack.push(n.to_os_string()),
             _ => {}
         }

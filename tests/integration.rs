@@ -453,5 +453,281 @@ fn truncated_pickle_reports_imports_before_damage() {
     assert!(rules.contains(&"PKL004".to_string()), "{rules:?}");
 }
 
+mod action;
 mod hostile;
 mod reports;
+
+// ---- provenance (issue 6) ----
+
+fn git_commit_all(dir: &std::path::Path) -> String {
+    let repo = git2::Repository::open(dir).unwrap_or_else(|_| git2::Repository::init(dir).unwrap());
+    let mut index = repo.index().unwrap();
+    index
+        .add_all(["*"].iter(), git2::IndexAddOption::DEFAULT, None)
+        .unwrap();
+    index.write().unwrap();
+    let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
+    let sig =
+        git2::Signature::new("t", "t@example.com", &git2::Time::new(1_700_000_000, 0)).unwrap();
+    let parents: Vec<git2::Commit> = repo
+        .head()
+        .ok()
+        .and_then(|h| h.peel_to_commit().ok())
+        .into_iter()
+        .collect();
+    let parent_refs: Vec<&git2::Commit> = parents.iter().collect();
+    let oid = repo
+        .commit(Some("HEAD"), &sig, &sig, "c", &tree, &parent_refs)
+        .unwrap();
+    oid.to_string()
+}
+
+fn scan_json_git(root: &std::path::Path, extra: &[&str]) -> (i32, serde_json::Value) {
+    let out = modelgate()
+        .arg("scan")
+        .arg(root)
+        .args(["--format", "json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    let v = serde_json::from_slice(&out.stdout).unwrap();
+    (out.status.code().unwrap_or(-1), v)
+}
+
+#[test]
+fn git_commit_dirty_and_untracked_weights_are_reported() {
+    let repo = Repo::new();
+    repo.file("README.md", "---\nlicense: mit\n---\n# m\n")
+        .file(
+            "model.safetensors",
+            safetensors(&[("w", "F32", &[1], &[0; 4])], None),
+        );
+    let commit = git_commit_all(repo.path());
+    let (_, r) = scan_json_git(repo.path(), &[]);
+    assert_eq!(r["git"]["commit"], commit.as_str());
+    assert_eq!(r["git"]["dirty"], false);
+    assert!(rules_on(&r, "").is_empty(), "{:#}", r["findings"]);
+
+    repo.file(
+        "extra.safetensors",
+        safetensors(&[("w", "F32", &[1], &[0; 4])], None),
+    )
+    .file("README.md", "---\nlicense: mit\n---\n# changed\n");
+    let (_, r) = scan_json_git(repo.path(), &[]);
+    assert_eq!(r["git"]["dirty"], true);
+    assert!(rules_on(&r, "").contains(&"PRV002".to_string()));
+    assert!(rules_on(&r, "extra.safetensors").contains(&"PRV003".to_string()));
+    assert!(!rules_on(&r, "model.safetensors").contains(&"PRV003".to_string()));
+}
+
+#[test]
+fn no_git_repository_is_a_fact_and_no_git_flag_skips_it() {
+    let repo = Repo::new();
+    repo.file("a.txt", "x");
+    let (_, r) = scan_json_git(repo.path(), &[]);
+    // Temp dirs are not inside a repository (unless the machine's /tmp is).
+    if r["git"].is_null() {
+        assert!(rules_on(&r, "").contains(&"PRV001".to_string()));
+    }
+    let (_, r) = scan_json_git(repo.path(), &["--no-git"]);
+    assert!(r["git"].is_null());
+    assert!(!rules_on(&r, "").contains(&"PRV001".to_string()));
+}
+
+#[test]
+fn unpinned_downloads_in_python_and_notebooks_have_positions() {
+    let repo = Repo::new();
+    repo.file(
+        "train.py",
+        "from transformers import AutoModel\n# AutoModel.from_pretrained(\"x/y\") in a comment\nm = AutoModel.from_pretrained(\n    \"org/model\",\n)\np = AutoModel.from_pretrained(\"org/model\", revision=\"0123456789abcdef0123456789abcdef01234567\")\nq = AutoModel.from_pretrained(\"org/model\", revision=\"main\")\nl = AutoModel.from_pretrained(\"./local\")\n",
+    )
+    .file(
+        "nb.ipynb",
+        r#"{"cells":[{"cell_type":"code","source":["%pip install x\n","from huggingface_hub import hf_hub_download\n","hf_hub_download(\"org/m\", \"f.bin\")\n"],"metadata":{},"outputs":[]}],"metadata":{},"nbformat":4,"nbformat_minor":5}"#,
+    );
+    let (_, r) = scan_json(repo.path(), &[]);
+    let src003: Vec<&serde_json::Value> = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "SRC003")
+        .collect();
+    let train: Vec<_> = src003.iter().filter(|f| f["path"] == "train.py").collect();
+    assert_eq!(train.len(), 2, "{src003:#?}");
+    assert_eq!(train[0]["location"]["line"], 3);
+    assert_eq!(train[0]["location"]["column"], 5);
+    let nb: Vec<_> = src003.iter().filter(|f| f["path"] == "nb.ipynb").collect();
+    assert_eq!(nb.len(), 1);
+    assert_eq!(nb[0]["evidence"]["cell"], 1);
+}
+
+#[test]
+fn model_card_license_policy_is_enforced() {
+    let repo = Repo::new();
+    repo.file("config.json", "{}")
+        .file("README.md", "---\nlicense: other\nlicense_name: my-license\n---\n# m\n")
+        .file(
+            "modelgate.toml",
+            "version = 1\n[rules]\nCARD003 = \"deny\"\n[card]\nallowed_licenses = [\"apache-2.0\"]\n",
+        );
+    let (code, r) = scan_json(repo.path(), &[]);
+    assert_eq!(code, 1);
+    assert!(rules_on(&r, "README.md").contains(&"CARD003".to_string()));
+    let repo2 = Repo::new();
+    repo2
+        .file("config.json", "{}")
+        .file("README.md", "no front matter\n");
+    let (_, r) = scan_json(repo2.path(), &[]);
+    assert!(rules_on(&r, "README.md").contains(&"CARD002".to_string()));
+}
+
+#[test]
+fn hf_cache_snapshot_is_followed_and_tampered_blob_is_caught() {
+    let repo = Repo::new();
+    let content = b"{\"a\": 1}";
+    let good = sha256_hex(content);
+    let commit = "0123456789abcdef0123456789abcdef01234567";
+    let base = "models--org--name";
+    repo.file(&format!("{base}/blobs/{good}"), content)
+        .file(&format!("{base}/refs/main"), commit)
+        .symlink(
+            &format!("{base}/snapshots/{commit}/config.json"),
+            &format!("../../blobs/{good}"),
+        );
+    // A blob whose content no longer matches its name.
+    let fake = "f".repeat(64);
+    repo.file(&format!("{base}/blobs/{fake}"), b"tampered")
+        .symlink(
+            &format!("{base}/snapshots/{commit}/model.safetensors"),
+            &format!("../../blobs/{fake}"),
+        );
+    let snapshot = repo.abs(&format!("{base}/snapshots/{commit}"));
+    let (_, r) = scan_json(&snapshot, &[]);
+    assert_eq!(file(&r, "config.json")["sha256"], good.as_str());
+    assert!(rules_on(&r, "model.safetensors").contains(&"PRV004".to_string()));
+    assert!(!rules_on(&r, "config.json").contains(&"SCAN002".to_string()));
+    assert_eq!(
+        r["repository"]["huggingface"]["repos"][0]["repo_id"],
+        "org/name"
+    );
+}
+
+// ---- outputs (issue 7) ----
+
+#[test]
+fn sbom_and_sarif_are_byte_identical_across_runs_and_jobs() {
+    let repo = Repo::new();
+    repo.file(
+        "model.safetensors",
+        safetensors(&[("w", "F32", &[1], &[0; 4])], None),
+    )
+    .file("m.pkl", pickle_call("os", "system", "x"))
+    .file("README.md", "---\nlicense: mit\n---\n");
+    let run_once = |jobs: &str, tag: &str| {
+        let sbom = repo.abs(&format!("{tag}.cdx.json"));
+        let sarif = repo.abs(&format!("{tag}.sarif"));
+        let out = modelgate()
+            .args([
+                "scan",
+                "--no-git",
+                "--jobs",
+                jobs,
+                "--exclude",
+                "*.cdx.json",
+                "--exclude",
+                "*.sarif",
+                "--sbom",
+            ])
+            .arg(&sbom)
+            .arg("--sarif")
+            .arg(&sarif)
+            .arg(repo.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        (std::fs::read(sbom).unwrap(), std::fs::read(sarif).unwrap())
+    };
+    let a = run_once("1", "a");
+    let b = run_once("8", "b");
+    assert_eq!(a.0, b.0, "SBOM differs between runs");
+    assert_eq!(a.1, b.1, "SARIF differs between runs");
+    let sbom: serde_json::Value = serde_json::from_slice(&a.0).unwrap();
+    assert_eq!(sbom["specVersion"], "1.5");
+    assert_eq!(sbom["metadata"]["timestamp"], "2026-01-01T00:00:00Z");
+}
+
+#[test]
+fn sbom_xml_and_verify_round_trip_through_the_cli() {
+    let repo = Repo::new();
+    repo.file("a.bin", b"\x00\x01\x02").file("b.txt", "hello");
+    let sbom = tempfile::NamedTempFile::new().unwrap();
+    let out = modelgate()
+        .args([
+            "scan",
+            "--no-git",
+            "--sbom-format",
+            "xml",
+            "--hash",
+            "sha512",
+            "--sbom",
+        ])
+        .arg(sbom.path())
+        .arg(repo.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let xml = std::fs::read_to_string(sbom.path()).unwrap();
+    assert!(xml.contains("<bom") && xml.contains("SHA-512"));
+    let verify = |expect: i32| {
+        let out = modelgate()
+            .args(["verify", "--sbom"])
+            .arg(sbom.path())
+            .arg(repo.path())
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(expect),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    verify(0);
+    repo.file("b.txt", "hellp");
+    assert!(verify(1).contains("b.txt"));
+    repo.file("b.txt", "hello");
+    std::fs::remove_file(repo.abs("a.bin")).unwrap();
+    repo.file("c.txt", "new");
+    let text = verify(1);
+    assert!(text.contains("a.bin") && text.contains("c.txt"), "{text}");
+}
+
+#[test]
+fn text_report_snapshot() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/risky-model");
+    let out = modelgate()
+        .args(["scan", "--no-git"])
+        .arg(&root)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).replace(root.to_str().unwrap(), "[ROOT]");
+    let text = text.replace(env!("CARGO_PKG_VERSION"), "[VERSION]");
+    insta::assert_snapshot!("risky_model_text", text);
+}
+
+#[test]
+fn markdown_report_snapshot() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/risky-model");
+    let out = modelgate()
+        .args(["scan", "--no-git", "--format", "markdown"])
+        .arg(&root)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    insta::assert_snapshot!("risky_model_markdown", text);
+}

@@ -114,11 +114,11 @@ pub fn inspect_zip(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> Format 
         );
         d.evidence.insert("members".into(), json!(code));
     }
-    if let Some(zip::Layout::PyTorch(t)) = &layout {
-        if !t.unexpected.is_empty() {
-            let listed: Vec<&String> = t.unexpected.iter().take(MAX_LISTED_MEMBERS).collect();
-            ctx.fact("archive_unexpected_members", json!(listed));
-        }
+    if let Some(zip::Layout::PyTorch(t)) = &layout
+        && !t.unexpected.is_empty()
+    {
+        let listed: Vec<&String> = t.unexpected.iter().take(MAX_LISTED_MEMBERS).collect();
+        ctx.fact("archive_unexpected_members", json!(listed));
     }
     format
 }
@@ -268,20 +268,20 @@ pub fn inspect_npy(
             ctx.fact("npy_object_dtype", true);
         }
         inspect_pickle_stream(ctx, r, member)?;
-    } else if let Some(total) = size {
-        if let Some(p) = numpy::check_size(&header, total) {
-            let d = ctx.detect(
-                RuleId::FormatMismatch,
-                format!("npy:{}:{}", p.code, member.unwrap_or_default()),
-                format!("inconsistent .npy file: {}", p.message),
-                Location {
-                    offset: p.offset,
-                    member: member.map(str::to_string),
-                    ..Location::default()
-                },
-            );
-            d.evidence.insert("problem".into(), json!(p.code));
-        }
+    } else if let Some(total) = size
+        && let Some(p) = numpy::check_size(&header, total)
+    {
+        let d = ctx.detect(
+            RuleId::FormatMismatch,
+            format!("npy:{}:{}", p.code, member.unwrap_or_default()),
+            format!("inconsistent .npy file: {}", p.message),
+            Location {
+                offset: p.offset,
+                member: member.map(str::to_string),
+                ..Location::default()
+            },
+        );
+        d.evidence.insert("problem".into(), json!(p.code));
     }
     Ok(())
 }

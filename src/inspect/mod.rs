@@ -19,6 +19,7 @@ pub mod problem;
 pub mod protobuf;
 pub mod read;
 pub mod safetensors;
+pub mod source;
 pub mod tar;
 pub mod tf;
 pub mod tflite;
@@ -116,6 +117,8 @@ pub struct ScanConfig {
     pub safe_globals: Vec<String>,
     /// Pickle globals the policy adds to the dangerous list.
     pub dangerous_globals: Vec<String>,
+    /// Revision forms that count as pinned besides a full commit (`tag`, `short-sha`).
+    pub pinned_revisions: Vec<String>,
 }
 
 /// What the scan learned about one file.
@@ -140,6 +143,8 @@ pub struct FileScan {
     /// The bytes of small files that repository-level checks read again (`.gitattributes`, shard
     /// indexes), kept from the one read (bounded by `json_bytes`).
     pub text: Option<Vec<u8>>,
+    /// Model card facts (typed), for the repository-level card checks.
+    pub card: Option<crate::provenance::card::CardFacts>,
 }
 
 /// Collects facts and detections while a file (and the archives inside it) is inspected.
@@ -158,6 +163,8 @@ pub struct Ctx<'a> {
     pub tensors: Option<BTreeMap<String, u64>>,
     /// See [`FileScan::text`].
     pub text: Option<Vec<u8>>,
+    /// See [`FileScan::card`].
+    pub card: Option<crate::provenance::card::CardFacts>,
 }
 
 impl Ctx<'_> {
@@ -253,6 +260,7 @@ pub fn scan_file(open: &Path, rel: &str, expected_size: u64, cfg: &ScanConfig) -
         detections: Vec::new(),
         tensors: None,
         text: None,
+        card: None,
     };
     let result = inspect_file(&mut ctx, &mut reader, size).and_then(|fk| {
         reader.drain()?;
@@ -286,6 +294,7 @@ pub fn scan_file(open: &Path, rel: &str, expected_size: u64, cfg: &ScanConfig) -
     out.detections = ctx.detections;
     out.tensors = ctx.tensors;
     out.text = ctx.text;
+    out.card = ctx.card;
     out
 }
 
@@ -304,20 +313,20 @@ fn inspect_file(
     let format = dispatch(ctx, r, &head, sniffed, size)?;
     check_claim(ctx, format);
     let kind = classify::kind_of(ctx.rel, format);
-    if kind == Kind::Weights
-        || classify::WEIGHT_EXTENSIONS.contains(&classify::extension(ctx.rel).as_str())
+    if (kind == Kind::Weights
+        || classify::WEIGHT_EXTENSIONS.contains(&classify::extension(ctx.rel).as_str()))
+        && matches!(format, Format::Unknown | Format::Text)
+        && is_weight_name(ctx.rel)
     {
-        if matches!(format, Format::Unknown | Format::Text) && is_weight_name(ctx.rel) {
-            ctx.detect(
-                RuleId::UnknownWeights,
-                "unknown",
-                format!(
-                    "weight-like name `{}` but the content is not a recognised model format",
-                    classify::basename(ctx.rel)
-                ),
-                Location::default(),
-            );
-        }
+        ctx.detect(
+            RuleId::UnknownWeights,
+            "unknown",
+            format!(
+                "weight-like name `{}` but the content is not a recognised model format",
+                classify::basename(ctx.rel)
+            ),
+            Location::default(),
+        );
     }
     Ok((format, kind))
 }
@@ -344,6 +353,16 @@ fn dispatch(
     size: u64,
 ) -> io::Result<Format> {
     let _ = head;
+    // A `.safetensors` file that does not even start like one still goes through the validator,
+    // so the finding names the exact rule broken (ST001) instead of "unrecognised".
+    let sniffed = if matches!(sniffed, Format::Unknown | Format::Text)
+        && classify::extension(ctx.rel) == "safetensors"
+        && !pickle::looks_like_pickle(head)
+    {
+        Format::Safetensors
+    } else {
+        sniffed
+    };
     Ok(match sniffed {
         Format::Safetensors => {
             inspect_safetensors(ctx, r, size)?;
@@ -373,6 +392,21 @@ fn dispatch(
         }
         Format::Unknown | Format::Text if classify::extension(ctx.rel) == "pb" => {
             formats::inspect_tf(ctx, r, size, false)
+        }
+        // Recognised as weights by name and a plausible first byte, not parsed further: Core ML
+        // specs are protobuf (field 1, version), Flax checkpoints are a msgpack map.
+        Format::Unknown
+            if classify::extension(ctx.rel) == "mlmodel" && head.first() == Some(&0x08) =>
+        {
+            Format::Coreml
+        }
+        Format::Unknown
+            if classify::extension(ctx.rel) == "msgpack"
+                && head
+                    .first()
+                    .is_some_and(|b| (0x80..=0x8f).contains(b) || *b == 0xde || *b == 0xdf) =>
+        {
+            Format::Msgpack
         }
         Format::Tar => archive::inspect_tar(ctx, r, None, 0),
         Format::Numpy => {
@@ -492,10 +526,10 @@ fn record_pickle(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) 
         .and_then(Value::as_u64)
         .unwrap_or(0);
     ctx.fact("pickle_count", count + a.pickles.len() as u64);
-    if let Some(t) = &a.trailing {
-        if member.is_none() {
-            ctx.fact("pickle_trailing_offset", t.offset);
-        }
+    if let Some(t) = &a.trailing
+        && member.is_none()
+    {
+        ctx.fact("pickle_trailing_offset", t.offset);
     }
     if !a.raw_regions.is_empty() {
         let bytes: u64 = a.raw_regions.iter().map(|r| r.len).sum();
@@ -613,9 +647,21 @@ fn wants_text(rel: &str) -> bool {
     name == ".gitattributes" || name.ends_with(".safetensors.index.json")
 }
 
-/// Text files: keep what repository checks need.
+/// Text files: source code, notebooks, cards, configs; keep what repository checks need.
 fn inspect_text(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, format: Format) -> io::Result<()> {
-    let _ = format;
+    let name = classify::basename(ctx.rel);
+    match format {
+        Format::Python => return source::inspect_python(ctx, r),
+        Format::Notebook => return source::inspect_notebook(ctx, r),
+        Format::Markdown if classify::CARD_NAMES.contains(&name) => {
+            ctx.card = source::inspect_card(ctx, r)?;
+            return Ok(());
+        }
+        Format::Json if name == "config.json" || name == "tokenizer_config.json" => {
+            return source::inspect_config(ctx, r);
+        }
+        _ => {}
+    }
     if wants_text(ctx.rel) {
         let limit = ctx.cfg.limits.json_bytes;
         let (bytes, more) = read::read_bounded(r, limit)?;
@@ -766,7 +812,12 @@ fn big_number(n: u128) -> Value {
 
 /// `FMT001`: the content contradicts what the name claims.
 fn check_claim(ctx: &mut Ctx<'_>, format: Format) {
-    if format == Format::LfsPointer || format == Format::Empty {
+    // Unrecognised content is FMT002's business (weight-like names only); FMT001 is for content
+    // that is positively something else.
+    if matches!(
+        format,
+        Format::LfsPointer | Format::Empty | Format::Unknown | Format::Text
+    ) {
         return;
     }
     let Some(claimed) = classify::claimed_format(ctx.rel) else {

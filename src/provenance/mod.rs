@@ -3,6 +3,10 @@
 //! model cards. Dependencies (git2, tree-sitter, YAML) are wrapped here; the rest of the crate
 //! sees only these modules' own types.
 
+pub mod automap;
+pub mod card;
+pub mod code;
 pub mod git;
 pub mod hfcache;
 pub mod lfs;
+pub mod notebook;

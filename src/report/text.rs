@@ -111,6 +111,8 @@ pub fn render(report: &Report, w: &mut dyn Write, opts: TextOptions) -> io::Resu
         let wb = b.1.first().map(|f| (f.action, f.severity));
         wb.cmp(&wa).then(a.0.cmp(b.0))
     });
+    // The hint is the same for every finding of a rule: print it the first time only.
+    let mut hinted = std::collections::BTreeSet::new();
     for (path, findings) in &ordered {
         let shown = if path.is_empty() {
             "(repository)"
@@ -131,7 +133,7 @@ pub fn render(report: &Report, w: &mut dyn Write, opts: TextOptions) -> io::Resu
             )?;
             if let Some(reason) = &f.exception {
                 writeln!(w, "        excepted: {}", sanitize(reason))?;
-            } else if f.action != Action::Allow {
+            } else if f.action != Action::Allow && hinted.insert(f.rule) {
                 writeln!(w, "        hint: {}", first_sentence(f.rule.help()))?;
             }
         }

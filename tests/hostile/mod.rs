@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use modelgate::inspect::{self, ScanConfig};
 use serde_json::Value;
 
+#[allow(unused_imports)]
 use crate::support::*;
 
 // ---------------------------------------------------------------------------------------------

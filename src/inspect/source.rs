@@ -1,0 +1,245 @@
+//! Text files that carry provenance: Python sources and notebooks (hub downloads, pinned
+//! revisions, `trust_remote_code`, unsafe loads), model cards (license, datasets, training-data
+//! notes) and `config.json` / `tokenizer_config.json` (`auto_map` custom code).
+//!
+//! Parsing lives in `crate::provenance`; this module turns its items into facts and detections.
+
+use std::io::{self, BufRead};
+
+use serde_json::{Value, json};
+
+use super::{Ctx, read};
+use crate::finding::{Location, Severity};
+use crate::provenance::code::{CodeItem, ItemKind, RepoRef, RevisionState, TrustValue};
+use crate::provenance::{automap, card, code, notebook};
+use crate::rules::RuleId;
+
+/// Reads the file as text within `limit`; a larger file gets SCAN004 and `None`.
+fn read_text(
+    ctx: &mut Ctx<'_>,
+    r: &mut dyn BufRead,
+    limit: u64,
+    limit_name: &str,
+) -> io::Result<Option<String>> {
+    let (bytes, more) = read::read_bounded(r, limit)?;
+    if more {
+        let d = ctx.detect(
+            RuleId::LimitExceeded,
+            limit_name,
+            format!("file is larger than the {limit_name} limit ({limit} bytes); its contents were not checked"),
+            Location::default(),
+        );
+        d.evidence.insert("limit".into(), json!(limit_name));
+        return Ok(None);
+    }
+    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+}
+
+fn repo_text(repo: &RepoRef) -> String {
+    match repo {
+        RepoRef::Literal { value } => value.clone(),
+        RepoRef::Constant { name, value } => format!("{value} (from {name})"),
+        RepoRef::FString { text } => text.clone(),
+        RepoRef::Unverifiable { expr } => expr.clone(),
+    }
+}
+
+/// Whether a revision counts as pinned under the policy's `pinned_revisions` forms.
+fn is_pinned(rev: &RevisionState, forms: &[String]) -> bool {
+    match rev {
+        RevisionState::Pinned { .. } => true,
+        RevisionState::BranchOrTag { .. } => forms.iter().any(|f| f == "tag"),
+        RevisionState::ShortSha { .. } => forms.iter().any(|f| f == "short-sha"),
+        RevisionState::Missing | RevisionState::Unverifiable { .. } => false,
+    }
+}
+
+/// Records one code item. `cell` is the 1-based notebook cell it came from.
+fn record_item(ctx: &mut Ctx<'_>, item: &CodeItem, cell: Option<usize>) {
+    let loc = Location::line_col(item.line as u64, item.column as u64);
+    let where_ = cell.map(|c| format!(" (cell {c})")).unwrap_or_default();
+    let cell_key = cell.map(|c| format!("cell{c}:")).unwrap_or_default();
+    let d = match &item.kind {
+        ItemKind::HubDownload {
+            repo,
+            revision,
+            api,
+        } => {
+            if is_pinned(revision, &ctx.cfg.pinned_revisions) {
+                return;
+            }
+            let repo_s = repo_text(repo);
+            let why = match revision {
+                RevisionState::Missing => {
+                    "has no `revision=`; it follows the default branch".to_string()
+                }
+                RevisionState::BranchOrTag { value, .. } => {
+                    format!("pins `revision=\"{value}\"`, a branch or tag that can move")
+                }
+                RevisionState::ShortSha { value, .. } => {
+                    format!("pins the abbreviated commit `{value}`; use the full 40-hex commit id")
+                }
+                RevisionState::Unverifiable { expr } => {
+                    format!("takes its revision from `{expr}`, which cannot be verified statically")
+                }
+                RevisionState::Pinned { .. } => return,
+            };
+            let state = match revision {
+                RevisionState::Missing => "missing",
+                RevisionState::BranchOrTag { .. } => "branch-or-tag",
+                RevisionState::ShortSha { .. } => "short-sha",
+                RevisionState::Unverifiable { .. } => "unverifiable",
+                RevisionState::Pinned { .. } => "pinned",
+            };
+            let d = ctx.detect(
+                RuleId::UnpinnedRevision,
+                format!("{cell_key}{api}:{repo_s}:{}", item.excerpt),
+                format!("`{}` downloads `{repo_s}`{where_} and {why}", item.callee),
+                loc,
+            );
+            d.evidence.insert("api".into(), json!(api));
+            d.evidence.insert("repo".into(), json!(repo_s));
+            d.evidence.insert("revision".into(), json!(state));
+            d
+        }
+        ItemKind::TrustRemoteCode { value } => {
+            let (how, sev) = match value {
+                TrustValue::Literal => (
+                    "passes `trust_remote_code=True`".to_string(),
+                    Severity::High,
+                ),
+                TrustValue::Constant { name } => (
+                    format!("passes `trust_remote_code` from the constant `{name}` (True)"),
+                    Severity::High,
+                ),
+                TrustValue::Unverifiable { expr } => (
+                    format!(
+                        "passes `trust_remote_code={expr}`, which cannot be verified statically"
+                    ),
+                    Severity::Medium,
+                ),
+            };
+            let d = ctx.detect(
+                RuleId::TrustRemoteCode,
+                format!("{cell_key}trust:{}", item.excerpt),
+                format!(
+                    "`{}`{where_} {how}: it runs code downloaded with the model",
+                    item.callee
+                ),
+                loc,
+            );
+            d.severity = sev;
+            d
+        }
+        ItemKind::UnsafeLoad { code, reason } => {
+            let d = ctx.detect(
+                RuleId::UnsafeLoadCall,
+                format!("{cell_key}{code}:{}", item.excerpt),
+                format!("`{}`{where_}: {reason}", item.callee),
+                loc,
+            );
+            d.evidence.insert("call".into(), json!(code));
+            d
+        }
+    };
+    d.evidence.insert("excerpt".into(), json!(item.excerpt));
+    if let Some(c) = cell {
+        d.evidence.insert("cell".into(), json!(c));
+    }
+}
+
+fn code_limits(ctx: &Ctx<'_>) -> code::Limits {
+    code::Limits {
+        max_source_bytes: usize::try_from(ctx.cfg.limits.code_file_bytes).unwrap_or(usize::MAX),
+        ..code::Limits::default()
+    }
+}
+
+/// Python source: downloads, trust_remote_code, unsafe loads.
+pub fn inspect_python(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<()> {
+    let limit = ctx.cfg.limits.code_file_bytes;
+    let Some(text) = read_text(ctx, r, limit, "code_file_bytes")? else {
+        return Ok(());
+    };
+    let report = code::scan_python(&text, &code_limits(ctx));
+    for item in &report.calls {
+        record_item(ctx, item, None);
+    }
+    ctx.fact("python_syntax_errors", report.syntax_errors);
+    if let Some(by) = report.truncated_by {
+        ctx.fact("python_truncated_by", by);
+    }
+    Ok(())
+}
+
+/// Jupyter notebook: each code cell scanned like a Python file.
+pub fn inspect_notebook(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<()> {
+    let limit = ctx.cfg.limits.json_bytes;
+    let (bytes, more) = read::read_bounded(r, limit)?;
+    if more {
+        let d = ctx.detect(
+            RuleId::LimitExceeded,
+            "json_bytes",
+            format!("notebook is larger than the json_bytes limit ({limit} bytes); not checked"),
+            Location::default(),
+        );
+        d.evidence.insert("limit".into(), json!("json_bytes"));
+        return Ok(());
+    }
+    match notebook::scan_notebook(&bytes, &notebook::Limits::default()) {
+        Ok(report) => {
+            for item in &report.items {
+                record_item(ctx, &item.item, Some(item.cell_number));
+            }
+            ctx.fact("notebook_cells_scanned", report.cells_scanned as u64);
+            if let Some(l) = &report.language {
+                ctx.fact("notebook_language", l.as_str());
+            }
+        }
+        Err(e) => ctx.fact("notebook_error", e.to_string()),
+    }
+    Ok(())
+}
+
+/// A model card: front matter facts (checked against the policy at the repository level).
+pub fn inspect_card(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<Option<card::CardFacts>> {
+    let limit = ctx.cfg.limits.code_file_bytes;
+    let Some(text) = read_text(ctx, r, limit, "code_file_bytes")? else {
+        return Ok(None);
+    };
+    let limits = card::Limits {
+        max_front_matter_bytes: usize::try_from(ctx.cfg.limits.yaml_bytes).unwrap_or(usize::MAX),
+        ..card::Limits::default()
+    };
+    let facts = card::parse_card(&text, &limits);
+    let mut v = serde_json::to_value(&facts).unwrap_or(Value::Null);
+    // The SPDX form of each license, for the SBOM.
+    let spdx: Vec<&str> = facts
+        .license
+        .iter()
+        .filter_map(|l| card::hub_to_spdx(l))
+        .collect();
+    if let Value::Object(m) = &mut v
+        && !spdx.is_empty()
+    {
+        m.insert("license_spdx".into(), json!(spdx));
+    }
+    ctx.fact("card", v);
+    Ok(Some(facts))
+}
+
+/// `config.json` / `tokenizer_config.json`: architecture facts and `auto_map` entries.
+pub fn inspect_config(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<()> {
+    let limit = ctx.cfg.limits.json_bytes;
+    let (bytes, more) = read::read_bounded(r, limit)?;
+    if more {
+        return Ok(());
+    }
+    if let Ok(facts) = automap::config_facts(&bytes, &automap::Limits::default()) {
+        ctx.fact(
+            "config",
+            serde_json::to_value(&facts).unwrap_or(Value::Null),
+        );
+    }
+    Ok(())
+}

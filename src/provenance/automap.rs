@@ -1,0 +1,570 @@
+//! `config.json` / `tokenizer_config.json`: reads `auto_map`, the table by which transformers'
+//! `Auto*` classes find model code shipped in the repository (or in another repository), plus a
+//! few architecture facts for the SBOM.
+//!
+//! With `trust_remote_code=True`, `AutoModel.from_pretrained` imports the module an `auto_map`
+//! entry names and runs it: an entry is custom code that loading the model executes. A
+//! cross-repository entry (`org/repo--modeling_x.Model`) runs code from a repository the
+//! scanned one does not even contain. Entries are parsed the way transformers does
+//! (`repo--module.Class`, split once on `--` and once on `.`); anything else is reported as
+//! malformed rather than guessed at.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+use thiserror::Error;
+
+/// Caps on the work done for one config file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest file accepted, in bytes (`tokenizer_config.json` lists added tokens, so allow some).
+    pub max_json_bytes: usize,
+    /// `auto_map` (and `custom_pipelines`) entries examined.
+    pub max_entries: usize,
+    /// Chars kept from one string.
+    pub max_value_chars: usize,
+    /// `architectures` items kept.
+    pub max_architectures: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_json_bytes: 32 * 1024 * 1024,
+            max_entries: 256,
+            max_value_chars: 256,
+            max_architectures: 32,
+        }
+    }
+}
+
+/// One class reference from `auto_map` or `custom_pipelines`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AutoMapEntry {
+    /// The key: `AutoModel`, `AutoTokenizer`, or `custom_pipelines:<task>`.
+    pub auto_class: String,
+    /// The reference as written, e.g. `modeling_foo.FooModel`.
+    pub reference: String,
+    /// The Python file loaded, e.g. `modeling_foo.py` (empty when malformed).
+    pub module_file: String,
+    /// The class loaded from it (empty when malformed).
+    pub class: String,
+    /// `org/repo` for a `org/repo--module.Class` reference: code from another repository.
+    pub remote_repo: Option<String>,
+    /// `slow` or `fast` for a tokenizer's two-element list.
+    pub variant: Option<&'static str>,
+    /// Why the reference is malformed (transformers would fail to load it), if it is.
+    pub malformed: Option<String>,
+}
+
+/// Architecture facts from `config.json`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ConfigFacts {
+    /// `architectures`.
+    pub architectures: Vec<String>,
+    /// `model_type`.
+    pub model_type: Option<String>,
+    /// `auto_map` and `custom_pipelines` entries.
+    pub auto_map: Vec<AutoMapEntry>,
+    /// Whitelisted scalar hyperparameters (see [`HYPERPARAMETERS`]); `quantization` is
+    /// `quantization_config.quant_method`.
+    pub hyperparameters: BTreeMap<String, Value>,
+    /// A limit cut a list or a string short.
+    pub truncated: bool,
+}
+
+/// Keys copied into [`ConfigFacts::hyperparameters`] when their value is a scalar.
+pub const HYPERPARAMETERS: &[&str] = &[
+    "d_model",
+    "dtype",
+    "hidden_size",
+    "intermediate_size",
+    "max_position_embeddings",
+    "n_embd",
+    "n_head",
+    "n_layer",
+    "n_positions",
+    "num_attention_heads",
+    "num_hidden_layers",
+    "num_key_value_heads",
+    "rope_theta",
+    "tie_word_embeddings",
+    "torch_dtype",
+    "transformers_version",
+    "vocab_size",
+];
+
+/// Why a config file could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum Problem {
+    /// Larger than `max_json_bytes`.
+    #[error("config is {bytes} bytes, over the limit of {limit}")]
+    TooLarge {
+        /// Size of the file.
+        bytes: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// Not JSON.
+    #[error("invalid json at line {line} column {column}: {message}")]
+    InvalidJson {
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// serde_json's message.
+        message: String,
+    },
+    /// The top level is not an object.
+    #[error("config top level is {found}, not an object")]
+    NotAnObject {
+        /// The JSON type found.
+        found: &'static str,
+    },
+    /// `auto_map` is present but not an object.
+    #[error("\"auto_map\" is {found}, not an object")]
+    AutoMapNotObject {
+        /// The JSON type found.
+        found: &'static str,
+    },
+}
+
+impl Problem {
+    /// Stable sub-code: `too-large`, `invalid-json`, `not-an-object` or `auto-map-not-object`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::TooLarge { .. } => "too-large",
+            Self::InvalidJson { .. } => "invalid-json",
+            Self::NotAnObject { .. } => "not-an-object",
+            Self::AutoMapNotObject { .. } => "auto-map-not-object",
+        }
+    }
+}
+
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn parse_object(json: &[u8], limits: &Limits) -> Result<serde_json::Map<String, Value>, Problem> {
+    if json.len() > limits.max_json_bytes {
+        return Err(Problem::TooLarge {
+            bytes: json.len(),
+            limit: limits.max_json_bytes,
+        });
+    }
+    let value: Value = serde_json::from_slice(json).map_err(|e| Problem::InvalidJson {
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string(),
+    })?;
+    match value {
+        Value::Object(map) => Ok(map),
+        other => Err(Problem::NotAnObject {
+            found: type_name(&other),
+        }),
+    }
+}
+
+/// The `auto_map` (and `custom_pipelines`) entries of a `config.json` or
+/// `tokenizer_config.json`; empty when the file has neither.
+pub fn parse_auto_map(json: &[u8], limits: &Limits) -> Result<Vec<AutoMapEntry>, Problem> {
+    let map = parse_object(json, limits)?;
+    let mut truncated = false;
+    entries(&map, limits, &mut truncated)
+}
+
+/// Architecture facts and `auto_map` of a `config.json`.
+pub fn config_facts(json: &[u8], limits: &Limits) -> Result<ConfigFacts, Problem> {
+    let map = parse_object(json, limits)?;
+    let mut facts = ConfigFacts::default();
+    facts.auto_map = entries(&map, limits, &mut facts.truncated)?;
+    let bound = |s: &str, truncated: &mut bool| {
+        *truncated |= s.chars().count() > limits.max_value_chars;
+        s.chars().take(limits.max_value_chars).collect::<String>()
+    };
+    if let Some(Value::Array(items)) = map.get("architectures") {
+        facts.truncated |= items.len() > limits.max_architectures;
+        for item in items.iter().take(limits.max_architectures) {
+            if let Some(s) = item.as_str() {
+                let s = bound(s, &mut facts.truncated);
+                facts.architectures.push(s);
+            }
+        }
+    }
+    if let Some(s) = map.get("model_type").and_then(Value::as_str) {
+        facts.model_type = Some(bound(s, &mut facts.truncated));
+    }
+    for key in HYPERPARAMETERS {
+        match map.get(*key) {
+            Some(Value::String(s)) => {
+                let s = bound(s, &mut facts.truncated);
+                facts
+                    .hyperparameters
+                    .insert((*key).to_owned(), Value::String(s));
+            }
+            Some(v @ (Value::Number(_) | Value::Bool(_))) => {
+                facts.hyperparameters.insert((*key).to_owned(), v.clone());
+            }
+            _ => {}
+        }
+    }
+    if let Some(method) = map
+        .get("quantization_config")
+        .and_then(|q| q.get("quant_method"))
+        .and_then(Value::as_str)
+    {
+        let method = bound(method, &mut facts.truncated);
+        facts
+            .hyperparameters
+            .insert("quantization".to_owned(), Value::String(method));
+    }
+    Ok(facts)
+}
+
+fn entries(
+    map: &serde_json::Map<String, Value>,
+    limits: &Limits,
+    truncated: &mut bool,
+) -> Result<Vec<AutoMapEntry>, Problem> {
+    let mut out = Vec::new();
+    let mut push = |entry: AutoMapEntry, truncated: &mut bool| {
+        if out.len() < limits.max_entries {
+            out.push(entry);
+        } else {
+            *truncated = true;
+        }
+    };
+    match map.get("auto_map") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(auto_map)) => {
+            for (key, value) in auto_map.iter().take(limits.max_entries) {
+                let auto_class = bounded(key, limits);
+                match value {
+                    Value::String(reference) => {
+                        push(entry(&auto_class, reference, None, limits), truncated);
+                    }
+                    // Tokenizers: [slow, fast], either may be null.
+                    Value::Array(items) => {
+                        for (index, item) in items.iter().take(limits.max_entries).enumerate() {
+                            let variant = match index {
+                                0 => Some("slow"),
+                                1 => Some("fast"),
+                                _ => None,
+                            };
+                            match item {
+                                Value::Null => {}
+                                Value::String(reference) => {
+                                    push(entry(&auto_class, reference, variant, limits), truncated)
+                                }
+                                other => push(
+                                    malformed(
+                                        &auto_class,
+                                        variant,
+                                        format!("list item is {}, not a string", type_name(other)),
+                                    ),
+                                    truncated,
+                                ),
+                            }
+                        }
+                    }
+                    other => push(
+                        malformed(
+                            &auto_class,
+                            None,
+                            format!("value is {}, not a string or list", type_name(other)),
+                        ),
+                        truncated,
+                    ),
+                }
+            }
+            *truncated |= auto_map.len() > limits.max_entries;
+        }
+        Some(other) => {
+            return Err(Problem::AutoMapNotObject {
+                found: type_name(other),
+            });
+        }
+    }
+    // Custom pipelines are loaded under trust_remote_code the same way.
+    if let Some(Value::Object(pipelines)) = map.get("custom_pipelines") {
+        for (task, spec) in pipelines.iter().take(limits.max_entries) {
+            let auto_class = format!("custom_pipelines:{}", bounded(task, limits));
+            if let Some(reference) = spec.get("impl").and_then(Value::as_str) {
+                push(entry(&auto_class, reference, None, limits), truncated);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn bounded(s: &str, limits: &Limits) -> String {
+    s.chars().take(limits.max_value_chars).collect()
+}
+
+fn malformed(auto_class: &str, variant: Option<&'static str>, why: String) -> AutoMapEntry {
+    AutoMapEntry {
+        auto_class: auto_class.to_owned(),
+        reference: String::new(),
+        module_file: String::new(),
+        class: String::new(),
+        remote_repo: None,
+        variant,
+        malformed: Some(why),
+    }
+}
+
+/// Parses `[org/repo--]module.Class` as transformers' `get_class_from_dynamic_module` does.
+fn entry(
+    auto_class: &str,
+    reference: &str,
+    variant: Option<&'static str>,
+    limits: &Limits,
+) -> AutoMapEntry {
+    let written = bounded(reference, limits);
+    let mut out = malformed(auto_class, variant, String::new());
+    out.reference = written.clone();
+    out.malformed = None;
+    let (remote_repo, local) = match reference.split_once("--") {
+        Some((repo, rest)) => (Some(repo), rest),
+        None => (None, reference),
+    };
+    if local.contains("--") {
+        out.malformed = Some(format!("reference `{written}` has more than one `--`"));
+        return out;
+    }
+    let parts: Vec<&str> = local.split('.').collect();
+    let [module, class] = parts.as_slice() else {
+        out.malformed = Some(format!(
+            "reference `{written}` is not `module.Class` (transformers splits on exactly one `.`)"
+        ));
+        return out;
+    };
+    if module.is_empty() || class.is_empty() {
+        out.malformed = Some(format!(
+            "reference `{written}` has an empty module or class"
+        ));
+        return out;
+    }
+    // A module path that leaves the repository would make transformers read an unexpected file.
+    if module.starts_with('/')
+        || module.contains('\\')
+        || module.split('/').any(|s| s == ".." || s.is_empty())
+    {
+        out.malformed = Some(format!(
+            "reference `{written}` names a module outside the repository"
+        ));
+        return out;
+    }
+    out.module_file = bounded(&format!("{module}.py"), limits);
+    out.class = bounded(class, limits);
+    out.remote_repo = remote_repo.map(|r| bounded(r, limits));
+    if remote_repo.is_some_and(|r| r.is_empty() || r.split('/').count() > 2) {
+        out.malformed = Some(format!("reference `{written}` names an invalid repository"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(json: &str) -> Result<Vec<AutoMapEntry>, Problem> {
+        parse_auto_map(json.as_bytes(), &Limits::default())
+    }
+
+    #[test]
+    fn reads_local_entries() {
+        let entries = parse(
+            r#"{"auto_map": {"AutoConfig": "configuration_foo.FooConfig",
+                             "AutoModelForCausalLM": "modeling_foo.FooForCausalLM"}}"#,
+        )
+        .unwrap_or_default();
+        let got: Vec<(&str, &str, &str)> = entries
+            .iter()
+            .map(|e| {
+                (
+                    e.auto_class.as_str(),
+                    e.module_file.as_str(),
+                    e.class.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("AutoConfig", "configuration_foo.py", "FooConfig"),
+                ("AutoModelForCausalLM", "modeling_foo.py", "FooForCausalLM"),
+            ]
+        );
+        assert!(
+            entries
+                .iter()
+                .all(|e| e.remote_repo.is_none() && e.malformed.is_none())
+        );
+    }
+
+    #[test]
+    fn reads_tokenizer_lists_with_nulls() {
+        let entries =
+            parse(r#"{"auto_map": {"AutoTokenizer": ["tokenization_foo.FooTokenizer", null]}}"#)
+                .unwrap_or_default();
+        assert_eq!(entries.len(), 1);
+        assert_eq!(entries.first().and_then(|e| e.variant), Some("slow"));
+        let entries = parse(
+            r#"{"auto_map": {"AutoTokenizer": [null, "tokenization_foo_fast.FooTokenizerFast"]}}"#,
+        )
+        .unwrap_or_default();
+        assert_eq!(entries.first().and_then(|e| e.variant), Some("fast"));
+    }
+
+    #[test]
+    fn reads_cross_repo_entries() {
+        let entries =
+            parse(r#"{"auto_map": {"AutoModel": "other-org/code-repo--modeling_bar.BarModel"}}"#)
+                .unwrap_or_default();
+        let [entry] = entries.as_slice() else {
+            panic!("{entries:?}")
+        };
+        assert_eq!(entry.remote_repo.as_deref(), Some("other-org/code-repo"));
+        assert_eq!(entry.module_file, "modeling_bar.py");
+        assert_eq!(entry.class, "BarModel");
+    }
+
+    #[test]
+    fn reports_malformed_references() {
+        for (json, needle) in [
+            (
+                r#"{"auto_map": {"AutoModel": "modeling.foo.Bar"}}"#,
+                "exactly one",
+            ),
+            (
+                r#"{"auto_map": {"AutoModel": "a--b--c.D"}}"#,
+                "more than one",
+            ),
+            (r#"{"auto_map": {"AutoModel": ".Bar"}}"#, "empty"),
+            (
+                r#"{"auto_map": {"AutoModel": "../x/m.Bar"}}"#,
+                "exactly one",
+            ),
+            (r#"{"auto_map": {"AutoModel": "/etc/m.Bar"}}"#, "outside"),
+            (
+                r#"{"auto_map": {"AutoModel": "o/r--m.Bar", "B": "a/b/c--m.B"}}"#,
+                "invalid repository",
+            ),
+            (r#"{"auto_map": {"AutoModel": 3}}"#, "a number"),
+            (r#"{"auto_map": {"AutoTokenizer": [1]}}"#, "list item"),
+        ] {
+            let entries = parse(json).unwrap_or_default();
+            assert!(
+                entries
+                    .iter()
+                    .any(|e| e.malformed.as_deref().is_some_and(|m| m.contains(needle))),
+                "{json}: {entries:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn reads_custom_pipelines() {
+        let entries = parse(
+            r#"{"custom_pipelines": {"text-classification": {"impl": "pipe.MyPipe", "pt": ["AutoModel"]}}}"#,
+        )
+        .unwrap_or_default();
+        assert_eq!(
+            entries
+                .first()
+                .map(|e| (e.auto_class.as_str(), e.module_file.as_str())),
+            Some(("custom_pipelines:text-classification", "pipe.py"))
+        );
+    }
+
+    #[test]
+    fn config_without_auto_map_has_no_entries() {
+        assert_eq!(parse(r#"{"model_type": "bert"}"#), Ok(Vec::new()));
+    }
+
+    #[test]
+    fn rejects_invalid_json() {
+        let err = parse("{\n\"auto_map\": }");
+        assert!(
+            matches!(err, Err(Problem::InvalidJson { line: 2, .. })),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn rejects_non_object_config() {
+        assert_eq!(
+            parse("[1]"),
+            Err(Problem::NotAnObject { found: "an array" })
+        );
+    }
+
+    #[test]
+    fn rejects_auto_map_that_is_not_an_object() {
+        let err = parse(r#"{"auto_map": ["modeling.X"]}"#);
+        assert_eq!(err, Err(Problem::AutoMapNotObject { found: "an array" }));
+        assert_eq!(err.err().map(|e| e.code()), Some("auto-map-not-object"));
+    }
+
+    #[test]
+    fn rejects_config_over_size_limit() {
+        let limits = Limits {
+            max_json_bytes: 2,
+            ..Limits::default()
+        };
+        assert!(matches!(
+            parse_auto_map(b"{ }", &limits),
+            Err(Problem::TooLarge { bytes: 3, limit: 2 })
+        ));
+    }
+
+    #[test]
+    fn bounds_entries() {
+        let limits = Limits {
+            max_entries: 1,
+            ..Limits::default()
+        };
+        let json = br#"{"auto_map": {"A": "m.A", "B": "m.B"}}"#;
+        let facts = config_facts(json, &limits).unwrap_or_default();
+        assert_eq!(facts.auto_map.len(), 1);
+        assert!(facts.truncated);
+    }
+
+    #[test]
+    fn reads_config_facts() {
+        let json = br#"{
+            "architectures": ["LlamaForCausalLM"], "model_type": "llama",
+            "hidden_size": 4096, "num_hidden_layers": 32, "torch_dtype": "bfloat16",
+            "vocab_size": 32000, "rope_scaling": {"type": "linear"}, "secret": "x",
+            "quantization_config": {"quant_method": "gptq", "bits": 4},
+            "auto_map": {"AutoModel": "modeling_llama.LlamaModel"}
+        }"#;
+        let facts = config_facts(json, &Limits::default()).unwrap_or_default();
+        assert_eq!(facts.architectures, vec!["LlamaForCausalLM".to_owned()]);
+        assert_eq!(facts.model_type.as_deref(), Some("llama"));
+        assert_eq!(
+            facts.hyperparameters.get("hidden_size"),
+            Some(&Value::from(4096))
+        );
+        assert_eq!(
+            facts.hyperparameters.get("torch_dtype"),
+            Some(&Value::from("bfloat16"))
+        );
+        assert_eq!(
+            facts.hyperparameters.get("quantization"),
+            Some(&Value::from("gptq"))
+        );
+        assert!(!facts.hyperparameters.contains_key("secret"));
+        assert!(!facts.hyperparameters.contains_key("rope_scaling"));
+        assert_eq!(facts.auto_map.len(), 1);
+    }
+}

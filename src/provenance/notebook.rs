@@ -1,0 +1,439 @@
+//! Jupyter notebooks (`.ipynb`): runs the Python call extraction of [`super::code`] over each
+//! code cell, so a notebook that downloads an unpinned model or calls `torch.load` is reported
+//! like a `.py` file would be.
+//!
+//! Notebooks are where model repositories keep their "quick start", and users run them cell by
+//! cell. Cells are scanned in order with the imports and module-level constants of the cells
+//! before them (`import torch as t` in cell 1 resolves `t.load` in cell 4). IPython lines that are
+//! not Python (`%magic`, `!shell`, `x = !cmd`, `obj?`) are blanked, not removed, so line numbers
+//! within a cell stay true. Positions are reported as a cell index plus the line and column
+//! within that cell's source; a line number in the `.ipynb` JSON itself is not computed.
+
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::Value;
+use thiserror::Error;
+
+use super::code::{self, Bindings, CodeItem};
+
+/// Caps on the work done for one notebook.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest notebook accepted, in bytes (the caller also checks before reading).
+    pub max_notebook_bytes: usize,
+    /// Cells examined; cells past this are not scanned and the report is truncated.
+    pub max_cells: usize,
+    /// Wall-clock cap on parsing all cells, in milliseconds: each cell also has
+    /// `code.max_parse_millis`, and ten thousand small cells must not add up to hours.
+    pub max_total_parse_millis: u64,
+    /// Limits for each cell's Python scan; `max_items` also caps the whole notebook.
+    pub code: code::Limits,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_notebook_bytes: 32 * 1024 * 1024,
+            max_cells: 10_000,
+            max_total_parse_millis: 20_000,
+            code: code::Limits::default(),
+        }
+    }
+}
+
+/// What a notebook's code cells contain.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct NotebookReport {
+    /// Kernel language from the metadata, if stated. Cells of a non-Python notebook are not
+    /// scanned.
+    pub language: Option<String>,
+    /// Code cells scanned as Python.
+    pub cells_scanned: usize,
+    /// Items found, in cell order.
+    pub items: Vec<NotebookItem>,
+    /// 0-based indexes of cells where tree-sitter recovered from syntax errors.
+    pub cells_with_syntax_errors: Vec<usize>,
+    /// A limit stopped the scan early; `truncated_by` names it.
+    pub truncated: bool,
+    /// `cell-budget`, `item-budget`, `notebook-timeout`, or the first limit sub-code a cell's
+    /// scan reported.
+    pub truncated_by: Option<&'static str>,
+}
+
+/// One item found in a cell. `item.line` and `item.column` are 1-based within the cell's source.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NotebookItem {
+    /// 0-based index of the cell in the notebook's `cells` array (all cell types counted).
+    pub cell: usize,
+    /// The same cell, 1-based, as a user counts it.
+    pub cell_number: usize,
+    /// The item, positioned within the cell.
+    pub item: CodeItem,
+}
+
+/// Why a notebook could not be scanned at all.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum NotebookError {
+    /// Larger than `max_notebook_bytes`.
+    #[error("notebook is {bytes} bytes, over the limit of {limit}")]
+    TooLarge {
+        /// Size of the notebook.
+        bytes: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// Not JSON (or nested deeper than serde_json's recursion limit of 128).
+    #[error("invalid notebook json at line {line} column {column}: {message}")]
+    InvalidJson {
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// serde_json's message.
+        message: String,
+    },
+    /// JSON without a top-level `cells` array (nbformat 4).
+    #[error("json has no top-level \"cells\" array (nbformat 4)")]
+    NotANotebook,
+}
+
+impl NotebookError {
+    /// Stable sub-code: `too-large`, `invalid-json` or `not-a-notebook`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::TooLarge { .. } => "too-large",
+            Self::InvalidJson { .. } => "invalid-json",
+            Self::NotANotebook => "not-a-notebook",
+        }
+    }
+}
+
+/// Cell magics whose body is still Python.
+const PYTHON_CELL_MAGICS: &[&str] = &["time", "timeit", "capture", "prun", "debug"];
+
+/// Scans a `.ipynb` file's code cells.
+pub fn scan_notebook(json: &[u8], limits: &Limits) -> Result<NotebookReport, NotebookError> {
+    if json.len() > limits.max_notebook_bytes {
+        return Err(NotebookError::TooLarge {
+            bytes: json.len(),
+            limit: limits.max_notebook_bytes,
+        });
+    }
+    let doc: Value = serde_json::from_slice(json).map_err(|e| NotebookError::InvalidJson {
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string(),
+    })?;
+    let cells = doc
+        .get("cells")
+        .and_then(Value::as_array)
+        .ok_or(NotebookError::NotANotebook)?;
+    let mut report = NotebookReport {
+        language: kernel_language(&doc),
+        ..NotebookReport::default()
+    };
+    if report
+        .language
+        .as_deref()
+        .is_some_and(|l| !l.eq_ignore_ascii_case("python"))
+    {
+        return Ok(report);
+    }
+    if cells.len() > limits.max_cells {
+        report.truncated = true;
+        report.truncated_by = Some("cell-budget");
+    }
+    let mut bindings = Bindings::default();
+    let started = Instant::now();
+    let total = Duration::from_millis(limits.max_total_parse_millis);
+    let mut cell_limits = limits.code.clone();
+    for (index, cell) in cells.iter().take(limits.max_cells).enumerate() {
+        let left = total
+            .checked_sub(started.elapsed())
+            .filter(|d| !d.is_zero());
+        let Some(remaining) = left else {
+            report.truncated = true;
+            report.truncated_by = report.truncated_by.or(Some("notebook-timeout"));
+            return Ok(report);
+        };
+        let remaining = u64::try_from(remaining.as_millis()).unwrap_or(u64::MAX);
+        cell_limits.max_parse_millis = limits.code.max_parse_millis.min(remaining);
+        if cell.get("cell_type").and_then(Value::as_str) != Some("code") {
+            continue;
+        }
+        let Some(source) = cell_source(cell, limits.code.max_source_bytes) else {
+            continue;
+        };
+        let Some(python) = strip_ipython(&source) else {
+            continue;
+        };
+        report.cells_scanned = report.cells_scanned.saturating_add(1);
+        let scanned = code::scan_python_with(&python, &cell_limits, &mut bindings);
+        if scanned.syntax_errors {
+            report.cells_with_syntax_errors.push(index);
+        }
+        if scanned.truncated {
+            report.truncated = true;
+            report.truncated_by = report.truncated_by.or(scanned.truncated_by);
+        }
+        for item in scanned.calls {
+            if report.items.len() >= limits.code.max_items {
+                report.truncated = true;
+                report.truncated_by = report.truncated_by.or(Some("item-budget"));
+                return Ok(report);
+            }
+            report.items.push(NotebookItem {
+                cell: index,
+                cell_number: index.saturating_add(1),
+                item,
+            });
+        }
+    }
+    Ok(report)
+}
+
+fn kernel_language(doc: &Value) -> Option<String> {
+    let meta = doc.get("metadata")?;
+    let lang = meta
+        .get("kernelspec")
+        .and_then(|k| k.get("language"))
+        .or_else(|| meta.get("language_info").and_then(|l| l.get("name")))?;
+    lang.as_str().map(|s| s.chars().take(64).collect())
+}
+
+/// A cell's `source`: one string, or a list of strings that nbformat concatenates as-is.
+/// Sources larger than `max_bytes` are cut there (the scan then reports `source-too-large`).
+fn cell_source(cell: &Value, max_bytes: usize) -> Option<String> {
+    match cell.get("source")? {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(parts) => {
+            let mut out = String::new();
+            for part in parts {
+                let Some(s) = part.as_str() else { continue };
+                if out.len().saturating_add(s.len()) > max_bytes {
+                    // One byte over the limit is enough for the scan to refuse it.
+                    out.push_str(s);
+                    break;
+                }
+                out.push_str(s);
+            }
+            Some(out)
+        }
+        _ => None,
+    }
+}
+
+/// Blanks IPython-only lines, keeping line numbers; `None` when the cell is not Python at all
+/// (`%%bash`, `%%html`, … cell magics).
+fn strip_ipython(source: &str) -> Option<String> {
+    let mut out = String::with_capacity(source.len());
+    let mut first_code_line = true;
+    for line in source.split_inclusive('\n') {
+        let body = line.trim_end_matches(['\n', '\r']);
+        let ending = line.get(body.len()..).unwrap_or_default();
+        let trimmed = body.trim_start();
+        if first_code_line && !trimmed.is_empty() {
+            first_code_line = false;
+            if let Some(magic) = trimmed.strip_prefix("%%") {
+                let mut words = magic.split_whitespace();
+                let name = words.next().unwrap_or_default();
+                let python = PYTHON_CELL_MAGICS.contains(&name)
+                    // `%%writefile train.py` holds a script the notebook then runs.
+                    || (name == "writefile" && words.last().is_some_and(|f| f.ends_with(".py")));
+                if !python {
+                    return None;
+                }
+                out.push_str(ending);
+                continue;
+            }
+        }
+        if is_ipython_line(trimmed) {
+            out.push_str(ending);
+        } else {
+            out.push_str(line);
+        }
+    }
+    Some(out)
+}
+
+fn is_ipython_line(trimmed: &str) -> bool {
+    if trimmed.starts_with('%') || trimmed.starts_with('!') || trimmed.starts_with('?') {
+        return true;
+    }
+    // `obj?` / `obj??` help, but not a comment that ends in a question mark.
+    if trimmed.ends_with('?') && !trimmed.starts_with('#') && !trimmed.contains(['#', '"', '\'']) {
+        return true;
+    }
+    // `files = !ls` and `out = %sx cmd`.
+    if let Some((left, right)) = trimmed.split_once('=') {
+        let right = right.trim_start();
+        let names = left
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | ',' | ' '));
+        if names && !left.trim().is_empty() && (right.starts_with('!') || right.starts_with('%')) {
+            return true;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provenance::code::ItemKind;
+
+    fn notebook(cells: &[(&str, Value)]) -> Vec<u8> {
+        let cells: Vec<Value> = cells
+            .iter()
+            .map(|(kind, source)| serde_json::json!({"cell_type": kind, "metadata": {}, "source": source}))
+            .collect();
+        serde_json::to_vec(&serde_json::json!({
+            "cells": cells,
+            "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+            "nbformat": 4, "nbformat_minor": 5
+        }))
+        .unwrap_or_default()
+    }
+
+    #[test]
+    fn scans_code_cells_with_magics() {
+        let nb = notebook(&[
+            ("markdown", Value::from("Load with `torch.load(path)`")),
+            (
+                "code",
+                serde_json::json!([
+                    "%pip install transformers\n",
+                    "import torch as t\n",
+                    "!ls\n",
+                    "m = t.load('x.pt')\n"
+                ]),
+            ),
+            (
+                "code",
+                Value::from(
+                    "files = !ls\nfrom transformers import AutoModel\n\nmodel = AutoModel.from_pretrained(\n    'org/model', trust_remote_code=True)\nt?\n",
+                ),
+            ),
+        ]);
+        let report = scan_notebook(&nb, &Limits::default()).unwrap_or_default();
+        assert_eq!(report.cells_scanned, 2);
+        assert!(report.cells_with_syntax_errors.is_empty(), "{report:?}");
+        let found: Vec<(usize, usize, usize, usize, &str)> = report
+            .items
+            .iter()
+            .map(|i| {
+                let kind = match &i.item.kind {
+                    ItemKind::HubDownload { .. } => "download",
+                    ItemKind::TrustRemoteCode { .. } => "trust",
+                    ItemKind::UnsafeLoad { .. } => "unsafe",
+                };
+                (i.cell, i.cell_number, i.item.line, i.item.column, kind)
+            })
+            .collect();
+        assert_eq!(
+            found,
+            vec![
+                (1, 2, 4, 5, "unsafe"),
+                (2, 3, 4, 9, "trust"),
+                (2, 3, 4, 9, "download"),
+            ]
+        );
+    }
+
+    #[test]
+    fn skips_non_python_cell_magics() {
+        let nb = notebook(&[
+            (
+                "code",
+                Value::from("%%bash\npython -c 'import torch; torch.load(1)'\n"),
+            ),
+            (
+                "code",
+                Value::from("%%time\nimport pickle\npickle.load(f)\n"),
+            ),
+            (
+                "code",
+                Value::from("%%writefile train.py\nimport pickle\npickle.loads(b)\n"),
+            ),
+        ]);
+        let report = scan_notebook(&nb, &Limits::default()).unwrap_or_default();
+        assert_eq!(report.cells_scanned, 2);
+        let lines: Vec<(usize, usize)> =
+            report.items.iter().map(|i| (i.cell, i.item.line)).collect();
+        assert_eq!(lines, vec![(1, 3), (2, 3)]);
+    }
+
+    #[test]
+    fn skips_non_python_kernels() {
+        let nb = br#"{"cells":[{"cell_type":"code","source":"torch.load(x)"}],"metadata":{"kernelspec":{"language":"R"}}}"#;
+        let report = scan_notebook(nb, &Limits::default()).unwrap_or_default();
+        assert_eq!(report.language.as_deref(), Some("R"));
+        assert_eq!(report.cells_scanned, 0);
+    }
+
+    #[test]
+    fn rejects_invalid_json() {
+        let err = scan_notebook(b"{\n  \"cells\": [,]\n}", &Limits::default());
+        assert!(
+            matches!(err, Err(NotebookError::InvalidJson { line: 2, .. })),
+            "{err:?}"
+        );
+        assert_eq!(err.err().map(|e| e.code()), Some("invalid-json"));
+    }
+
+    #[test]
+    fn rejects_json_without_cells() {
+        let err = scan_notebook(br#"{"worksheets": []}"#, &Limits::default());
+        assert!(matches!(err, Err(NotebookError::NotANotebook)));
+    }
+
+    #[test]
+    fn rejects_notebook_over_size_limit() {
+        let limits = Limits {
+            max_notebook_bytes: 10,
+            ..Limits::default()
+        };
+        let err = scan_notebook(br#"{"cells": []}"#, &limits);
+        assert!(matches!(
+            err,
+            Err(NotebookError::TooLarge {
+                bytes: 13,
+                limit: 10
+            })
+        ));
+    }
+
+    #[test]
+    fn stops_at_cell_budget() {
+        let cell = ("code", Value::from("torch.load(p)"));
+        let nb = notebook(&[cell.clone(), cell.clone(), cell]);
+        let limits = Limits {
+            max_cells: 2,
+            ..Limits::default()
+        };
+        let report = scan_notebook(&nb, &limits).unwrap_or_default();
+        assert_eq!(report.items.len(), 2);
+        assert_eq!(report.truncated_by, Some("cell-budget"));
+    }
+
+    #[test]
+    fn stops_at_notebook_timeout() {
+        let nb = notebook(&[("code", Value::from("torch.load(p)"))]);
+        let limits = Limits {
+            max_total_parse_millis: 0,
+            ..Limits::default()
+        };
+        let report = scan_notebook(&nb, &limits).unwrap_or_default();
+        assert_eq!(report.truncated_by, Some("notebook-timeout"));
+    }
+
+    #[test]
+    fn keeps_help_and_comment_lines_apart() {
+        assert!(is_ipython_line("model.generate?"));
+        assert!(is_ipython_line("x, y = !ls"));
+        assert!(!is_ipython_line("# does this work?"));
+        assert!(!is_ipython_line("x = a % b"));
+        assert!(!is_ipython_line("print('why?')"));
+    }
+}
