@@ -10,7 +10,7 @@ corpus=$(pwd)/corpus
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-targets="safetensors pickle zip tar compress numpy gguf onnx tf hdf5 keras tflite lfs policy archive_member"
+targets="safetensors pickle zip tar compress numpy gguf onnx tf hdf5 keras tflite lfs policy archive_member card notebook code automap"
 for t in $targets; do
   mkdir -p "$corpus/$t"
   if [ -d "seeds/$t" ]; then cp -f seeds/"$t"/* "$corpus/$t/" 2>/dev/null || true; fi
@@ -63,5 +63,24 @@ cp -f "$corpus/numpy/f4-2x2.npy" "$corpus/archive_member/"
 # Git LFS pointer and .gitattributes.
 printf 'version https://git-lfs.github.com/spec/v1\noid sha256:%064d\nsize 12345\n' 0 > "$corpus/lfs/pointer"
 printf '*.safetensors filter=lfs diff=lfs merge=lfs -text\n*.bin filter=lfs diff=lfs merge=lfs -text\n[attr]binary -diff -merge -text\n"a b/**" filter=lfs\n' > "$corpus/lfs/gitattributes"
+
+# Model cards, Python, notebooks, configs.
+cp -f "$root"/examples/clean-model/README.md "$corpus/card/clean-README.md"
+printf -- '---\nlicense: apache-2.0\nbase_model: org/base\ntags: [a, b]\ndatasets:\n  - x\n---\n# Model\n\n## Uses\n' > "$corpus/card/front-matter.md"
+for f in "$root"/examples/risky-model/*.py "$root"/examples/risky-model/scripts/*.py "$root"/tests/fixtures/*/make_fixtures.py; do
+  cp -f "$f" "$corpus/code/$(basename "$(dirname "$f")")-$(basename "$f")"
+done
+python3 - "$root/examples/risky-model/scripts/load.py" "$corpus/notebook/load.ipynb" <<'PY'
+import json, sys
+src = open(sys.argv[1]).read()
+nb = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": 1,
+                 "source": src.splitlines(True)},
+                {"cell_type": "markdown", "metadata": {}, "source": ["# notes"]}],
+      "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+      "nbformat": 4, "nbformat_minor": 5}
+open(sys.argv[2], "w").write(json.dumps(nb))
+PY
+cp -f "$root"/examples/*/config.json "$corpus/automap/" 2>/dev/null || true
+printf '{"auto_map": {"AutoConfig": "configuration_x.XConfig", "AutoModel": "org/repo--modeling_x.XModel"}, "custom_pipelines": {"p": {"impl": "pipe.P"}}}' > "$corpus/automap/auto_map.json"
 
 for t in $targets; do echo "$t: $(ls "$corpus/$t" | wc -l) files"; done

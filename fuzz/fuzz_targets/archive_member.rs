@@ -19,6 +19,7 @@ fuzz_target!(|data: &[u8]| {
         detections: Vec::new(),
         tensors: None,
         text: None,
+        card: None,
     };
     let name = if data.first() == Some(&b'{') {
         "config.json"
