@@ -800,3 +800,69 @@ fn every_named_limit_is_accepted_in_a_policy_limits_table() {
     let (code, r) = scan_with_limits(repo.path(), &lines);
     assert_eq!(code, 0, "{r:#}");
 }
+
+#[test]
+fn limit_json_bytes_on_a_padded_config_is_scan004_not_a_silent_skip() {
+    // Caught by this suite: a config.json over json_bytes used to be skipped without a finding,
+    // so padding hid an `auto_map` entry (custom code) from SRC001.
+    let config = format!(
+        "{{\"auto_map\": {{\"AutoModel\": \"modeling_x.XModel\"}}, \"pad\": \"{}\"}}",
+        "y".repeat(3000)
+    );
+    let repo = Repo::new();
+    repo.file("config.json", &config).file("after.txt", "z");
+    let (code, r) = scan_with_limits(repo.path(), "json_bytes = 1000");
+    assert_eq!(code, 1);
+    let hits = limit_hits(&r, "json_bytes");
+    assert_eq!(hits.len(), 1, "{:#}", r["findings"]);
+    assert_eq!(hits[0]["path"], "config.json");
+    assert!(has_file(&r, "after.txt"));
+    // Under the default limit the same config is read and its auto_map reported.
+    let (_, r) = scan_json(repo.path(), &[]);
+    assert!(rules_on(&r, "config.json").contains(&"SRC001".to_string()));
+}
+
+#[test]
+fn limit_code_file_bytes_skips_a_big_python_file_with_scan004() {
+    let mut py = String::from("from transformers import AutoModel\n");
+    py.push_str(&"# padding\n".repeat(500));
+    py.push_str("m = AutoModel.from_pretrained('org/x', trust_remote_code=True)\n");
+    let repo = Repo::new();
+    repo.file("load.py", &py).file("after.txt", "z");
+    let (code, r) = scan_with_limits(repo.path(), "code_file_bytes = 1000");
+    assert_eq!(code, 1);
+    let hits = limit_hits(&r, "code_file_bytes");
+    assert_eq!(hits.len(), 1, "{:#}", r["findings"]);
+    assert_eq!(hits[0]["path"], "load.py");
+    assert!(has_file(&r, "after.txt"));
+    let (_, r) = scan_json(repo.path(), &[]);
+    assert!(
+        rules_on(&r, "load.py").contains(&"SRC002".to_string()),
+        "{:#}",
+        r["findings"]
+    );
+}
+
+#[test]
+fn limit_yaml_bytes_on_model_card_front_matter_is_reported_not_parsed() {
+    // An oversized front matter is not parsed; the card check says why its fields are missing
+    // (CARD002, a warning under the default policy: the front matter holds metadata, not code).
+    let card = format!(
+        "---\nlicense: mit\npad: {}\n---\n# Model\n",
+        "x".repeat(2000)
+    );
+    let repo = Repo::new();
+    repo.file("README.md", &card).file(
+        "model.safetensors",
+        safetensors(&[("w", "F32", &[1], &[0, 0, 0, 0])], None),
+    );
+    let (_, r) = scan_with_limits(repo.path(), "yaml_bytes = 1000");
+    let card2: Vec<&Value> = findings(&r, "CARD002")
+        .into_iter()
+        .filter(|f| f["path"] == "README.md")
+        .collect();
+    assert_eq!(card2.len(), 1, "{:#}", r["findings"]);
+    assert!(card2[0]["message"].as_str().unwrap().contains("size limit"));
+    let (_, r) = scan_json(repo.path(), &[]);
+    assert!(findings(&r, "CARD002").is_empty(), "{:#}", r["findings"]);
+}
