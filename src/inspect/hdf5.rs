@@ -238,6 +238,13 @@ impl Block<'_> {
         Ok(value)
     }
 
+    /// A little-endian u16 count or size (never an address, so all-ones is just 65535).
+    fn u16(&self, at: usize, what: &str) -> Result<u16, Bad> {
+        let b = self.slice(at, 2, what)?;
+        let pair = b.first_chunk::<2>().ok_or_else(|| self.err(at, what))?;
+        Ok(u16::from_le_bytes(*pair))
+    }
+
     fn u8(&self, at: usize, what: &str) -> Result<u8, Bad> {
         self.bytes
             .get(at)
@@ -636,9 +643,11 @@ fn read_attribute<R: Read + Seek>(
 ) -> Result<RawAttribute, Bad> {
     let version = block.u8(0, "attribute version")?;
     let flags = block.u8(1, "attribute flags")?;
-    let name_size = block.uint(2, 2, "attribute name size")? as usize;
-    let dt_size = block.uint(4, 2, "attribute datatype size")? as usize;
-    let ds_size = block.uint(6, 2, "attribute dataspace size")? as usize;
+    // Sizes are plain 16-bit counts: read them raw, because `uint` maps an all-ones value to
+    // UNDEFINED (u64::MAX), which overflowed the padding arithmetic below (found by fuzzing).
+    let name_size = usize::from(block.u16(2, "attribute name size")?);
+    let dt_size = usize::from(block.u16(4, "attribute datatype size")?);
+    let ds_size = usize::from(block.u16(6, "attribute dataspace size")?);
     let pad = |n: usize| if version == 1 { n.div_ceil(8) * 8 } else { n };
     let name_at = match version {
         1 | 2 => 8,
@@ -1056,6 +1065,26 @@ mod tests {
         let bytes = h5_file(0, &[message(0x0010, &cont)]);
         let (_, problems) = run(&bytes);
         assert_eq!(codes(&problems), ["too-many-continuations"]);
+    }
+
+    #[test]
+    fn rejects_attribute_sizes_of_all_ones_without_overflow() {
+        // Fuzzing found `0xffff` name/datatype/dataspace sizes read as UNDEFINED (u64::MAX),
+        // which overflowed the 8-byte padding of a v1 attribute message.
+        let mut body = vec![1u8, 0];
+        body.extend([0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);
+        // A name long enough that the capped name read succeeds and the padding is computed.
+        body.extend(b"model_config\0");
+        body.resize(8 + 2048, 0);
+        let bytes = h5_file(0, &[message(0x000C, &body)]);
+        let (_, problems) = run(&bytes);
+        assert!(
+            problems
+                .iter()
+                .all(|p| matches!(p.kind, ProblemKind::Malformed | ProblemKind::Note)),
+            "{problems:?}"
+        );
+        assert_eq!(codes(&problems), ["truncated-structure"]);
     }
 
     #[test]
