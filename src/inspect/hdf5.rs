@@ -851,9 +851,12 @@ fn read_symbol_table<R: Read + Seek>(
         };
         let sig = nb.slice(0, 4, "b-tree signature")?;
         if sig == b"SNOD" {
-            let count = nb.uint(6, 2, "symbol count")?;
+            // A 16-bit count, read raw: `uint` would turn 0xffff into UNDEFINED (u64::MAX) and
+            // the multiplication below would overflow (found by fuzzing).
+            let count = u64::from(nb.u16(6, "symbol count")?);
             let entry = 2 * u64::from(o) + 24;
-            let body = file.bytes_at(at + 8, count * entry, limits.max_block_bytes)?;
+            let body =
+                file.bytes_at(at.saturating_add(8), count * entry, limits.max_block_bytes)?;
             let sb = Block {
                 bytes: &body,
                 origin: at + 8,
@@ -864,8 +867,11 @@ fn read_symbol_table<R: Read + Seek>(
                     continue;
                 }
                 let avail = (segment_size - name_offset).min(limits.max_name_len as u64);
-                let raw =
-                    file.bytes_at(segment + name_offset, avail, limits.max_name_len as u64)?;
+                let raw = file.bytes_at(
+                    segment.saturating_add(name_offset),
+                    avail,
+                    limits.max_name_len as u64,
+                )?;
                 let end = raw.iter().position(|b| *b == 0).unwrap_or(raw.len());
                 names
                     .push(String::from_utf8_lossy(raw.get(..end).unwrap_or_default()).into_owned());
@@ -887,17 +893,18 @@ fn read_symbol_table<R: Read + Seek>(
                 at,
             ));
         }
-        let used = nb.uint(6, 2, "b-tree entries")?;
+        // Raw 16-bit count, as for `symbol count` above (fuzzing found the overflow here too).
+        let used = u64::from(nb.u16(6, "b-tree entries")?);
         // Keys (heap offsets, `l` bytes) and children alternate: key0 child0 ... keyN.
         let pair = u64::from(l) + u64::from(o);
         let body = file.bytes_at(
-            at + head_len as u64,
+            at.saturating_add(head_len as u64),
             used * pair + u64::from(l),
             limits.max_block_bytes,
         )?;
         let bb = Block {
             bytes: &body,
-            origin: at + head_len as u64,
+            origin: at.saturating_add(head_len as u64),
         };
         for i in 0..used as usize {
             let child = bb.uint(i * pair as usize + usize::from(l), o, "b-tree child")?;
@@ -1155,6 +1162,30 @@ mod tests {
         let mut bytes = h5_file(0, &[]);
         bytes[13] = 3;
         assert_eq!(codes(&run(&bytes).1), ["bad-superblock"]);
+    }
+
+    #[test]
+    fn rejects_symbol_counts_of_all_ones_without_overflow() {
+        // Fuzzing found 0xffff b-tree entry and symbol node counts read as UNDEFINED (u64::MAX),
+        // which overflowed `count * entry size`. Patch both counts of a real h5py file.
+        let original = include_bytes!("../../tests/fixtures/hdf5/keras2_lambda.h5");
+        for sig in [&b"TREE"[..], &b"SNOD"[..]] {
+            let mut bytes = original.to_vec();
+            let at = bytes
+                .windows(4)
+                .position(|w| w == sig)
+                .expect("fixture has the structure");
+            bytes[at + 6] = 0xff;
+            bytes[at + 7] = 0xff;
+            let (_, problems) = run(&bytes);
+            assert!(
+                problems
+                    .iter()
+                    .any(|p| matches!(p.kind, ProblemKind::Malformed | ProblemKind::LimitExceeded)),
+                "{}: {problems:?}",
+                String::from_utf8_lossy(sig)
+            );
+        }
     }
 
     /// Files written by h5py 3.16 / HDF5 2.0 (see tests/fixtures/hdf5/make_fixtures.py).
