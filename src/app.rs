@@ -242,6 +242,7 @@ struct ScanPlan {
     fail_on: report::FailOn,
     max_files: u64,
     max_depth: usize,
+    progress: bool,
 }
 
 fn scan(args: ScanArgs) -> Result<u8> {
@@ -280,7 +281,12 @@ fn scan(args: ScanArgs) -> Result<u8> {
         }),
         no_git: args.no_git,
         fail_on: args.fail_on,
+        progress: !args.quiet && io::stderr().is_terminal(),
     };
+    if args.verbose {
+        let backend = inspect::read::sha256_backend();
+        eprintln_quiet(&format!("sha-256 backend: {backend}"));
+    }
     if plan.jobs == 0 {
         bail!("--jobs must be at least 1");
     }
@@ -392,7 +398,10 @@ fn scan_parallel(
     units: &[(PathBuf, String, u64)],
     cfg: &ScanConfig,
     jobs: usize,
+    progress: bool,
 ) -> Result<Vec<FileScan>> {
+    let total_bytes = units.iter().map(|u| u.2).fold(0u64, u64::saturating_add);
+    let bar = crate::progress::Progress::new(units.len() as u64, total_bytes, progress);
     let mut order: Vec<usize> = (0..units.len()).collect();
     order.sort_by(|&a, &b| units[b].2.cmp(&units[a].2).then(a.cmp(&b)));
     let next = AtomicUsize::new(0);
@@ -409,6 +418,7 @@ fn scan_parallel(
                     let Some(&idx) = order.get(i) else { break };
                     let (open, rel, size) = &units[idx];
                     let scan = inspect::scan_file(open, rel, *size, cfg);
+                    bar.file_done(*size);
                     if let Ok(mut r) = results.lock() {
                         r[idx] = Some(scan);
                     }
@@ -416,6 +426,7 @@ fn scan_parallel(
             });
         }
     });
+    bar.finish();
     let results = results
         .into_inner()
         .map_err(|_| anyhow::anyhow!("a worker thread panicked"))?;
@@ -449,7 +460,7 @@ fn scan_root(root: &Path, plan: &ScanPlan) -> Result<Report> {
             units.push((open.clone(), e.rel.clone(), *size));
         }
     }
-    let scans = scan_parallel(&units, &plan.cfg, plan.jobs)?;
+    let scans = scan_parallel(&units, &plan.cfg, plan.jobs, plan.progress)?;
 
     let mut detections: Vec<Detection> = walked.detections;
     let mut files = Vec::with_capacity(walked.entries.len());

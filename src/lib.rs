@@ -18,6 +18,7 @@ pub mod finding;
 pub mod inspect;
 pub mod knowledge;
 pub mod policy;
+pub mod progress;
 pub mod provenance;
 pub mod report;
 pub mod repository;
