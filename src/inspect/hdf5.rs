@@ -238,6 +238,13 @@ impl Block<'_> {
         Ok(value)
     }
 
+    /// A little-endian u16 count or size (never an address, so all-ones is just 65535).
+    fn u16(&self, at: usize, what: &str) -> Result<u16, Bad> {
+        let b = self.slice(at, 2, what)?;
+        let pair = b.first_chunk::<2>().ok_or_else(|| self.err(at, what))?;
+        Ok(u16::from_le_bytes(*pair))
+    }
+
     fn u8(&self, at: usize, what: &str) -> Result<u8, Bad> {
         self.bytes
             .get(at)
@@ -636,9 +643,11 @@ fn read_attribute<R: Read + Seek>(
 ) -> Result<RawAttribute, Bad> {
     let version = block.u8(0, "attribute version")?;
     let flags = block.u8(1, "attribute flags")?;
-    let name_size = block.uint(2, 2, "attribute name size")? as usize;
-    let dt_size = block.uint(4, 2, "attribute datatype size")? as usize;
-    let ds_size = block.uint(6, 2, "attribute dataspace size")? as usize;
+    // Sizes are plain 16-bit counts: read them raw, because `uint` maps an all-ones value to
+    // UNDEFINED (u64::MAX), which overflowed the padding arithmetic below (found by fuzzing).
+    let name_size = usize::from(block.u16(2, "attribute name size")?);
+    let dt_size = usize::from(block.u16(4, "attribute datatype size")?);
+    let ds_size = usize::from(block.u16(6, "attribute dataspace size")?);
     let pad = |n: usize| if version == 1 { n.div_ceil(8) * 8 } else { n };
     let name_at = match version {
         1 | 2 => 8,
@@ -842,9 +851,12 @@ fn read_symbol_table<R: Read + Seek>(
         };
         let sig = nb.slice(0, 4, "b-tree signature")?;
         if sig == b"SNOD" {
-            let count = nb.uint(6, 2, "symbol count")?;
+            // A 16-bit count, read raw: `uint` would turn 0xffff into UNDEFINED (u64::MAX) and
+            // the multiplication below would overflow (found by fuzzing).
+            let count = u64::from(nb.u16(6, "symbol count")?);
             let entry = 2 * u64::from(o) + 24;
-            let body = file.bytes_at(at + 8, count * entry, limits.max_block_bytes)?;
+            let body =
+                file.bytes_at(at.saturating_add(8), count * entry, limits.max_block_bytes)?;
             let sb = Block {
                 bytes: &body,
                 origin: at + 8,
@@ -855,8 +867,11 @@ fn read_symbol_table<R: Read + Seek>(
                     continue;
                 }
                 let avail = (segment_size - name_offset).min(limits.max_name_len as u64);
-                let raw =
-                    file.bytes_at(segment + name_offset, avail, limits.max_name_len as u64)?;
+                let raw = file.bytes_at(
+                    segment.saturating_add(name_offset),
+                    avail,
+                    limits.max_name_len as u64,
+                )?;
                 let end = raw.iter().position(|b| *b == 0).unwrap_or(raw.len());
                 names
                     .push(String::from_utf8_lossy(raw.get(..end).unwrap_or_default()).into_owned());
@@ -878,17 +893,18 @@ fn read_symbol_table<R: Read + Seek>(
                 at,
             ));
         }
-        let used = nb.uint(6, 2, "b-tree entries")?;
+        // Raw 16-bit count, as for `symbol count` above (fuzzing found the overflow here too).
+        let used = u64::from(nb.u16(6, "b-tree entries")?);
         // Keys (heap offsets, `l` bytes) and children alternate: key0 child0 ... keyN.
         let pair = u64::from(l) + u64::from(o);
         let body = file.bytes_at(
-            at + head_len as u64,
+            at.saturating_add(head_len as u64),
             used * pair + u64::from(l),
             limits.max_block_bytes,
         )?;
         let bb = Block {
             bytes: &body,
-            origin: at + head_len as u64,
+            origin: at.saturating_add(head_len as u64),
         };
         for i in 0..used as usize {
             let child = bb.uint(i * pair as usize + usize::from(l), o, "b-tree child")?;
@@ -1059,6 +1075,26 @@ mod tests {
     }
 
     #[test]
+    fn rejects_attribute_sizes_of_all_ones_without_overflow() {
+        // Fuzzing found `0xffff` name/datatype/dataspace sizes read as UNDEFINED (u64::MAX),
+        // which overflowed the 8-byte padding of a v1 attribute message.
+        let mut body = vec![1u8, 0];
+        body.extend([0xff, 0xff, 0xff, 0xff, 0xff, 0xff]);
+        // A name long enough that the capped name read succeeds and the padding is computed.
+        body.extend(b"model_config\0");
+        body.resize(8 + 2048, 0);
+        let bytes = h5_file(0, &[message(0x000C, &body)]);
+        let (_, problems) = run(&bytes);
+        assert!(
+            problems
+                .iter()
+                .all(|p| matches!(p.kind, ProblemKind::Malformed | ProblemKind::Note)),
+            "{problems:?}"
+        );
+        assert_eq!(codes(&problems), ["truncated-structure"]);
+    }
+
+    #[test]
     fn notes_dense_attributes() {
         let mut info = vec![0u8, 0];
         info.extend(4096u64.to_le_bytes());
@@ -1126,6 +1162,30 @@ mod tests {
         let mut bytes = h5_file(0, &[]);
         bytes[13] = 3;
         assert_eq!(codes(&run(&bytes).1), ["bad-superblock"]);
+    }
+
+    #[test]
+    fn rejects_symbol_counts_of_all_ones_without_overflow() {
+        // Fuzzing found 0xffff b-tree entry and symbol node counts read as UNDEFINED (u64::MAX),
+        // which overflowed `count * entry size`. Patch both counts of a real h5py file.
+        let original = include_bytes!("../../tests/fixtures/hdf5/keras2_lambda.h5");
+        for sig in [&b"TREE"[..], &b"SNOD"[..]] {
+            let mut bytes = original.to_vec();
+            let at = bytes
+                .windows(4)
+                .position(|w| w == sig)
+                .expect("fixture has the structure");
+            bytes[at + 6] = 0xff;
+            bytes[at + 7] = 0xff;
+            let (_, problems) = run(&bytes);
+            assert!(
+                problems
+                    .iter()
+                    .any(|p| matches!(p.kind, ProblemKind::Malformed | ProblemKind::LimitExceeded)),
+                "{}: {problems:?}",
+                String::from_utf8_lossy(sig)
+            );
+        }
     }
 
     /// Files written by h5py 3.16 / HDF5 2.0 (see tests/fixtures/hdf5/make_fixtures.py).

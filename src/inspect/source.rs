@@ -232,14 +232,33 @@ pub fn inspect_card(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<Option
 pub fn inspect_config(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<()> {
     let limit = ctx.cfg.limits.json_bytes;
     let (bytes, more) = read::read_bounded(r, limit)?;
+    // A config padded past the limit must not hide its `auto_map` (custom code, SRC001) by
+    // being skipped silently: say that it was not checked.
     if more {
+        config_over_limit(ctx, limit);
         return Ok(());
     }
-    if let Ok(facts) = automap::config_facts(&bytes, &automap::Limits::default()) {
-        ctx.fact(
+    let limits = automap::Limits {
+        max_json_bytes: usize::try_from(limit).unwrap_or(usize::MAX),
+        ..automap::Limits::default()
+    };
+    match automap::config_facts(&bytes, &limits) {
+        Ok(facts) => ctx.fact(
             "config",
             serde_json::to_value(&facts).unwrap_or(Value::Null),
-        );
+        ),
+        Err(automap::Problem::TooLarge { .. }) => config_over_limit(ctx, limit),
+        Err(e) => ctx.fact("config_error", e.to_string()),
     }
     Ok(())
+}
+
+fn config_over_limit(ctx: &mut Ctx<'_>, limit: u64) {
+    let d = ctx.detect(
+        RuleId::LimitExceeded,
+        "json_bytes",
+        format!("config is larger than the json_bytes limit ({limit} bytes); its auto_map was not checked"),
+        Location::default(),
+    );
+    d.evidence.insert("limit".into(), json!("json_bytes"));
 }
