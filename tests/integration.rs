@@ -731,3 +731,77 @@ fn markdown_report_snapshot() {
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     insta::assert_snapshot!("risky_model_markdown", text);
 }
+
+// ---- other formats (issue 9) ----
+
+fn fixture(rel: &str) -> Vec<u8> {
+    std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(rel),
+    )
+    .unwrap()
+}
+
+/// A GGUF v3 file with no tensors and one string metadata entry.
+fn gguf_with(key: &str, value: &str) -> Vec<u8> {
+    let mut out = b"GGUF".to_vec();
+    out.extend_from_slice(&3u32.to_le_bytes());
+    out.extend_from_slice(&0u64.to_le_bytes());
+    out.extend_from_slice(&1u64.to_le_bytes());
+    out.extend_from_slice(&(key.len() as u64).to_le_bytes());
+    out.extend_from_slice(key.as_bytes());
+    out.extend_from_slice(&8u32.to_le_bytes());
+    out.extend_from_slice(&(value.len() as u64).to_le_bytes());
+    out.extend_from_slice(value.as_bytes());
+    while out.len() % 32 != 0 {
+        out.push(0);
+    }
+    out
+}
+
+#[test]
+fn other_formats_are_recognised_and_their_code_paths_flagged() {
+    let repo = Repo::new();
+    repo.file("README.md", "---\nlicense: mit\n---\n")
+        .file("onnx/model.onnx", fixture("onnx/external.onnx"))
+        .file("keras2/model.h5", fixture("hdf5/keras2_lambda.h5"))
+        .file("keras3/model.weights.h5", fixture("hdf5/weights_only.weights.h5"))
+        .file("gguf/ok.gguf", fixture("gguf/tiny.gguf"))
+        .file(
+            "gguf/evil.gguf",
+            gguf_with(
+                "tokenizer.chat_template",
+                "{{ cycler.__init__.__globals__.os.popen('id').read() }}",
+            ),
+        )
+        .file(
+            "keras3/model.keras",
+            zip_stored(&[
+                ("metadata.json", br#"{"keras_version": "3.6.0"}"#),
+                (
+                    "config.json",
+                    br#"{"class_name": "Sequential", "config": {"layers": [{"class_name": "Lambda", "config": {"name": "evil", "function": {"class_name": "__lambda__", "config": {"code": "YWJj"}}}}]}}"#,
+                ),
+                ("model.weights.h5", b"\x89HDF\r\n\x1a\n"),
+            ]),
+        );
+    let (code, r) = scan_json(repo.path(), &[]);
+    assert_eq!(code, 1);
+    assert_eq!(file(&r, "onnx/model.onnx")["format"], "onnx");
+    assert!(rules_on(&r, "onnx/model.onnx").contains(&"FMT004".to_string()));
+    assert!(rules_on(&r, "onnx/model.onnx").contains(&"FMT008".to_string()));
+    assert_eq!(file(&r, "keras2/model.h5")["format"], "keras");
+    assert!(rules_on(&r, "keras2/model.h5").contains(&"FMT003".to_string()));
+    assert_eq!(file(&r, "keras3/model.weights.h5")["format"], "hdf5");
+    assert!(rules_on(&r, "keras3/model.weights.h5").is_empty());
+    assert_eq!(file(&r, "gguf/ok.gguf")["format"], "gguf");
+    assert!(
+        rules_on(&r, "gguf/ok.gguf").is_empty(),
+        "{:?}",
+        rules_on(&r, "gguf/ok.gguf")
+    );
+    assert!(rules_on(&r, "gguf/evil.gguf").contains(&"FMT005".to_string()));
+    assert_eq!(file(&r, "keras3/model.keras")["format"], "keras");
+    assert!(rules_on(&r, "keras3/model.keras").contains(&"FMT003".to_string()));
+}
