@@ -540,7 +540,7 @@ fn scan_root(root: &Path, plan: &ScanPlan) -> Result<Report> {
     repository::mark_lfs_coverage(&mut files, &texts);
     let mut repo_facts = Map::new();
     if let Some(cache) = &hf {
-        let (d, facts) = repository::check_hf_cache(cache, &mut files, &link_targets);
+        let (d, facts) = repository::check_hf_cache(cache, root, &mut files, &link_targets);
         detections.extend(d);
         repo_facts.insert("huggingface".into(), facts);
     }

@@ -379,6 +379,7 @@ fn check_auto_map(
 /// Hugging Face cache: repository identity facts, layout problems and blob digests (PRV004).
 pub fn check_hf_cache(
     cache: &hfcache::HfCache,
+    root: &std::path::Path,
     files: &mut [FileRecord],
     link_targets: &BTreeMap<String, String>,
 ) -> (Vec<Detection>, Value) {
@@ -416,9 +417,15 @@ pub fn check_hf_cache(
             }
         };
         f.facts.insert("hf_blob".into(), json!(blob));
-        let (Some(expected), Some(actual)) =
-            (hfcache::expected_blob_digest(&blob), f.sha256.as_deref())
-        else {
+        let Some(actual) = f.sha256.as_deref() else {
+            continue;
+        };
+        let Some(expected) = hfcache::expected_blob_digest(&blob) else {
+            // 40-hex blobs are git blob ids of small non-LFS files (configs, tokenizers, remote
+            // code): the juiciest files to tamper with, so check them too.
+            if let Some(d) = check_git_blob(root, f, target, &blob) {
+                detections.push(d);
+            }
             continue;
         };
         if expected != actual {
@@ -451,6 +458,49 @@ pub fn check_hf_cache(
         }
     }
     (detections, facts)
+}
+
+/// Largest non-LFS cache blob re-read to compute its git blob id (these are configs and code).
+const MAX_GIT_BLOB_BYTES: u64 = 16 << 20;
+
+/// Verifies a 40-hex cache blob against the git blob id of its content (one bounded re-read:
+/// the main read computes SHA-256 only).
+fn check_git_blob(
+    root: &std::path::Path,
+    f: &mut FileRecord,
+    target: &str,
+    blob: &str,
+) -> Option<Detection> {
+    if f.size > MAX_GIT_BLOB_BYTES
+        || !matches!(
+            hfcache::classify_blob_name(blob),
+            Some(hfcache::BlobName::GitSha1(_))
+        )
+    {
+        return None;
+    }
+    let path = root.join(parent(&f.path)).join(target);
+    let mut file = crate::inspect::open_regular(&path).ok()?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(&mut file, MAX_GIT_BLOB_BYTES + 1),
+        &mut bytes,
+    )
+    .ok()?;
+    let actual = hfcache::git_blob_sha1(&bytes);
+    f.facts.insert("hf_git_blob".into(), json!(actual));
+    (actual != blob).then(|| {
+        Detection::new(
+            RuleId::CacheIntegrity,
+            f.path.clone(),
+            "git-blob-mismatch",
+            format!(
+                "cached blob `{blob}` has git blob id {actual}, not the one its name records: the cache was modified after download"
+            ),
+        )
+        .with("expected", blob)
+        .with("actual", actual)
+    })
 }
 
 /// Git provenance: facts for the report, PRV001/PRV002/PRV003 detections.

@@ -601,8 +601,30 @@ fn hf_cache_snapshot_is_followed_and_tampered_blob_is_caught() {
             &format!("{base}/snapshots/{commit}/model.safetensors"),
             &format!("../../blobs/{fake}"),
         );
+    // A non-LFS file: its blob is named by the git blob id of the content.
+    let code = b"print('hello')\n";
+    let git_id = {
+        use sha1::Digest;
+        let mut h = sha1::Sha1::new();
+        h.update(format!("blob {}\0", code.len()).as_bytes());
+        h.update(code);
+        h.finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    };
+    repo.file(&format!("{base}/blobs/{git_id}"), b"print('pwned')\n")
+        .symlink(
+            &format!("{base}/snapshots/{commit}/modeling.py"),
+            &format!("../../blobs/{git_id}"),
+        );
     let snapshot = repo.abs(&format!("{base}/snapshots/{commit}"));
     let (_, r) = scan_json(&snapshot, &[]);
+    assert!(
+        rules_on(&r, "modeling.py").contains(&"PRV004".to_string()),
+        "{:#}",
+        r["findings"]
+    );
     assert_eq!(file(&r, "config.json")["sha256"], good.as_str());
     assert!(rules_on(&r, "model.safetensors").contains(&"PRV004".to_string()));
     assert!(!rules_on(&r, "config.json").contains(&"SCAN002".to_string()));
