@@ -91,12 +91,26 @@ fn record_item(ctx: &mut Ctx<'_>, item: &CodeItem, cell: Option<usize>) {
                 RevisionState::Unverifiable { .. } => "unverifiable",
                 RevisionState::Pinned { .. } => "pinned",
             };
+            // A repository held in a variable or f-string may as well be a local directory:
+            // still worth a look, but not with the confidence of a literal hub id.
+            let known = matches!(repo, RepoRef::Literal { .. } | RepoRef::Constant { .. });
+            let message = if known {
+                format!("`{}` downloads `{repo_s}`{where_} and {why}", item.callee)
+            } else {
+                format!(
+                    "`{}` loads `{repo_s}`{where_}, which cannot be resolved statically (a hub id or a local path), and {why}",
+                    item.callee
+                )
+            };
             let d = ctx.detect(
                 RuleId::UnpinnedRevision,
                 format!("{cell_key}{api}:{repo_s}:{}", item.excerpt),
-                format!("`{}` downloads `{repo_s}`{where_} and {why}", item.callee),
+                message,
                 loc,
             );
+            if !known {
+                d.severity = Severity::Low;
+            }
             d.evidence.insert("api".into(), json!(api));
             d.evidence.insert("repo".into(), json!(repo_s));
             d.evidence.insert("revision".into(), json!(state));

@@ -60,8 +60,8 @@ fn location(f: &Finding) -> String {
         s.push_str(&format!(" [{}]", sanitize(m)));
     }
     match (l.line, l.column, l.offset) {
-        (Some(line), Some(col), _) => s.push_str(&format!(":{line}:{col}")),
-        (Some(line), None, _) => s.push_str(&format!(":{line}")),
+        (Some(line), Some(col), _) => s.push_str(&format!(" line {line}:{col}")),
+        (Some(line), None, _) => s.push_str(&format!(" line {line}")),
         (_, _, Some(off)) => s.push_str(&format!(" @{off}")),
         _ => {}
     }
