@@ -199,6 +199,17 @@ pub fn inspect_compressed(
     container: Option<&str>,
     depth: u32,
 ) -> io::Result<Format> {
+    // gzip inside gzip inside gzip...: each layer costs a decoder and buffers, and a chain of
+    // thousands of tiny layers would otherwise exhaust memory or the stack. Same cap as zip/tar.
+    let max_depth = u32::try_from(ctx.cfg.limits.archive_depth).unwrap_or(u32::MAX);
+    if depth > max_depth {
+        let p = zip::Problem::new(
+            "depth-exceeded",
+            format!("compressed stream nested {depth} deep, limit {max_depth}; not decompressed"),
+        );
+        archive_problem(ctx, &p, container);
+        return Ok(outer);
+    }
     let limits = compress_limits(ctx);
     let mut dec = compress::decompressor(kind, r, &limits);
     let label = nest(container, "(decompressed)");
@@ -341,4 +352,56 @@ pub fn inspect_member(
         other => other,
     };
     Ok(format)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inspect::ScanConfig;
+    use std::io::Write;
+
+    fn ctx(cfg: &ScanConfig) -> Ctx<'_> {
+        Ctx {
+            cfg,
+            rel: "model.pkl.gz",
+            path: std::path::Path::new("model.pkl.gz"),
+            facts: serde_json::Map::new(),
+            detections: Vec::new(),
+            tensors: None,
+            text: None,
+            card: None,
+        }
+    }
+
+    fn gzip(data: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    #[test]
+    fn stops_nested_compression_at_archive_depth() {
+        let cfg = ScanConfig::default();
+        let mut data = b"\x80\x02N.".to_vec();
+        for _ in 0..64 {
+            data = gzip(&data);
+        }
+        let mut ctx = ctx(&cfg);
+        let format = inspect_compressed(
+            &mut ctx,
+            &mut &data[..],
+            compress::Compression::Gzip,
+            Format::Gzip,
+            None,
+            0,
+        )
+        .unwrap();
+        assert_eq!(format, Format::Gzip);
+        let depth_problems: Vec<_> = ctx
+            .detections
+            .iter()
+            .filter(|d| d.evidence.get("problem") == Some(&json!("depth-exceeded")))
+            .collect();
+        assert_eq!(depth_problems.len(), 1);
+    }
 }
