@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Map, Value, json};
@@ -417,20 +417,50 @@ fn scan_parallel(
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(&idx) = order.get(i) else { break };
                     let (open, rel, size) = &units[idx];
-                    let scan = inspect::scan_file(open, rel, *size, cfg);
+                    let scan = scan_guarded(rel, || inspect::scan_file(open, rel, *size, cfg));
                     bar.file_done(*size);
-                    if let Ok(mut r) = results.lock() {
-                        r[idx] = Some(scan);
+                    // A poisoned lock still holds every result stored so far; keep storing.
+                    let mut r = results.lock().unwrap_or_else(PoisonError::into_inner);
+                    if let Some(slot) = r.get_mut(idx) {
+                        *slot = Some(scan);
                     }
                 }
             });
         }
     });
     bar.finish();
-    let results = results
-        .into_inner()
-        .map_err(|_| anyhow::anyhow!("a worker thread panicked"))?;
+    let results = results.into_inner().unwrap_or_else(PoisonError::into_inner);
     Ok(results.into_iter().map(Option::unwrap_or_default).collect())
+}
+
+/// Runs one file's scan so that a panic in it becomes a `SCAN001 unreadable-file` detection for
+/// that file and the other files are still scanned. This is defence in depth, not the
+/// error-handling strategy: inspectors turn malformed input into findings and must not panic;
+/// a panic caught here is a bug to fix.
+fn scan_guarded(rel: &str, scan: impl FnOnce() -> FileScan) -> FileScan {
+    // AssertUnwindSafe: the closure's result is discarded on panic and nothing it borrowed
+    // (the file path, the shared read-only config) is left half-updated.
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(scan)) {
+        Ok(scan) => scan,
+        Err(payload) => {
+            let what = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_string());
+            let mut out = FileScan::default();
+            out.detections.push(
+                Detection::new(
+                    RuleId::UnreadableFile,
+                    rel,
+                    "panic",
+                    "internal error while inspecting this file; it was not fully scanned",
+                )
+                .with("error", what),
+            );
+            out
+        }
+    }
 }
 
 fn scan_root(root: &Path, plan: &ScanPlan) -> Result<Report> {
@@ -746,4 +776,19 @@ fn verify(args: VerifyArgs) -> Result<u8> {
     }
     w.flush()?;
     Ok(u8::from(!result.is_clean()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn panic_in_one_file_becomes_unreadable_file_detection() {
+        let scan = scan_guarded("bad.bin", || panic!("boom"));
+        assert_eq!(scan.detections.len(), 1);
+        let d = &scan.detections[0];
+        assert_eq!(d.rule, RuleId::UnreadableFile);
+        assert_eq!(d.evidence.get("error"), Some(&json!("boom")));
+        assert!(scan.sha256.is_none());
+    }
 }
