@@ -264,7 +264,8 @@ fn hash_file(open: &Path) -> Found {
         Err(e) => return Found::Unreadable(e.to_string()),
     };
     let size = file.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
-    let block = crate::inspect::read::DEFAULT_BLOCK.min(size.saturating_add(1).max(4096) as usize);
+    let block = crate::inspect::read::DEFAULT_BLOCK
+        .min(usize::try_from(size.saturating_add(1).max(4096)).unwrap_or(usize::MAX));
     let mut r = HashingReader::new(file, block, false);
     let mut oid = None;
     if size <= LFS_POINTER_MAX {
