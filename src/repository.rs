@@ -48,6 +48,7 @@ pub fn check_shards(
     opts: &RepoOptions,
 ) -> Vec<Detection> {
     let mut out = Vec::new();
+    let by_dir = files_by_dir(files);
     for f in files {
         let name = classify::basename(&f.path);
         let Some(prefix) = name.strip_suffix(".safetensors.index.json") else {
@@ -69,10 +70,7 @@ pub fn check_shards(
             })
             .unwrap_or_default();
         let mut shards: BTreeMap<String, Option<safetensors::ShardSummary>> = BTreeMap::new();
-        for g in files {
-            if parent(&g.path) != dir {
-                continue;
-            }
+        for g in by_dir.get(dir).map(Vec::as_slice).unwrap_or_default() {
             let gname = classify::basename(&g.path);
             if !(referenced.contains(gname) || is_shard_name(gname, prefix)) {
                 continue;
@@ -163,6 +161,16 @@ pub fn check_onnx_external_data(files: &[FileRecord]) -> Vec<Detection> {
     out
 }
 
+/// Files by directory, so per-directory checks cost one pass over the tree, not one pass per
+/// directory (a tree of many small model directories would otherwise be quadratic).
+fn files_by_dir(files: &[FileRecord]) -> BTreeMap<&str, Vec<&FileRecord>> {
+    let mut by_dir: BTreeMap<&str, Vec<&FileRecord>> = BTreeMap::new();
+    for f in files {
+        by_dir.entry(parent(&f.path)).or_default().push(f);
+    }
+    by_dir
+}
+
 /// `<prefix>-00001-of-00003.safetensors`.
 fn is_shard_name(name: &str, prefix: &str) -> bool {
     let Some(rest) = name
@@ -217,9 +225,14 @@ pub fn check_model_dirs(
     opts: &RepoOptions,
 ) -> (Vec<Detection>, Vec<Value>) {
     let by_path: BTreeMap<&str, &FileRecord> = files.iter().map(|f| (f.path.as_str(), f)).collect();
+    let by_dir = files_by_dir(files);
     let mut detections = Vec::new();
     let mut dirs = Vec::new();
     for dir in model_dirs(files) {
+        let here: &[&FileRecord] = by_dir
+            .get(dir.as_str())
+            .map(Vec::as_slice)
+            .unwrap_or_default();
         // A card in the directory or the nearest ancestor covers it: diffusers-style
         // repositories keep one README at the top for `unet/`, `text_encoder/`, ...
         let mut card = None;
@@ -269,10 +282,7 @@ pub fn check_model_dirs(
                 detections.extend(check_auto_map(cfg, &dir, &by_path));
             }
         }
-        for f in files
-            .iter()
-            .filter(|f| parent(&f.path) == dir && f.format == Format::Python)
-        {
+        for f in here.iter().filter(|f| f.format == Format::Python) {
             detections.push(
                 Detection::new(
                     RuleId::CustomCode,
@@ -283,11 +293,7 @@ pub fn check_model_dirs(
                 .with("kind", "model-directory-python"),
             );
         }
-        let members: Vec<&str> = files
-            .iter()
-            .filter(|f| parent(&f.path) == dir)
-            .map(|f| f.path.as_str())
-            .collect();
+        let members: Vec<&str> = here.iter().map(|f| f.path.as_str()).collect();
         entry.insert("files".into(), json!(members));
         dirs.push(Value::Object(entry));
     }

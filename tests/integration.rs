@@ -776,7 +776,7 @@ fn gguf_with(key: &str, value: &str) -> Vec<u8> {
     out.extend_from_slice(&8u32.to_le_bytes());
     out.extend_from_slice(&(value.len() as u64).to_le_bytes());
     out.extend_from_slice(value.as_bytes());
-    while out.len() % 32 != 0 {
+    while !out.len().is_multiple_of(32) {
         out.push(0);
     }
     out
