@@ -529,33 +529,19 @@ fn scan_root(root: &Path, plan: &ScanPlan) -> Result<Report> {
                     facts,
                 });
             }
-            EntryKind::Link { target, reason } => {
-                let mut facts = Map::new();
-                facts.insert("symlink_target".into(), json!(target));
-                facts.insert("not_followed".into(), json!(reason));
-                files.push(FileRecord {
-                    path: e.rel.clone(),
-                    size: 0,
-                    sha256: None,
-                    sha512: None,
-                    kind: Kind::Other,
-                    format: Format::Symlink,
-                    facts,
-                });
-            }
-            EntryKind::Special { what } => {
-                let mut facts = Map::new();
-                facts.insert("special".into(), Value::from(*what));
-                files.push(FileRecord {
-                    path: e.rel.clone(),
-                    size: 0,
-                    sha256: None,
-                    sha512: None,
-                    kind: Kind::Other,
-                    format: Format::Special,
-                    facts,
-                });
-            }
+            EntryKind::Link { target, reason } => files.push(unread_record(
+                &e.rel,
+                Format::Symlink,
+                [
+                    ("symlink_target", json!(target)),
+                    ("not_followed", json!(reason)),
+                ],
+            )),
+            EntryKind::Special { what } => files.push(unread_record(
+                &e.rel,
+                Format::Special,
+                [("special", Value::from(*what))],
+            )),
         }
     }
 
@@ -621,6 +607,23 @@ fn scan_root(root: &Path, plan: &ScanPlan) -> Result<Report> {
     };
     report.summarize();
     Ok(report)
+}
+
+/// The record of an entry that was listed but never opened (a link not followed, a FIFO).
+fn unread_record<const N: usize>(
+    rel: &str,
+    format: Format,
+    facts: [(&str, Value); N],
+) -> FileRecord {
+    FileRecord {
+        path: rel.to_string(),
+        size: 0,
+        sha256: None,
+        sha512: None,
+        kind: Kind::Other,
+        format,
+        facts: facts.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+    }
 }
 
 /// Containment root and hidden directories for a Hugging Face cache scan.
