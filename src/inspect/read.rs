@@ -117,11 +117,7 @@ impl<R: Read> HashingReader<R> {
 
 impl<R: Read> Read for HashingReader<R> {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        let avail = self.fill_buf()?;
-        let n = avail.len().min(out.len());
-        out[..n].copy_from_slice(&avail[..n]);
-        self.consume(n);
-        Ok(n)
+        read_via_fill_buf(self, out)
     }
 }
 
@@ -141,6 +137,25 @@ impl<R: Read> BufRead for HashingReader<R> {
         self.pos += amt;
         self.consumed += amt as u64;
     }
+}
+
+/// `Read::read` for a type whose real interface is `BufRead`: copies what `fill_buf` offers (at
+/// most `out.len()` bytes) and consumes exactly that much, so both views of the stream stay in
+/// step and every byte passes through the type's own `fill_buf` (hashing, caps, CRC checks).
+pub(crate) fn read_via_fill_buf<R: BufRead + ?Sized>(
+    r: &mut R,
+    out: &mut [u8],
+) -> io::Result<usize> {
+    let n = {
+        let avail = r.fill_buf()?;
+        let n = avail.len().min(out.len());
+        if let (Some(dst), Some(src)) = (out.get_mut(..n), avail.get(..n)) {
+            dst.copy_from_slice(src);
+        }
+        n
+    };
+    r.consume(n);
+    Ok(n)
 }
 
 /// Reads up to `limit` bytes from `r` into a vector. Returns the bytes and whether more followed.

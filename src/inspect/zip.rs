@@ -425,16 +425,7 @@ impl<'r> Src<'r> {
 
 impl Read for Src<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = {
-            let avail = self.fill_buf()?;
-            let n = avail.len().min(buf.len());
-            if let (Some(dst), Some(src)) = (buf.get_mut(..n), avail.get(..n)) {
-                dst.copy_from_slice(src);
-            }
-            n
-        };
-        self.consume(n);
-        Ok(n)
+        super::read::read_via_fill_buf(self, buf)
     }
 }
 
@@ -797,16 +788,7 @@ impl MemberStream<'_, '_> {
 
 impl Read for MemberStream<'_, '_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = {
-            let avail = self.fill_buf()?;
-            let n = avail.len().min(buf.len());
-            if let (Some(dst), Some(src)) = (buf.get_mut(..n), avail.get(..n)) {
-                dst.copy_from_slice(src);
-            }
-            n
-        };
-        self.consume(n);
-        Ok(n)
+        super::read::read_via_fill_buf(self, buf)
     }
 }
 
