@@ -406,7 +406,7 @@ fn classify_link(path: &Path, rel: &str, containment: &Path) -> (EntryKind, Opti
         Ok(p) => p,
         Err(e) => {
             // ELOOP: a loop; ENOENT: dangling. Neither is followed; a dangling link is a fact.
-            let reason = if e.raw_os_error() == Some(40) {
+            let reason = if e.raw_os_error() == Some(libc::ELOOP) {
                 "loop"
             } else {
                 "dangling"
