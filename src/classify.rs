@@ -76,6 +76,8 @@ formats! {
     Zlib => "zlib", "raw zlib stream";
     Lzma => "lzma", "lzma-alone stream";
     Tar => "tar", "tar archive";
+    SevenZip => "7z", "7-Zip archive (recognised, not opened)";
+    Rar => "rar", "RAR archive (recognised, not opened)";
     Onnx => "onnx", "ONNX model (protobuf)";
     Gguf => "gguf", "GGUF (llama.cpp) model";
     Hdf5 => "hdf5", "HDF5 file";
@@ -207,6 +209,8 @@ pub fn claimed_format(rel: &str) -> Option<&'static [Format]> {
         "lzma" => &[Lzma, Joblib],
         "z" => &[Zlib, Joblib],
         "tar" => &[Tar, PytorchTar],
+        "7z" => &[SevenZip],
+        "rar" => &[Rar],
         "json" => &[Json],
         _ => return None,
     })
@@ -248,6 +252,12 @@ pub fn sniff(head: &[u8], size: u64) -> Format {
     }
     if head.get(257..262) == Some(b"ustar") {
         return Tar;
+    }
+    if head.starts_with(b"7z\xbc\xaf\x27\x1c") {
+        return SevenZip;
+    }
+    if head.starts_with(b"Rar!\x1a\x07") {
+        return Rar;
     }
     if head.starts_with(b"version https://git-lfs") || head.starts_with(b"version https://hawser") {
         return LfsPointer;
@@ -364,6 +374,8 @@ pub fn kind_of(rel: &str, format: Format) -> Kind {
                 | Format::Zlib
                 | Format::Lzma
                 | Format::Tar
+                | Format::SevenZip
+                | Format::Rar
                 | Format::Hdf5
         ) && WEIGHT_EXTENSIONS.contains(&ext.as_str()) =>
         {

@@ -158,7 +158,8 @@ fn formats_are_sniffed_from_content() {
         .file("l.ipynb", "{\"cells\": []}")
         .file("m.json", "{}")
         .file("n.yaml", "a: 1\n")
-        .file("o.md", "# hi\n");
+        .file("o.md", "# hi\n")
+        .file("p.7z", b"7z\xbc\xaf\x27\x1c\x00\x04");
     let (_, r) = scan_json(repo.path(), &[]);
     for (path, format) in [
         ("a.safetensors", "safetensors"),
@@ -176,6 +177,7 @@ fn formats_are_sniffed_from_content() {
         ("m.json", "json"),
         ("n.yaml", "yaml"),
         ("o.md", "markdown"),
+        ("p.7z", "7z"),
     ] {
         assert_eq!(file(&r, path)["format"], format, "{path}");
     }

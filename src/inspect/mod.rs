@@ -378,6 +378,22 @@ fn dispatch(
         }
         Format::Zip => archive::inspect_zip(ctx, r, size),
         Format::Gguf => formats::inspect_gguf(ctx, r, size),
+        Format::SevenZip | Format::Rar => {
+            // No maintained, bounded, pure-Rust reader is wired in for these: say so rather than
+            // let an archive that can hold a pickle pass as inspected.
+            ctx.detect(
+                RuleId::ArchiveMalformed,
+                "unsupported-container",
+                format!(
+                    "{} archive: modelgate does not open this container, so its members were not scanned",
+                    sniffed.as_str()
+                ),
+                Location::default(),
+            )
+            .evidence
+            .insert("problem".into(), json!("unsupported-container"));
+            sniffed
+        }
         Format::Hdf5 => formats::inspect_hdf5(ctx, size)?,
         Format::Tflite => formats::inspect_tflite(ctx, size)?,
         Format::Unknown | Format::Text
