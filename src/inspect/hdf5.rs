@@ -13,7 +13,7 @@
 //! used when attributes exceed 64 KiB) is not implemented: it is reported as
 //! `attributes-not-reached` rather than silently passed. Checksums are not verified.
 
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{Read, Seek};
 
 use serde::Serialize;
 
@@ -136,28 +136,8 @@ struct File<'a, R> {
 
 impl<R: Read + Seek> File<'_, R> {
     fn read_at(&mut self, offset: u64, out: &mut [u8]) -> Result<(), Bad> {
-        let end = offset.checked_add(out.len() as u64);
-        if end.is_none_or(|end| end > self.size) {
-            return Err(malformed(
-                "offset-out-of-bounds",
-                format!(
-                    "read of {} bytes at offset {offset} is past the end of the {}-byte file",
-                    out.len(),
-                    self.size
-                ),
-                offset,
-            ));
-        }
-        self.inner
-            .seek(SeekFrom::Start(offset))
-            .and_then(|_| self.inner.read_exact(out))
-            .map_err(|e| {
-                malformed(
-                    "io-error",
-                    format!("read at offset {offset} failed: {e}"),
-                    offset,
-                )
-            })
+        super::read::read_at(self.inner, self.size, offset, out)
+            .map_err(|e| malformed(e.code, e.message, e.offset))
     }
 
     fn bytes_at(&mut self, offset: u64, len: u64, max: u64) -> Result<Vec<u8>, Bad> {

@@ -5,7 +5,7 @@
 //! end, so the digest always covers the whole file and the file is read exactly once, in large
 //! sequential blocks.
 
-use std::io::{self, BufRead, Read};
+use std::io::{self, BufRead, Read, Seek, SeekFrom};
 
 use sha2::{Digest, Sha256, Sha512};
 
@@ -156,6 +156,44 @@ pub(crate) fn read_via_fill_buf<R: BufRead + ?Sized>(
     };
     r.consume(n);
     Ok(n)
+}
+
+/// A positioned read that failed: the problem code (`offset-out-of-bounds` or `io-error`), a
+/// message naming the read, and the offset asked for. Each format wraps it in its own problem type.
+pub(crate) struct ReadAtError {
+    pub code: &'static str,
+    pub message: String,
+    pub offset: u64,
+}
+
+/// Fills `out` from `offset` of a seekable file of `size` bytes.
+///
+/// The bounds check comes first so that a hostile offset or length (HDF5 addresses, FlatBuffers
+/// offsets) is reported as out of bounds instead of surfacing as a short read.
+pub(crate) fn read_at<R: Read + Seek + ?Sized>(
+    r: &mut R,
+    size: u64,
+    offset: u64,
+    out: &mut [u8],
+) -> Result<(), ReadAtError> {
+    let end = offset.checked_add(out.len() as u64);
+    if end.is_none_or(|end| end > size) {
+        return Err(ReadAtError {
+            code: "offset-out-of-bounds",
+            message: format!(
+                "read of {} bytes at offset {offset} is past the end of the {size}-byte file",
+                out.len(),
+            ),
+            offset,
+        });
+    }
+    r.seek(SeekFrom::Start(offset))
+        .and_then(|_| r.read_exact(out))
+        .map_err(|e| ReadAtError {
+            code: "io-error",
+            message: format!("read at offset {offset} failed: {e}"),
+            offset,
+        })
 }
 
 /// Reads up to `limit` bytes from `r` into a vector. Returns the bytes and whether more followed.

@@ -12,7 +12,7 @@
 //! subgraphs:2, description:3, buffers:4 }; OperatorCode { deprecated_builtin_code:0 (byte),
 //! custom_code:1 (string), version:2, builtin_code:3 (int) }; BuiltinOperator CUSTOM = 32.
 
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{Read, Seek};
 
 use serde::Serialize;
 
@@ -97,28 +97,8 @@ struct File<'a, R> {
 
 impl<R: Read + Seek> File<'_, R> {
     fn read_at(&mut self, offset: u64, out: &mut [u8]) -> Result<(), Bad> {
-        let end = offset.checked_add(out.len() as u64);
-        if end.is_none_or(|end| end > self.size) {
-            return Err(bad(
-                "offset-out-of-bounds",
-                format!(
-                    "read of {} bytes at offset {offset} is past the end of the {}-byte file",
-                    out.len(),
-                    self.size
-                ),
-                offset,
-            ));
-        }
-        self.inner
-            .seek(SeekFrom::Start(offset))
-            .and_then(|_| self.inner.read_exact(out))
-            .map_err(|e| {
-                bad(
-                    "io-error",
-                    format!("read at offset {offset} failed: {e}"),
-                    offset,
-                )
-            })
+        super::read::read_at(self.inner, self.size, offset, out)
+            .map_err(|e| bad(e.code, e.message, e.offset))
     }
 
     fn u8_at(&mut self, offset: u64) -> Result<u8, Bad> {
