@@ -281,6 +281,13 @@ impl<'a> WireReader<'a> {
         Ok(())
     }
 
+    /// Reads the length of the length-delimited field just announced by [`Self::next_field`] and
+    /// enters it as a nested message (the walkers' step from a frame into its child).
+    pub fn enter_message(&mut self) -> Result<(), WireError> {
+        let len = self.read_len()?;
+        self.enter(len)
+    }
+
     /// Leaves the current nested message; any unread bytes of it are skipped.
     pub fn leave(&mut self) -> Result<(), WireError> {
         let end = self.current_end();

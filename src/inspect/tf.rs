@@ -234,8 +234,7 @@ fn walk(
             }
         };
         if let Some(child) = child {
-            let len = r.read_len()?;
-            r.enter(len)?;
+            r.enter_message()?;
             frames.push(child);
         }
     }
