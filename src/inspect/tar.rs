@@ -13,7 +13,7 @@ use std::io::{self, BufRead, BufReader, Read};
 
 use tar::EntryType;
 
-use super::zip::{Problem, traversal_reason};
+use super::zip::{Problem, display_name, traversal_reason};
 
 /// Caps applied while walking a tar stream.
 #[derive(Debug, Clone)]
@@ -587,17 +587,6 @@ fn check_tail<R: Read + ?Sized>(
             limits,
         );
     }
-}
-
-fn display_name(raw: &[u8]) -> String {
-    let mut out = String::with_capacity(raw.len());
-    for chunk in raw.utf8_chunks() {
-        out.push_str(chunk.valid());
-        for b in chunk.invalid() {
-            out.push_str(&format!("\\x{b:02x}"));
-        }
-    }
-    out
 }
 
 #[cfg(test)]

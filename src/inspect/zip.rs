@@ -489,7 +489,7 @@ fn zip64_field(extra: &[u8]) -> Option<&[u8]> {
 }
 
 /// Escapes bytes that are not UTF-8 as `\xNN` so names stay printable and distinct.
-fn display_name(raw: &[u8]) -> String {
+pub(super) fn display_name(raw: &[u8]) -> String {
     let mut out = String::with_capacity(raw.len());
     for chunk in raw.utf8_chunks() {
         out.push_str(chunk.valid());
