@@ -123,6 +123,13 @@ pub fn inspect_zip(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> Format 
     format
 }
 
+/// Records a top-level archive's member count and its first [`MAX_LISTED_MEMBERS`] names as facts.
+fn record_members<'n>(ctx: &mut Ctx<'_>, count: usize, names: impl Iterator<Item = &'n str>) {
+    ctx.fact("archive_members", count as u64);
+    let names: Vec<&str> = names.take(MAX_LISTED_MEMBERS).collect();
+    ctx.fact("archive_member_names", json!(names));
+}
+
 /// Walks a zip stream; members are inspected by content. Returns the walker's report after
 /// recording its problems as ARC001.
 fn walk_zip(
@@ -142,14 +149,8 @@ fn walk_zip(
         archive_problem(ctx, p, container);
     }
     if container.is_none() {
-        ctx.fact("archive_members", report.members.len() as u64);
-        let names: Vec<&str> = report
-            .members
-            .iter()
-            .take(MAX_LISTED_MEMBERS)
-            .map(|m| m.name.as_str())
-            .collect();
-        ctx.fact("archive_member_names", json!(names));
+        let names = report.members.iter().map(|m| m.name.as_str());
+        record_members(ctx, report.members.len(), names);
         if report.prefix_bytes > 0 {
             ctx.fact("archive_prefix_bytes", report.prefix_bytes);
         }
@@ -173,14 +174,8 @@ pub fn inspect_tar(
         archive_problem(ctx, p, container);
     }
     if container.is_none() {
-        ctx.fact("archive_members", report.members.len() as u64);
-        let names: Vec<&str> = report
-            .members
-            .iter()
-            .take(MAX_LISTED_MEMBERS)
-            .map(|m| m.name.as_str())
-            .collect();
-        ctx.fact("archive_member_names", json!(names));
+        let names = report.members.iter().map(|m| m.name.as_str());
+        record_members(ctx, report.members.len(), names);
     }
     if report.legacy_pytorch {
         Format::PytorchTar
