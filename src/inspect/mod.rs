@@ -191,11 +191,7 @@ impl Ctx<'_> {
 /// Opens a file for reading without following a final symlink and without blocking on a FIFO
 /// that replaced it since the crawl; refuses anything that is not a regular file.
 pub fn open_regular(path: &Path) -> io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)?;
+    let file = open_no_follow(path)?;
     let meta = file.metadata()?;
     if !meta.is_file() {
         return Err(io::Error::other(
@@ -203,6 +199,25 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
         ));
     }
     Ok(file)
+}
+
+#[cfg(unix)]
+fn open_no_follow(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+}
+
+/// Without O_NOFOLLOW: refuse a path that is a link when checked (a narrower race than on Unix,
+/// where the open itself refuses it).
+#[cfg(not(unix))]
+fn open_no_follow(path: &Path) -> io::Result<File> {
+    if std::fs::symlink_metadata(path)?.file_type().is_symlink() {
+        return Err(io::Error::other("is a symlink (changed since the crawl)"));
+    }
+    File::open(path)
 }
 
 /// Scans one regular file: digests plus format inspection, in one read.
