@@ -643,6 +643,8 @@ const SAFE: &[(&str, &[&str])] = &[
             "dict",
             "slice",
             "range",
+            // Python 3 writes `range` as `__builtin__ xrange` for protocols 0-2 (fix_imports).
+            "xrange",
             "object",
             "Ellipsis",
             "NotImplemented",

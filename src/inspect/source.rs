@@ -226,6 +226,18 @@ pub fn inspect_card(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<Option
         ..card::Limits::default()
     };
     let facts = card::parse_card(&text, &limits);
+    if let card::FrontMatterState::TooLarge { bytes, limit } = &facts.front_matter {
+        // Padding the front matter must not turn its fields into a mere "missing field" warning.
+        let d = ctx.detect(
+            RuleId::LimitExceeded,
+            "yaml_bytes",
+            format!(
+                "model card front matter is {bytes} bytes, over the yaml_bytes limit ({limit}); it was not read"
+            ),
+            Location::default(),
+        );
+        d.evidence.insert("limit".into(), json!("yaml_bytes"));
+    }
     let mut v = serde_json::to_value(&facts).unwrap_or(Value::Null);
     // The SPDX form of each license, for the SBOM.
     let spdx: Vec<&str> = facts

@@ -845,8 +845,8 @@ fn limit_code_file_bytes_skips_a_big_python_file_with_scan004() {
 
 #[test]
 fn limit_yaml_bytes_on_model_card_front_matter_is_reported_not_parsed() {
-    // An oversized front matter is not parsed; the card check says why its fields are missing
-    // (CARD002, a warning under the default policy: the front matter holds metadata, not code).
+    // An oversized front matter is not parsed: SCAN004 says so (deny by default, so padding the
+    // card cannot hide its license), and the card check says why its fields are missing.
     let card = format!(
         "---\nlicense: mit\npad: {}\n---\n# Model\n",
         "x".repeat(2000)
@@ -863,6 +863,13 @@ fn limit_yaml_bytes_on_model_card_front_matter_is_reported_not_parsed() {
         .collect();
     assert_eq!(card2.len(), 1, "{:#}", r["findings"]);
     assert!(card2[0]["message"].as_str().unwrap().contains("size limit"));
+    assert!(
+        findings(&r, "SCAN004")
+            .iter()
+            .any(|f| f["path"] == "README.md" && f["evidence"]["limit"] == "yaml_bytes"),
+        "{:#}",
+        r["findings"]
+    );
     let (_, r) = scan_json(repo.path(), &[]);
     assert!(findings(&r, "CARD002").is_empty(), "{:#}", r["findings"]);
 }
