@@ -829,3 +829,30 @@ fn other_formats_are_recognised_and_their_code_paths_flagged() {
     assert_eq!(file(&r, "keras3/model.keras")["format"], "keras");
     assert!(rules_on(&r, "keras3/model.keras").contains(&"FMT003".to_string()));
 }
+
+#[test]
+fn every_shipped_and_example_policy_loads() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut checked = 0;
+    for dir in ["policies", "examples/policies"] {
+        for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().and_then(|e| e.to_str()) != Some("toml") {
+                continue;
+            }
+            let out = modelgate()
+                .args(["policy", "check"])
+                .arg(&path)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}: {}",
+                path.display(),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 5);
+}
