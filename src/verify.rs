@@ -339,11 +339,28 @@ pub fn verify_with(
     let bom = read_sbom(sbom_path, limits)?;
     let recorded = recorded_files(&bom, limits)?;
 
-    let opts = WalkOptions {
-        excludes: walk::DEFAULT_EXCLUDES
+    // The scan's own excludes (recorded in the SBOM metadata), so excluded files are not "added".
+    let mut excludes: Vec<String> = bom
+        .metadata
+        .as_ref()
+        .and_then(|m| m.properties.as_ref())
+        .map(|props| {
+            props
+                .0
+                .iter()
+                .filter(|p| p.name == crate::report::cyclonedx::prop::EXCLUDE)
+                .map(|p| p.value.to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    if excludes.is_empty() {
+        excludes = walk::DEFAULT_EXCLUDES
             .iter()
             .map(|s| s.to_string())
-            .collect(),
+            .collect();
+    }
+    let opts = WalkOptions {
+        excludes,
         max_files: limits.max_files,
         max_depth: limits.max_tree_depth,
         containment: None,

@@ -856,3 +856,29 @@ fn every_shipped_and_example_policy_loads() {
     }
     assert!(checked >= 5);
 }
+
+#[test]
+fn verify_honours_the_scans_excludes() {
+    let repo = Repo::new();
+    repo.file("a.txt", "a").file("scratch/b.txt", "b");
+    let sbom = tempfile::NamedTempFile::new().unwrap();
+    let out = modelgate()
+        .args(["scan", "--no-git", "--exclude", "scratch", "--sbom"])
+        .arg(sbom.path())
+        .arg(repo.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let out = modelgate()
+        .args(["verify", "--sbom"])
+        .arg(sbom.path())
+        .arg(repo.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
