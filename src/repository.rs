@@ -584,6 +584,7 @@ pub fn check_git(
                 remote: info.remote.clone(),
                 dirty: info.is_dirty(),
                 shallow: info.shallow,
+                path_in_repo: info.workdir_prefix.clone(),
             };
             (Some(facts), detections)
         }

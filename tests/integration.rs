@@ -882,3 +882,27 @@ fn verify_honours_the_scans_excludes() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+#[test]
+fn sarif_uris_are_relative_to_the_git_work_tree() {
+    let repo = Repo::new();
+    repo.file("models/m/model.pkl", pickle_call("os", "system", "x"));
+    git_commit_all(repo.path());
+    let out = modelgate()
+        .args(["scan", "--format", "sarif"])
+        .arg(repo.abs("models/m"))
+        .output()
+        .unwrap();
+    let sarif: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let uris: Vec<&str> = sarif["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+                .as_str()
+                .unwrap()
+        })
+        .collect();
+    assert!(uris.contains(&"models/m/model.pkl"), "{uris:?}");
+}

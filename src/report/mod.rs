@@ -102,6 +102,9 @@ pub struct GitFacts {
     pub dirty: bool,
     /// Shallow clone.
     pub shallow: bool,
+    /// The scan root relative to the repository's work tree (`""` at the top, `models/x`
+    /// below it); SARIF locations are made relative to the work tree with it.
+    pub path_in_repo: Option<String>,
 }
 
 /// One scanned file.

@@ -219,12 +219,16 @@ pub fn percent_encode_path(path: &str) -> String {
 
 /// The artifact URI of a finding's path: the encoded relative path, or `.` (the scan root) for
 /// findings about the repository as a whole. GitHub rejects results without a location.
-fn artifact_uri(path: &str) -> String {
-    if path.is_empty() {
-        ".".to_string()
-    } else {
-        percent_encode_path(path)
-    }
+/// `prefix` is the scan root's place in the git work tree, so that code scanning (which resolves
+/// `%SRCROOT%` to the repository root) finds the file when a subdirectory was scanned.
+fn artifact_uri(prefix: &str, path: &str) -> String {
+    let full = match (prefix.trim_matches('/'), path) {
+        ("", "") => return ".".to_string(),
+        ("", p) => p.to_string(),
+        (d, "") => d.to_string(),
+        (d, p) => format!("{d}/{p}"),
+    };
+    percent_encode_path(&full)
 }
 
 fn rule_index(rule: RuleId) -> usize {
@@ -294,7 +298,7 @@ fn region(f: &Finding) -> Option<Region> {
     }
 }
 
-fn result(f: &Finding) -> SarifResult {
+fn result(prefix: &str, f: &Finding) -> SarifResult {
     let mut properties = Map::new();
     properties.insert("severity".into(), json!(f.severity.as_str()));
     properties.insert("action".into(), json!(f.action.as_str()));
@@ -316,7 +320,7 @@ fn result(f: &Finding) -> SarifResult {
         locations: vec![ResultLocation {
             physical_location: PhysicalLocation {
                 artifact_location: ArtifactLocation {
-                    uri: artifact_uri(&f.path),
+                    uri: artifact_uri(prefix, &f.path),
                     uri_base_id: SRCROOT,
                 },
                 region: region(f),
@@ -357,7 +361,12 @@ impl From<&Report> for SarifLog {
         ordered.sort_by_key(|f| std::cmp::Reverse((f.action, f.severity)));
         let total = ordered.len();
         ordered.truncate(MAX_RESULTS);
-        let results = ordered.into_iter().map(result).collect();
+        let prefix = report
+            .git
+            .as_ref()
+            .and_then(|g| g.path_in_repo.as_deref())
+            .unwrap_or("");
+        let results = ordered.into_iter().map(|f| result(prefix, f)).collect();
         SarifLog {
             schema: SCHEMA_URI,
             version: "2.1.0",
