@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Map, Value, json};
 
 use crate::classify::{self, Format, Kind};
-use crate::finding::{Detection, Location};
+use crate::finding::Detection;
 use crate::inspect::FileScan;
 use crate::inspect::safetensors;
 use crate::provenance::{card, git, hfcache, lfs};
@@ -589,11 +589,6 @@ pub fn check_git(
             (Some(facts), detections)
         }
     }
-}
-
-/// A location helper for repository detections that point at a line.
-pub fn line(line: u64, column: u64) -> Location {
-    Location::line_col(line, column)
 }
 
 #[cfg(test)]
