@@ -341,12 +341,7 @@ fn safetensors_with_appended_pickle_is_invalid_with_sub_code() {
     repo.file("model.safetensors", &bytes);
     let (code, r) = scan_json(repo.path(), &[]);
     assert_eq!(code, 1);
-    let f = r["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["rule"] == "ST001")
-        .unwrap();
+    let f = findings(&r, "ST001")[0];
     assert_eq!(f["evidence"]["violation"], "trailing-bytes");
 }
 
@@ -365,12 +360,7 @@ fn check_values_reports_nan_tensors() {
     let (_, r) = scan_json(repo.path(), &[]);
     assert!(!rules_on(&r, "model.safetensors").contains(&"ST002".to_string()));
     let (_, r) = scan_json(repo.path(), &["--check-values"]);
-    let st002: Vec<_> = r["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["rule"] == "ST002")
-        .collect();
+    let st002 = findings(&r, "ST002");
     assert_eq!(st002.len(), 1);
     assert_eq!(st002[0]["evidence"]["tensor"], "bad");
     assert_eq!(st002[0]["evidence"]["nan"], 1);
@@ -388,11 +378,8 @@ fn shard_index_mismatch_is_reported() {
         );
     let (code, r) = scan_json(repo.path(), &[]);
     assert_eq!(code, 1);
-    let violations: Vec<_> = r["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["rule"] == "ST003")
+    let violations: Vec<_> = findings(&r, "ST003")
+        .into_iter()
         .map(|f| f["evidence"]["violation"].as_str().unwrap().to_string())
         .collect();
     assert!(
@@ -548,12 +535,7 @@ fn unpinned_downloads_in_python_and_notebooks_have_positions() {
         r#"{"cells":[{"cell_type":"code","source":["%pip install x\n","from huggingface_hub import hf_hub_download\n","hf_hub_download(\"org/m\", \"f.bin\")\n"],"metadata":{},"outputs":[]}],"metadata":{},"nbformat":4,"nbformat_minor":5}"#,
     );
     let (_, r) = scan_json(repo.path(), &[]);
-    let src003: Vec<&serde_json::Value> = r["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["rule"] == "SRC003")
-        .collect();
+    let src003 = findings(&r, "SRC003");
     let train: Vec<_> = src003.iter().filter(|f| f["path"] == "train.py").collect();
     assert_eq!(train.len(), 2, "{src003:#?}");
     assert_eq!(train[0]["location"]["line"], 3);

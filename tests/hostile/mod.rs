@@ -36,16 +36,6 @@ fn scan_with_limits(root: &Path, limits: &str) -> (i32, Value) {
     scan_json(root, &["--policy", p.to_str().unwrap()])
 }
 
-/// Findings of `rule` anywhere in the report.
-fn findings<'a>(r: &'a Value, rule: &str) -> Vec<&'a Value> {
-    r["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["rule"] == rule)
-        .collect()
-}
-
 /// SCAN004 findings naming `limit`.
 fn limit_hits<'a>(r: &'a Value, limit: &str) -> Vec<&'a Value> {
     findings(r, "SCAN004")

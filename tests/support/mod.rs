@@ -107,6 +107,16 @@ pub fn file<'a>(report: &'a Value, path: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no file {path} in report"))
 }
 
+/// Findings of one rule in a JSON report.
+pub fn findings<'a>(report: &'a Value, rule: &str) -> Vec<&'a Value> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == rule)
+        .collect()
+}
+
 /// Rule codes of findings on `path`.
 pub fn rules_on(report: &Value, path: &str) -> Vec<String> {
     report["findings"]
