@@ -219,8 +219,10 @@ fn limits_from(policy: &Policy) -> Limits {
 fn scan_config(policy: &Policy, check_values: bool) -> ScanConfig {
     ScanConfig {
         check_values: check_values || policy.safetensors.check_values,
-        safe_globals: policy.pickle.safe_globals.clone(),
-        dangerous_globals: policy.pickle.dangerous_globals.clone(),
+        pickle_extra: crate::knowledge::ExtraLists::from_policy(
+            &policy.pickle.safe_globals,
+            &policy.pickle.dangerous_globals,
+        ),
         pinned_revisions: policy
             .source_code
             .pinned_revisions

@@ -67,6 +67,25 @@ pub struct ExtraLists {
     pub safe: Vec<(String, Option<String>)>,
 }
 
+impl ExtraLists {
+    /// Parses the policy's `module.name` / `module.*` entries.
+    pub fn from_policy(safe: &[String], dangerous: &[String]) -> Self {
+        let split = |g: &String| -> (String, Option<String>) {
+            match g.strip_suffix(".*") {
+                Some(module) => (module.to_string(), None),
+                None => match g.rsplit_once('.') {
+                    Some((m, n)) => (m.to_string(), Some(n.to_string())),
+                    None => (g.clone(), None),
+                },
+            }
+        };
+        ExtraLists {
+            dangerous: dangerous.iter().map(split).collect(),
+            safe: safe.iter().map(split).collect(),
+        }
+    }
+}
+
 /// Category used for globals denied by the policy's extra list.
 pub const POLICY_CATEGORY: &str = "policy";
 
@@ -900,6 +919,27 @@ fn covers_entry(module: &str, name: Option<&str>, qualified: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn policy_entries_split_into_module_and_name() {
+        let extra = ExtraLists::from_policy(
+            &["ourlab.models.*".into(), "sklearn.tree.Tree".into()],
+            &["ourlab.unsafe".into()],
+        );
+        assert_eq!(extra.safe[0], ("ourlab.models".to_string(), None));
+        assert_eq!(
+            extra.safe[1],
+            ("sklearn.tree".to_string(), Some("Tree".to_string()))
+        );
+        assert_eq!(
+            extra.dangerous[0],
+            ("ourlab".to_string(), Some("unsafe".to_string()))
+        );
+        assert_eq!(
+            classify_global("sklearn.tree", "Tree", &extra),
+            Verdict::Safe
+        );
+    }
 
     fn classify(m: &str, n: &str) -> Verdict {
         classify_global(m, n, &ExtraLists::default())

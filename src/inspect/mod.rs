@@ -113,10 +113,8 @@ pub struct ScanConfig {
     pub sha512: bool,
     /// Read block size (0: default).
     pub block_size: usize,
-    /// Pickle globals the policy adds to the safe list (`module.name` or `module.*`).
-    pub safe_globals: Vec<String>,
-    /// Pickle globals the policy adds to the dangerous list.
-    pub dangerous_globals: Vec<String>,
+    /// Pickle globals the policy adds to the safe and dangerous lists, parsed once per scan.
+    pub pickle_extra: crate::knowledge::ExtraLists,
     /// Revision forms that count as pinned besides a full commit (`tag`, `short-sha`).
     pub pinned_revisions: Vec<String>,
 }
@@ -488,23 +486,6 @@ fn pickle_limits(cfg: &ScanConfig) -> pickle::Limits {
     }
 }
 
-/// The policy's extra pickle lists, as the knowledge base takes them.
-fn extra_lists(cfg: &ScanConfig) -> crate::knowledge::ExtraLists {
-    let split = |g: &String| -> (String, Option<String>) {
-        match g.strip_suffix(".*") {
-            Some(module) => (module.to_string(), None),
-            None => match g.rsplit_once('.') {
-                Some((m, n)) => (m.to_string(), Some(n.to_string())),
-                None => (g.clone(), None),
-            },
-        }
-    };
-    crate::knowledge::ExtraLists {
-        dangerous: cfg.dangerous_globals.iter().map(split).collect(),
-        safe: cfg.safe_globals.iter().map(split).collect(),
-    }
-}
-
 /// Reads every pickle in the stream and records what it imports: PKL001 for dangerous or
 /// unresolvable imports, PKL002 for unknown ones, PKL003 for the pickle itself, PKL004 when the
 /// stream is damaged. `member` names the archive member the stream came from.
@@ -519,7 +500,7 @@ pub fn inspect_pickle_stream(
 }
 
 fn record_pickle(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) {
-    let extra = extra_lists(ctx.cfg);
+    let extra = &ctx.cfg.pickle_extra;
     let at = |offset: u64| Location {
         offset: Some(offset),
         member: member.map(str::to_string),
@@ -597,7 +578,7 @@ fn record_pickle(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) 
             "imports"
         };
         let (rule, severity, message, verdict) = match (&imp.module, &imp.name) {
-            (Some(m), Some(n)) => match crate::knowledge::classify_global(m, n, &extra) {
+            (Some(m), Some(n)) => match crate::knowledge::classify_global(m, n, extra) {
                 crate::knowledge::Verdict::Dangerous { category, reason } => (
                     RuleId::PickleUnsafeGlobal,
                     if called {
