@@ -1,10 +1,13 @@
-//! Command-line arguments (clap derive). Raw arguments are validated into settings by `app`.
+//! Command-line arguments (clap derive): the binary's raw words. Each command in `commands/`
+//! turns them into the library's options; the library knows nothing of clap.
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::report::{FailOn, OutputFormat};
+use modelgate::model::report::FailOn;
+use modelgate::report::OutputFormat;
+use modelgate::report::cyclonedx::SbomFormat;
 
 /// modelgate: a supply-chain policy gate for machine-learning model repositories.
 #[derive(Debug, Parser)]
@@ -35,11 +38,65 @@ pub enum Command {
 
 /// SBOM serialisation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SbomFormat {
+pub enum SbomFormatArg {
     /// CycloneDX JSON.
     Json,
     /// CycloneDX XML.
     Xml,
+}
+
+impl From<SbomFormatArg> for SbomFormat {
+    fn from(a: SbomFormatArg) -> Self {
+        match a {
+            SbomFormatArg::Json => SbomFormat::Json,
+            SbomFormatArg::Xml => SbomFormat::Xml,
+        }
+    }
+}
+
+/// Report formats for `scan --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    /// Human-readable text.
+    Text,
+    /// The JSON report (schema_version 1).
+    Json,
+    /// SARIF 2.1.0.
+    Sarif,
+    /// A Markdown summary (GitHub job summaries).
+    Markdown,
+}
+
+impl From<FormatArg> for OutputFormat {
+    fn from(a: FormatArg) -> Self {
+        match a {
+            FormatArg::Text => OutputFormat::Text,
+            FormatArg::Json => OutputFormat::Json,
+            FormatArg::Sarif => OutputFormat::Sarif,
+            FormatArg::Markdown => OutputFormat::Markdown,
+        }
+    }
+}
+
+/// What makes `scan` exit with 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FailOnArg {
+    /// A denied finding (the default).
+    Deny,
+    /// A denied or warned finding.
+    Warn,
+    /// Never: always exit 0 unless the tool itself fails.
+    Never,
+}
+
+impl From<FailOnArg> for FailOn {
+    fn from(a: FailOnArg) -> Self {
+        match a {
+            FailOnArg::Deny => FailOn::Deny,
+            FailOnArg::Warn => FailOn::Warn,
+            FailOnArg::Never => FailOn::Never,
+        }
+    }
 }
 
 /// Extra digest algorithms.
@@ -69,7 +126,7 @@ pub struct ScanArgs {
     pub policy: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
-    pub format: OutputFormat,
+    pub format: FormatArg,
     /// Write the report here instead of stdout.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -78,7 +135,7 @@ pub struct ScanArgs {
     pub sbom: Option<PathBuf>,
     /// SBOM serialisation.
     #[arg(long, value_enum, default_value = "json")]
-    pub sbom_format: SbomFormat,
+    pub sbom_format: SbomFormatArg,
     /// Extra digests computed in the same read (repeatable).
     #[arg(long = "hash", value_enum)]
     pub hashes: Vec<HashAlg>,
@@ -87,7 +144,7 @@ pub struct ScanArgs {
     pub sarif: Option<PathBuf>,
     /// What makes the exit code 1.
     #[arg(long, value_enum, default_value = "deny")]
-    pub fail_on: FailOn,
+    pub fail_on: FailOnArg,
     /// Scan float tensors for NaN/Inf (ST002).
     #[arg(long)]
     pub check_values: bool,

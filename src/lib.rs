@@ -1,27 +1,37 @@
 //! modelgate: a supply-chain policy gate for machine-learning model repositories.
 //!
 //! ```text
-//! walk ──> classify ──> inspect (one pass per file: digest + format parser) ──> facts
-//!                                                    provenance (git, code, model card) ──> facts
-//! facts ──> policy::evaluate ──> findings ──> report: text | json | sarif | markdown
-//! facts ──────────────────────────────────────────> sbom: CycloneDX 1.5 (json | xml)
+//! roots ─> walk ─> classify ─> inspect (one pass per file: digest + format parser) ─> facts
+//!                              provenance (git, code, model card, HF cache) ──────────> facts
+//! facts ─> policy::evaluate (once, over every root) ─> findings ─> Report
+//! Report ─> report: text | json | sarif | markdown | CycloneDX SBOM
 //! ```
 //!
+//! [`Scanner`] is the engine: built from a [`policy::Policy`] and [`ScanOptions`], given one or
+//! more roots, it returns one [`model::report::Report`]. The `modelgate` binary is a thin layer of
+//! commands over it. The layers, top-down (ARCHITECTURE.md has the picture):
+//!
+//! - [`engine`]: runs the stages, evaluates the policy once.
+//! - stages: [`walk`], [`classify`], [`inspect`], [`provenance`], [`repository`], [`policy`],
+//!   [`report`] (renderers), [`verify`].
+//! - data: [`knowledge`] (what is known about pickle globals, with sources) and [`model`] (the
+//!   vocabulary every stage speaks; it imports nothing else of the crate).
+//!
 //! Facts are not judgements: inspectors describe what is there and produce
-//! [`finding::Detection`]s; only the [`policy`] decides deny / warn / allow. Nothing from a
-//! scanned file is ever executed, imported or unpickled.
+//! [`model::finding::Detection`]s; only the [`policy`] decides deny / warn / allow. Nothing from
+//! a scanned file is ever executed, imported or unpickled.
 
-pub mod app;
 pub mod classify;
-pub mod cli;
-pub mod finding;
+pub mod engine;
 pub mod inspect;
 pub mod knowledge;
+pub mod model;
 pub mod policy;
 pub mod progress;
 pub mod provenance;
 pub mod report;
 pub mod repository;
-pub mod rules;
 pub mod verify;
 pub mod walk;
+
+pub use engine::{ScanOptions, Scanner};

@@ -1,4 +1,8 @@
-//! The `modelgate` binary: parse the command line, run, map the result to an exit code.
+//! The `modelgate` binary: parse the command line, run one command, map the result to an exit
+//! code. Everything else lives in the library (`modelgate::Scanner` and the stages).
+
+mod cli;
+mod commands;
 
 use std::process::ExitCode;
 
@@ -6,8 +10,8 @@ use clap::Parser;
 
 #[allow(clippy::disallowed_macros)] // the one place that prints errors
 fn main() -> ExitCode {
-    let cli = modelgate::cli::Cli::parse();
-    match modelgate::app::run(cli) {
+    let cli = cli::Cli::parse();
+    match commands::run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             // A broken pipe (e.g. `| head`) is not a tool failure worth a message.

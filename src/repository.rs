@@ -10,12 +10,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Map, Value, json};
 
 use crate::classify::{self, Format, Kind};
-use crate::finding::Detection;
 use crate::inspect::FileScan;
 use crate::inspect::safetensors;
+use crate::model::finding::Detection;
+use crate::model::report::{FileRecord, GitFacts};
+use crate::model::rules::RuleId;
 use crate::provenance::{card, git, hfcache, lfs};
-use crate::report::{FileRecord, GitFacts};
-use crate::rules::RuleId;
 
 /// Options the repository checks take from the policy.
 #[derive(Debug, Clone, Default)]
@@ -106,7 +106,7 @@ pub fn check_shards(
             }
             if v.warning {
                 d = d
-                    .severity(crate::finding::Severity::Low)
+                    .severity(crate::model::finding::Severity::Low)
                     .with("warning", true);
             }
             out.push(d);
@@ -375,7 +375,7 @@ fn check_auto_map(
         if let Some(repo) = remote {
             d = d
                 .with("remote_repo", repo)
-                .severity(crate::finding::Severity::High);
+                .severity(crate::model::finding::Severity::High);
         }
         out.push(d);
     }

@@ -22,9 +22,9 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::inspect::{open_regular, read::HashingReader};
+use crate::model::rules::RuleId;
 use crate::report::cyclonedx::{prop, sbom_text};
 use crate::report::text::sanitize;
-use crate::rules::RuleId;
 use crate::walk::{self, EntryKind, WalkOptions};
 
 /// Bounds for `verify` (the SBOM is input from elsewhere, the tree may be hostile).

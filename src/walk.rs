@@ -16,8 +16,8 @@ use std::path::{Component, Path, PathBuf};
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 
-use crate::finding::Detection;
-use crate::rules::RuleId;
+use crate::model::finding::Detection;
+use crate::model::rules::RuleId;
 
 /// Directory names skipped by default: build output and vendored JavaScript. `.git` is always
 /// skipped (its objects are not the files a loader reads). Excluded directories are listed in the

@@ -12,8 +12,8 @@ use serde_json::json;
 
 use super::{Ctx, compress, inspect_pickle_stream, numpy, pickle, read, tar, zip};
 use crate::classify::{self, Format};
-use crate::finding::Location;
-use crate::rules::RuleId;
+use crate::model::finding::Location;
+use crate::model::rules::RuleId;
 
 /// How many member names a file's facts list (the rest are counted).
 const MAX_LISTED_MEMBERS: usize = 1000;

@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 use super::problem::{Problem, ProblemKind};
 use super::{Ctx, gguf, hdf5, keras, onnx, tf, tflite};
 use crate::classify::Format;
-use crate::finding::Location;
-use crate::rules::RuleId;
+use crate::model::finding::Location;
+use crate::model::rules::RuleId;
 
 /// Records problems: `Unsafe` -> the format's rule, `CustomOp` -> FMT008, `Malformed` ->
 /// FMT007, `LimitExceeded` -> SCAN004, `Note` -> a fact (`notes`).

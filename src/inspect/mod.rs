@@ -33,74 +33,10 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 
 use crate::classify::{self, Format, Kind};
-use crate::finding::{Detection, Location};
-use crate::rules::RuleId;
+use crate::model::finding::{Detection, Location};
+use crate::model::rules::RuleId;
 
-/// Every resource limit, by name. Values come from the policy's `[limits]` table.
-#[derive(Debug, Clone)]
-pub struct Limits {
-    /// Largest file scanned, in bytes.
-    pub max_file_bytes: u64,
-    /// Largest safetensors header.
-    pub safetensors_header_bytes: u64,
-    /// Pickle opcodes per stream.
-    pub pickle_opcodes: u64,
-    /// Pickle memo entries.
-    pub pickle_memo: u64,
-    /// Longest pickle string argument kept in memory.
-    pub pickle_string_bytes: u64,
-    /// Archive nesting depth.
-    pub archive_depth: u64,
-    /// Members per archive.
-    pub archive_members: u64,
-    /// Decompressed bytes per member.
-    pub archive_member_bytes: u64,
-    /// Decompressed bytes per archive.
-    pub archive_total_bytes: u64,
-    /// Decompression ratio (bomb detection).
-    pub archive_ratio: u64,
-    /// JSON nesting depth.
-    pub json_depth: u64,
-    /// JSON files read into memory (configs, indexes, notebooks).
-    pub json_bytes: u64,
-    /// YAML front matter size.
-    pub yaml_bytes: u64,
-    /// Source files read into memory.
-    pub code_file_bytes: u64,
-    /// GGUF key-value pairs.
-    pub gguf_kv_count: u64,
-    /// GGUF tensors.
-    pub gguf_tensor_count: u64,
-    /// GGUF metadata bytes.
-    pub gguf_metadata_bytes: u64,
-    /// ONNX / protobuf nesting depth.
-    pub onnx_depth: u64,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            max_file_bytes: 1 << 40,
-            safetensors_header_bytes: 100_000_000,
-            pickle_opcodes: 50_000_000,
-            pickle_memo: 1_000_000,
-            pickle_string_bytes: 1 << 20,
-            archive_depth: 4,
-            archive_members: 100_000,
-            archive_member_bytes: 16 << 30,
-            archive_total_bytes: 64 << 30,
-            archive_ratio: 1000,
-            json_depth: 128,
-            json_bytes: 64 << 20,
-            yaml_bytes: 256 << 10,
-            code_file_bytes: 8 << 20,
-            gguf_kv_count: 1_000_000,
-            gguf_tensor_count: 1_000_000,
-            gguf_metadata_bytes: 512 << 20,
-            onnx_depth: 64,
-        }
-    }
-}
+pub use crate::model::limits::Limits;
 
 /// Everything an inspector may consult, fixed before the scan starts.
 #[derive(Debug, Clone, Default)]
@@ -477,7 +413,8 @@ fn pickle_format(rel: &str, sniffed: Format) -> Format {
     }
 }
 
-fn pickle_limits(cfg: &ScanConfig) -> pickle::Limits {
+/// The pickle reader's limits from the scan's (also used by `inspect --disassemble`).
+pub fn pickle_limits(cfg: &ScanConfig) -> pickle::Limits {
     pickle::Limits {
         max_opcodes: cfg.limits.pickle_opcodes,
         max_memo: usize::try_from(cfg.limits.pickle_memo).unwrap_or(usize::MAX),
@@ -582,9 +519,9 @@ fn record_pickle(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) 
                 crate::knowledge::Verdict::Dangerous { category, reason } => (
                     RuleId::PickleUnsafeGlobal,
                     if called {
-                        crate::finding::Severity::Critical
+                        crate::model::finding::Severity::Critical
                     } else {
-                        crate::finding::Severity::High
+                        crate::model::finding::Severity::High
                     },
                     format!("pickle{within} {how} `{name}`: {reason}"),
                     category,
@@ -600,7 +537,7 @@ fn record_pickle(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) 
             _ => (
                 // An import that cannot be resolved statically is how scanners are evaded.
                 RuleId::PickleUnsafeGlobal,
-                crate::finding::Severity::Critical,
+                crate::model::finding::Severity::Critical,
                 format!(
                     "pickle{within} {how} a global that cannot be resolved statically ({}{})",
                     imp.opcode,

@@ -9,10 +9,10 @@ use std::io::{self, BufRead};
 use serde_json::{Value, json};
 
 use super::{Ctx, read};
-use crate::finding::{Location, Severity};
+use crate::model::finding::{Location, Severity};
+use crate::model::rules::RuleId;
 use crate::provenance::code::{CodeItem, ItemKind, RepoRef, RevisionState, TrustValue};
 use crate::provenance::{automap, card, code, notebook};
-use crate::rules::RuleId;
 
 /// Reads the file as text within `limit`; a larger file gets SCAN004 and `None`.
 fn read_text(

@@ -20,11 +20,11 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use super::{
-    CardOptions, Exception, LIMITS, POLICY_VERSION, PickleOptions, Policy, PolicySource,
+    CardOptions, Exception, LIMITS, Limits, POLICY_VERSION, PickleOptions, Policy, PolicySource,
     SafetensorsOptions, ScanOptions, SourceOptions, default_levels, limit_spec,
 };
-use crate::finding::Action;
-use crate::rules::RuleId;
+use crate::model::finding::Action;
+use crate::model::rules::RuleId;
 
 /// One problem in a policy file, at a 1-based line and column (in characters).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,11 +77,27 @@ impl PolicyError {
 }
 
 /// Reads and validates the policy file at `path`.
+/// The file is read once, at most [`super::MAX_POLICY_BYTES`]; the policy's digest is taken
+/// from those same bytes, so `--policy /dev/stdin` reports the digest of what it parsed.
 pub fn load_file(path: &Path) -> Result<Policy, PolicyError> {
-    let text = std::fs::read_to_string(path).map_err(|cause| PolicyError::Read {
+    use std::io::Read;
+    let read_err = |cause| PolicyError::Read {
         path: path.to_path_buf(),
         cause,
-    })?;
+    };
+    let file = std::fs::File::open(path).map_err(read_err)?;
+    let mut bytes = Vec::new();
+    file.take(super::MAX_POLICY_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(read_err)?;
+    if bytes.len() as u64 > super::MAX_POLICY_BYTES {
+        return Err(read_err(std::io::Error::other(format!(
+            "larger than any policy needs ({} bytes at most)",
+            super::MAX_POLICY_BYTES
+        ))));
+    }
+    let text =
+        String::from_utf8(bytes).map_err(|_| read_err(std::io::Error::other("not UTF-8 text")))?;
     parse(&text, PolicySource::File(path.to_path_buf()))
 }
 
@@ -119,7 +135,8 @@ pub(super) fn parse_with_base(
         }
     };
     let raw = RawPolicy::walk(&mut d, root.get_ref());
-    let policy = validate(&mut d, raw, source, base_levels);
+    let mut policy = validate(&mut d, raw, source, base_levels);
+    policy.sha256 = super::text_digest(text);
     if d.problems.is_empty() {
         return Ok(policy);
     }
@@ -638,11 +655,9 @@ fn validate(
         card: CardOptions::default(),
         source_code: SourceOptions::default(),
         scan: ScanOptions::default(),
-        limits: LIMITS
-            .iter()
-            .map(|l| (l.name.to_string(), l.default))
-            .collect(),
+        limits: Limits::default(),
         exceptions: Vec::new(),
+        sha256: String::new(),
     };
     validate_rules(d, &raw.rules, &mut policy.levels);
     policy.pickle.safe_globals = validate_globals(d, "safe_globals", raw.pickle.safe_globals);
@@ -860,9 +875,7 @@ fn validate_safetensors(
     if let Some(spec) = limit_spec("safetensors_header_bytes")
         && let Some(n) = in_range(d, "max_header_bytes", max, spec.min, spec.max)
     {
-        policy
-            .limits
-            .insert("safetensors_header_bytes".to_string(), n);
+        policy.limits.safetensors_header_bytes = n;
     }
 }
 
@@ -887,11 +900,7 @@ fn in_range(d: &mut Diag<'_>, name: &str, value: &Spanned<i64>, min: u64, max: u
     None
 }
 
-fn validate_limits(
-    d: &mut Diag<'_>,
-    raw: &[(Spanned<String>, Spanned<i64>)],
-    limits: &mut BTreeMap<String, u64>,
-) {
+fn validate_limits(d: &mut Diag<'_>, raw: &[(Spanned<String>, Spanned<i64>)], limits: &mut Limits) {
     for (key, value) in raw {
         let Some(spec) = limit_spec(key.get_ref()) else {
             let help = match suggest(key.get_ref(), LIMITS.iter().map(|l| l.name)) {
@@ -907,7 +916,7 @@ fn validate_limits(
             continue;
         };
         if let Some(n) = in_range(d, spec.name, value, spec.min, spec.max) {
-            limits.insert(spec.name.to_string(), n);
+            limits.set(spec.name, n);
         }
     }
 }

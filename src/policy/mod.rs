@@ -17,8 +17,9 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::LazyLock;
 
-use crate::finding::{Action, Detection, Finding};
-use crate::rules::RuleId;
+use crate::model::finding::{Action, Detection, Finding};
+pub use crate::model::limits::{LIMITS, LimitSpec, Limits, MAX_SAFETENSORS_HEADER, limit_spec};
+use crate::model::rules::RuleId;
 
 pub use config::{PolicyError, Problem, load_file, parse};
 pub use render::{example, explain, render_effective, starter_toml};
@@ -32,116 +33,6 @@ pub const PRESETS: &[(&str, &str)] = &[
 
 /// The policy format version this build understands.
 pub const POLICY_VERSION: i64 = 1;
-
-/// A named resource limit: every length, count, depth and size the scanner reads from a file is
-/// checked against one of these before it allocates or loops.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LimitSpec {
-    /// The name used in `[limits]` and by [`Policy::limit`].
-    pub name: &'static str,
-    /// The value when the policy does not set it.
-    pub default: u64,
-    /// The smallest accepted value.
-    pub min: u64,
-    /// The largest accepted value.
-    pub max: u64,
-    /// One line: what the limit bounds.
-    pub doc: &'static str,
-}
-
-const KIB: u64 = 1024;
-const MIB: u64 = 1024 * KIB;
-const GIB: u64 = 1024 * MIB;
-const TIB: u64 = 1024 * GIB;
-
-/// The largest safetensors header any policy may allow: the safetensors library itself refuses
-/// bigger headers, so a larger value would only let a header-bomb through.
-pub const MAX_SAFETENSORS_HEADER: u64 = 100_000_000;
-
-const fn limit(name: &'static str, default: u64, doc: &'static str) -> LimitSpec {
-    LimitSpec {
-        name,
-        default,
-        min: 0,
-        max: i64::MAX as u64,
-        doc,
-    }
-}
-
-/// Every resource limit, with its default. Unknown names in `[limits]` are errors.
-pub const LIMITS: &[LimitSpec] = &[
-    limit("max_files", 1_000_000, "files visited by the walk"),
-    limit(
-        "max_file_bytes",
-        TIB,
-        "size of one file that is read and hashed",
-    ),
-    limit("max_depth", 256, "directory levels below the scan root"),
-    LimitSpec {
-        name: "safetensors_header_bytes",
-        default: MAX_SAFETENSORS_HEADER,
-        min: 1,
-        max: MAX_SAFETENSORS_HEADER,
-        doc: "safetensors JSON header size (same as `[safetensors] max_header_bytes`)",
-    },
-    limit(
-        "pickle_opcodes",
-        50_000_000,
-        "opcodes walked in one pickle stream",
-    ),
-    limit(
-        "pickle_memo",
-        1_000_000,
-        "memo entries tracked in one pickle stream",
-    ),
-    limit(
-        "pickle_string_bytes",
-        MIB,
-        "longest pickle string argument read into memory (longer ones are skipped over)",
-    ),
-    limit("archive_depth", 4, "archives nested inside archives"),
-    limit("archive_members", 100_000, "members of one archive"),
-    limit(
-        "archive_member_bytes",
-        16 * GIB,
-        "decompressed size of one archive member",
-    ),
-    limit(
-        "archive_total_bytes",
-        64 * GIB,
-        "decompressed size of all members of one archive",
-    ),
-    limit(
-        "archive_ratio",
-        1000,
-        "decompressed/compressed size ratio of a member (zip bombs)",
-    ),
-    limit("json_depth", 128, "nesting depth of JSON documents"),
-    limit(
-        "json_bytes",
-        64 * MIB,
-        "config, index and notebook files read into memory",
-    ),
-    limit("yaml_bytes", 256 * KIB, "model-card YAML front matter read"),
-    limit(
-        "code_file_bytes",
-        8 * MIB,
-        "source files read by the code scan",
-    ),
-    limit("gguf_kv_count", 1_000_000, "GGUF metadata key/value pairs"),
-    limit("gguf_tensor_count", 1_000_000, "GGUF tensor descriptors"),
-    limit(
-        "gguf_metadata_bytes",
-        512 * MIB,
-        "GGUF metadata section size",
-    ),
-    limit("onnx_depth", 64, "ONNX protobuf nesting depth (subgraphs)"),
-];
-
-/// The limit called `name`, if there is one.
-pub fn limit_spec(name: &str) -> Option<&'static LimitSpec> {
-    LIMITS.iter().find(|l| l.name == name)
-}
 
 /// Where a policy came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -288,9 +179,11 @@ pub struct Policy {
     /// `[scan]`.
     pub scan: ScanOptions,
     /// Every limit in [`LIMITS`], with the policy's value or the default.
-    pub limits: BTreeMap<String, u64>,
+    pub limits: Limits,
     /// `[[exceptions]]`, in declaration order.
     pub exceptions: Vec<Exception>,
+    /// SHA-256 of the text this policy was parsed from (the bytes read once, stdin included).
+    pub sha256: String,
 }
 
 /// The level of every rule when a policy does not set it: the `[rules]` table of
@@ -325,24 +218,55 @@ impl Default for Policy {
             card: CardOptions::default(),
             source_code: SourceOptions::default(),
             scan: ScanOptions::default(),
-            limits: LIMITS
-                .iter()
-                .map(|l| (l.name.to_string(), l.default))
-                .collect(),
+            limits: Limits::default(),
             exceptions: Vec::new(),
+            sha256: PRESETS
+                .first()
+                .map(|(_, text)| text_digest(text))
+                .unwrap_or_default(),
         }
     }
+}
+
+/// SHA-256 (lowercase hex) of policy text: the report names exactly the bytes that were parsed.
+pub fn text_digest(text: &str) -> String {
+    use sha2::Digest;
+    crate::model::finding::hex(&sha2::Sha256::digest(text.as_bytes()))
+}
+
+/// Largest policy file read (in the scanned tree or given with `--policy`): far more than any
+/// policy needs, small enough that a FIFO or `/dev/zero` given by mistake cannot exhaust memory.
+pub const MAX_POLICY_BYTES: u64 = 1 << 20;
+
+/// Finds the policy for a scan: `explicit` (`--policy FILE`), else `modelgate.toml` at `root`
+/// (the root's directory when it is a file), else the built-in default.
+pub fn locate(
+    explicit: Option<&std::path::Path>,
+    root: &std::path::Path,
+) -> Result<Policy, PolicyError> {
+    if let Some(p) = explicit {
+        return load_file(p);
+    }
+    let dir = if root.is_dir() {
+        root.to_path_buf()
+    } else {
+        root.parent()
+            .map(std::path::Path::to_path_buf)
+            .unwrap_or_default()
+    };
+    let candidate = dir.join("modelgate.toml");
+    // Only a regular file counts: a FIFO or a symlink out of the repository must not be read.
+    if std::fs::symlink_metadata(&candidate).is_ok_and(|m| m.is_file()) {
+        return load_file(&candidate);
+    }
+    Ok(Policy::default())
 }
 
 impl Policy {
     /// The value of the named limit. Names come from [`LIMITS`]; an unknown name is a bug in the
     /// caller and yields 0, so it fails closed (everything exceeds the limit) instead of open.
     pub fn limit(&self, name: &str) -> u64 {
-        self.limits
-            .get(name)
-            .copied()
-            .or_else(|| limit_spec(name).map(|l| l.default))
-            .unwrap_or(0)
+        self.limits.get(name).unwrap_or(0)
     }
 
     /// The level of `rule`.
@@ -370,6 +294,20 @@ impl Policy {
         digest_of: &dyn Fn(&str) -> Option<String>,
         today: time::Date,
     ) -> Vec<Finding> {
+        self.evaluate_in_roots(detections, digest_of, &|_| None, today)
+    }
+
+    /// [`Policy::evaluate`] for a scan of several roots: an exception's path also matches a
+    /// detection's path inside its own root (`in_root`), so a policy written for one root's
+    /// layout means the same in a multi-root scan. Exceptions are used, or unused, across all
+    /// roots together.
+    pub fn evaluate_in_roots(
+        &self,
+        detections: Vec<Detection>,
+        digest_of: &dyn Fn(&str) -> Option<String>,
+        in_root: &dyn Fn(&str) -> Option<String>,
+        today: time::Date,
+    ) -> Vec<Finding> {
         let mut digests: BTreeMap<String, Option<String>> = BTreeMap::new();
         let mut used = vec![false; self.exceptions.len()];
         let mut findings = Vec::with_capacity(detections.len() + self.exceptions.len());
@@ -379,11 +317,13 @@ impl Policy {
                 .entry(d.path.clone())
                 .or_insert_with(|| digest_of(&d.path).map(|s| s.to_ascii_lowercase()))
                 .clone();
-            let covering = self
-                .exceptions
-                .iter()
-                .enumerate()
-                .find(|(_, e)| e.covers(d.rule, &d.path, digest.as_deref(), today));
+            let inner = in_root(&d.path);
+            let covering = self.exceptions.iter().enumerate().find(|(_, e)| {
+                e.covers(d.rule, &d.path, digest.as_deref(), today)
+                    || inner
+                        .as_deref()
+                        .is_some_and(|p| e.covers(d.rule, p, digest.as_deref(), today))
+            });
             let finding = match covering {
                 Some((i, e)) => {
                     if let Some(u) = used.get_mut(i) {
@@ -454,8 +394,9 @@ impl Policy {
 
 #[cfg(test)]
 mod tests {
+    const TIB: u64 = 1 << 40;
     use super::*;
-    use crate::finding::Location;
+    use crate::model::finding::Location;
     use time::macros::date;
 
     const TODAY: time::Date = date!(2026 - 06 - 01);

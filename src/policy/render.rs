@@ -7,7 +7,7 @@
 use std::io::{self, Write};
 
 use super::{LIMITS, PRESETS, Policy, builtin, default_levels};
-use crate::rules::RuleId;
+use crate::model::rules::RuleId;
 
 /// Writes the effective policy: its source, every rule's level grouped by area (marking levels
 /// that differ from the built-in default), options, limits that differ from their defaults, and

@@ -41,9 +41,8 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::sarif::percent_encode_path;
-use super::{FileRecord, Report};
 use crate::classify::{self, Format, Kind};
-use crate::cli::SbomFormat;
+use crate::model::report::{FileRecord, Report};
 
 /// Property names (the `modelgate:` namespace).
 pub mod prop {
@@ -108,13 +107,23 @@ impl Default for SbomLimits {
     }
 }
 
+/// SBOM serialisation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SbomFormat {
+    /// CycloneDX JSON.
+    Json,
+    /// CycloneDX XML.
+    Xml,
+}
+
 /// How the SBOM is built.
 #[derive(Debug, Clone, Default)]
 pub struct SbomOptions {
-    /// `metadata.timestamp`; `None` means [`crate::app::now`] (which honours `SOURCE_DATE_EPOCH`).
+    /// `metadata.timestamp`; `None` means the system clock now. Commands pass their
+    /// [`crate::model::clock::Clock`], which honours `SOURCE_DATE_EPOCH`.
     pub timestamp: Option<time::OffsetDateTime>,
-    /// Derive the serial number from the content instead of at random; `None` means "when
-    /// `SOURCE_DATE_EPOCH` is set".
+    /// Derive the serial number from the content instead of at random (`None`: at random).
+    /// Commands set it when their clock is reproducible (`SOURCE_DATE_EPOCH`).
     pub reproducible: Option<bool>,
     /// Name of the scanned repository; `None` derives one (Hugging Face id, remote, root).
     pub name: Option<String>,
@@ -894,15 +903,15 @@ pub fn build(report: &Report, opts: &SbomOptions) -> Bom {
     };
     bom.serial_number = None;
 
-    let reproducible = opts
-        .reproducible
-        .unwrap_or_else(|| std::env::var_os("SOURCE_DATE_EPOCH").is_some());
+    let reproducible = opts.reproducible.unwrap_or(false);
     bom.serial_number = Some(if reproducible {
         content_serial(&bom)
     } else {
         UrnUuid::generate()
     });
-    let ts = opts.timestamp.unwrap_or_else(crate::app::now);
+    let ts = opts
+        .timestamp
+        .unwrap_or_else(|| crate::model::clock::Clock::system().now());
     if let Some(m) = bom.metadata.as_mut() {
         m.timestamp = timestamp(ts);
     }
@@ -919,7 +928,7 @@ fn content_serial(bom: &Bom) -> UrnUuid {
     b.copy_from_slice(&digest[..16]);
     b[6] = (b[6] & 0x0f) | 0x50;
     b[8] = (b[8] & 0x3f) | 0x80;
-    let h = crate::finding::hex(&b);
+    let h = crate::model::finding::hex(&b);
     let urn = format!(
         "urn:uuid:{}-{}-{}-{}-{}",
         &h[0..8],

@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use super::Report;
+use crate::model::report::Report;
 
 /// Writes the report as JSON.
 pub fn render(report: &Report, w: &mut dyn Write) -> io::Result<()> {

@@ -9,9 +9,9 @@
 
 use std::io::{self, Write};
 
-use super::Report;
 use super::text::sanitize;
-use crate::finding::Finding;
+use crate::model::finding::Finding;
+use crate::model::report::Report;
 
 /// GitHub's limit for one step summary.
 pub const MAX_BYTES: usize = 1 << 20;

@@ -15,9 +15,9 @@ use std::io::{self, Write};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::Report;
-use crate::finding::{Action, Finding, Severity};
-use crate::rules::RuleId;
+use crate::model::finding::{Action, Finding, Severity};
+use crate::model::report::Report;
+use crate::model::rules::RuleId;
 
 /// The JSON schema URI written into `$schema`.
 pub const SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.json";

@@ -7,8 +7,8 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use super::Report;
-use crate::finding::{Action, Finding};
+use crate::model::finding::{Action, Finding};
+use crate::model::report::Report;
 
 /// Text rendering options.
 #[derive(Debug, Clone, Copy, Default)]

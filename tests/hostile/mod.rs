@@ -254,7 +254,7 @@ fn file_replaced_by_fifo_or_symlink_after_the_crawl_is_not_opened() {
         assert!(
             s.detections
                 .iter()
-                .any(|d| d.rule == modelgate::rules::RuleId::UnreadableFile),
+                .any(|d| d.rule == modelgate::model::rules::RuleId::UnreadableFile),
             "{rel}: {:?}",
             s.detections
         );
@@ -273,7 +273,7 @@ fn file_whose_size_changes_while_read_is_reported_as_changed() {
     let changed: Vec<_> = s
         .detections
         .iter()
-        .filter(|d| d.rule == modelgate::rules::RuleId::UnreadableFile)
+        .filter(|d| d.rule == modelgate::model::rules::RuleId::UnreadableFile)
         .collect();
     assert_eq!(changed.len(), 1, "{:?}", s.detections);
     assert!(

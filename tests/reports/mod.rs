@@ -10,14 +10,15 @@ use std::path::{Path, PathBuf};
 
 use cyclonedx_bom::models::bom::{Bom, SpecVersion};
 use cyclonedx_bom::validation::Validate;
-use modelgate::cli::SbomFormat;
-use modelgate::finding::{Action, Detection, Finding, Location};
 use modelgate::inspect::{self, ScanConfig};
-use modelgate::report::cyclonedx::{self, SbomOptions};
-use modelgate::report::{
-    FailOn, FileRecord, GitFacts, PolicyInfo, Report, Settings, ToolInfo, markdown, sarif,
+use modelgate::model::finding::{Action, Detection, Finding, Location};
+use modelgate::model::report::{
+    FailOn, FileRecord, GitFacts, PolicyInfo, Report, Settings, ToolInfo,
 };
-use modelgate::rules::RuleId;
+use modelgate::model::rules::RuleId;
+use modelgate::report::cyclonedx::SbomFormat;
+use modelgate::report::cyclonedx::{self, SbomOptions};
+use modelgate::report::{markdown, sarif};
 use modelgate::verify;
 use modelgate::walk::{self, EntryKind, WalkOptions};
 use serde_json::{Value, json};

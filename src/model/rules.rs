@@ -6,7 +6,34 @@
 
 use serde::Serialize;
 
-use crate::finding::Severity;
+/// How bad a finding is, independent of what the policy decides to do about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Informational.
+    Info,
+    /// Low.
+    Low,
+    /// Medium.
+    Medium,
+    /// High.
+    High,
+    /// Critical: code execution on load.
+    Critical,
+}
+
+impl Severity {
+    /// Lowercase name as used in JSON and text output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Low => "low",
+            Severity::Medium => "medium",
+            Severity::High => "high",
+            Severity::Critical => "critical",
+        }
+    }
+}
 
 macro_rules! rules {
     ($( $variant:ident => $code:literal, $name:literal, $sev:ident, $area:literal, $summary:literal, $help:literal; )*) => {
@@ -249,7 +276,7 @@ mod tests {
 
     #[test]
     fn readme_rule_table_matches_the_registry() {
-        let readme = include_str!("../README.md");
+        let readme = include_str!("../../README.md");
         let start = readme
             .find("<!-- rules:begin -->")
             .expect("rules:begin marker");

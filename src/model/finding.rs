@@ -10,36 +10,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::rules::RuleId;
-
-/// How bad a finding is, independent of what the policy decides to do about it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    /// Informational.
-    Info,
-    /// Low.
-    Low,
-    /// Medium.
-    Medium,
-    /// High.
-    High,
-    /// Critical: code execution on load.
-    Critical,
-}
-
-impl Severity {
-    /// Lowercase name as used in JSON and text output.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Info => "info",
-            Severity::Low => "low",
-            Severity::Medium => "medium",
-            Severity::High => "high",
-            Severity::Critical => "critical",
-        }
-    }
-}
+use super::rules::RuleId;
+pub use super::rules::Severity;
 
 /// What the policy decided for a finding. Ordered so that `Deny` is the greatest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

@@ -1,0 +1,364 @@
+//! The scan engine: the library's one entry point for a scan, used by the CLI and by library
+//! users alike.
+//!
+//! ```text
+//! roots ─> crawl (each root) ─> read stage (every file of every root, one pool, one read each:
+//!          digests + inspector) ─> per-root repository checks and git ─> prefix paths
+//!       ─> policy::evaluate ONCE over every detection ─> Report
+//! ```
+//!
+//! Evaluating the policy once over the whole set is what makes multi-root scans right:
+//! exceptions are used (or unused, POL002) across all roots together, and model directories and
+//! the SBOM see every root's files under their own prefix.
+//!
+//! ```no_run
+//! use modelgate::{Scanner, ScanOptions};
+//! let policy = modelgate::policy::builtin("default").expect("built-in policy");
+//! let scanner = Scanner::new(policy, ScanOptions::default());
+//! let report = scanner.scan(&["examples/clean-model".into()]).expect("scan");
+//! println!("{} files, {} denied", report.summary.files, report.summary.denied);
+//! ```
+
+mod root;
+mod schedule;
+
+pub use schedule::scan_guarded;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+
+use crate::inspect::{ScanConfig, read};
+use crate::knowledge::ExtraLists;
+use crate::model::clock::Clock;
+use crate::model::finding::Finding;
+use crate::model::report::{FailOn, PolicyInfo, Report, Settings, ToolInfo};
+use crate::policy::Policy;
+use crate::repository::RepoOptions;
+use crate::walk::{self, WalkError, WalkOptions};
+
+/// How to scan, beyond what the policy says.
+#[derive(Debug, Clone)]
+pub struct ScanOptions {
+    /// Exclude globs on top of the defaults and the policy's `[scan] exclude`.
+    pub excludes: Vec<String>,
+    /// Worker threads (at least 1).
+    pub jobs: usize,
+    /// Skip git provenance.
+    pub no_git: bool,
+    /// Scan float tensors for NaN/Inf even when the policy does not ask for it.
+    pub check_values: bool,
+    /// Also compute SHA-512 in the same read.
+    pub sha512: bool,
+    /// Read block size (0: the default).
+    pub block_size: usize,
+    /// What makes the report's exit code 1.
+    pub fail_on: FailOn,
+    /// Show a progress bar on stderr (the caller decided stderr is a terminal).
+    pub progress: bool,
+    /// The run's clock: exception expiry is judged on its date.
+    pub clock: Clock,
+}
+
+impl Default for ScanOptions {
+    fn default() -> Self {
+        ScanOptions {
+            excludes: Vec::new(),
+            jobs: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            no_git: false,
+            check_values: false,
+            sha512: false,
+            block_size: 0,
+            fail_on: FailOn::Deny,
+            progress: false,
+            clock: Clock::system(),
+        }
+    }
+}
+
+/// Failures of the scan itself (exit 2), never of a scanned file.
+#[derive(Debug, thiserror::Error)]
+pub enum ScanError {
+    /// A root is missing or unreadable, or an exclude glob is invalid.
+    #[error(transparent)]
+    Walk(#[from] WalkError),
+    /// The worker threads could not start.
+    #[error("cannot start worker threads: {0}")]
+    Threads(#[from] rayon::ThreadPoolBuildError),
+    /// `jobs` was 0.
+    #[error("--jobs must be at least 1")]
+    NoJobs,
+    /// No root was given.
+    #[error("nothing to scan: no path given")]
+    NoRoots,
+}
+
+/// Where the time of one scan went (`--verbose`).
+#[derive(Debug, Clone, Default)]
+pub struct Stats {
+    /// Crawling every root.
+    pub walk: Duration,
+    /// The read stage, wall clock (read, hash and inspect every file, in parallel).
+    pub read: Duration,
+    /// The same stage's time summed over worker threads.
+    pub read_cpu: Duration,
+    /// Of which: reading blocks and hashing them (SHA-256, SHA-512), summed over threads; the
+    /// rest of `read_cpu` is the inspectors.
+    pub hash_cpu: Duration,
+    /// Repository checks, model cards and git, every root.
+    pub provenance: Duration,
+    /// Policy evaluation and the report's assembly.
+    pub policy: Duration,
+    /// Files read.
+    pub files: u64,
+    /// Bytes read.
+    pub bytes: u64,
+}
+
+/// A configured scan: a policy plus options. Reusable for any number of scans.
+#[derive(Debug, Clone)]
+pub struct Scanner {
+    policy: Policy,
+    options: ScanOptions,
+    cfg: ScanConfig,
+    excludes: Vec<String>,
+}
+
+impl Scanner {
+    /// A scanner that judges with `policy`.
+    pub fn new(policy: Policy, options: ScanOptions) -> Scanner {
+        let mut excludes: Vec<String> = walk::DEFAULT_EXCLUDES
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        excludes.extend(policy.scan.exclude.iter().cloned());
+        excludes.extend(options.excludes.iter().cloned());
+        let cfg = ScanConfig {
+            sha512: options.sha512,
+            block_size: options.block_size,
+            ..scan_config(&policy, options.check_values)
+        };
+        Scanner {
+            policy,
+            options,
+            cfg,
+            excludes,
+        }
+    }
+
+    /// The policy this scanner judges with.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// Scans `roots` (directories or files) into one report.
+    pub fn scan(&self, roots: &[PathBuf]) -> Result<Report, ScanError> {
+        self.scan_with_stats(roots).map(|(r, _)| r)
+    }
+
+    /// [`Scanner::scan`], also saying where the time went.
+    pub fn scan_with_stats(&self, roots: &[PathBuf]) -> Result<(Report, Stats), ScanError> {
+        if self.options.jobs == 0 {
+            return Err(ScanError::NoJobs);
+        }
+        if roots.is_empty() {
+            return Err(ScanError::NoRoots);
+        }
+        let mut stats = Stats::default();
+        let limits = &self.policy.limits;
+        let base = WalkOptions {
+            excludes: self.excludes.clone(),
+            max_files: limits.max_files.min(u64::MAX - 1),
+            max_depth: usize::try_from(limits.max_depth.min(1 << 16)).unwrap_or(1 << 16),
+            containment: None,
+            hidden_dirs: Vec::new(),
+        };
+
+        let started = Instant::now();
+        let many = roots.len() > 1;
+        let mut crawled = Vec::with_capacity(roots.len());
+        let mut units = Vec::new();
+        for r in roots {
+            let prefix = if many {
+                root::prefix_of(r)
+            } else {
+                String::new()
+            };
+            let c = root::crawl(r, prefix, &base, units.len())?;
+            units.extend(c.units.iter().cloned());
+            crawled.push(c);
+        }
+        stats.walk = started.elapsed();
+
+        let started = Instant::now();
+        let cpu = schedule::Cpu::default();
+        let hash_before = read::read_hash_time();
+        let scans = schedule::scan_all(
+            &units,
+            &self.cfg,
+            self.options.jobs,
+            self.options.progress,
+            &cpu,
+        )?;
+        stats.read = started.elapsed();
+        stats.read_cpu = cpu.total();
+        stats.hash_cpu = read::read_hash_time().saturating_sub(hash_before);
+        stats.files = scans.len() as u64;
+        stats.bytes = scans.iter().map(|s| s.size).fold(0, u64::saturating_add);
+
+        let started = Instant::now();
+        let repo = RepoOptions {
+            required_fields: self.policy.card.required_fields.clone(),
+            allowed_licenses: self.policy.card.allowed_licenses.clone(),
+            json_bytes: self.cfg.limits.json_bytes,
+        };
+        let after = root::After {
+            repo: &repo,
+            no_git: self.options.no_git,
+        };
+        let mut collected = Vec::with_capacity(crawled.len());
+        for c in crawled {
+            let (first, n) = (c.first_unit, c.units.len());
+            let prefix = c.prefix.clone();
+            let mine = scans.get(first..first + n).unwrap_or(&[]);
+            collected.push((prefix, c.collect(mine, &after)));
+        }
+        stats.provenance = started.elapsed();
+
+        let started = Instant::now();
+        let report = self.assemble(roots, collected);
+        stats.policy = started.elapsed();
+        Ok((report, stats))
+    }
+
+    /// Merges the roots' results, judges every detection once and builds the report.
+    fn assemble(&self, roots: &[PathBuf], collected: Vec<(String, root::Collected)>) -> Report {
+        let many = collected.len() > 1;
+        let mut files = Vec::new();
+        let mut detections = Vec::new();
+        let mut excluded = Vec::new();
+        let mut model_dirs = Vec::new();
+        let mut repository = Map::new();
+        let mut per_root = Vec::new();
+        let mut git = None;
+        // Display path -> path inside its root, so an exception written for one root's layout
+        // (`weights/model.bin`) matches that file in a multi-root scan too.
+        let mut in_root: BTreeMap<String, String> = BTreeMap::new();
+        for (i, (prefix, c)) in collected.into_iter().enumerate() {
+            if many {
+                let paths = c.files.iter().map(|f| &f.path);
+                for p in paths.chain(c.detections.iter().map(|d| &d.path)) {
+                    let inner = p.strip_prefix(prefix.as_str()).unwrap_or(p);
+                    in_root.insert(p.clone(), inner.trim_start_matches('/').to_string());
+                }
+                let mut entry = Map::new();
+                entry.insert("path".into(), json!(prefix));
+                entry.insert("git".into(), json!(c.git));
+                if let Some(hf) = c.repository.get("huggingface") {
+                    entry.insert("huggingface".into(), hf.clone());
+                }
+                per_root.push(Value::Object(entry));
+            } else {
+                for (k, v) in &c.repository {
+                    if k != "model_dirs" {
+                        repository.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+            if i == 0 {
+                git = c.git.clone();
+            }
+            if let Some(Value::Array(d)) = c.repository.get("model_dirs") {
+                model_dirs.extend(d.iter().cloned());
+            }
+            files.extend(c.files);
+            detections.extend(c.detections);
+            excluded.extend(c.excluded);
+        }
+        if many || !model_dirs.is_empty() || roots.iter().any(|r| !r.is_file()) {
+            repository.insert("model_dirs".into(), Value::Array(model_dirs));
+        }
+        if many {
+            repository.insert("roots".into(), Value::Array(per_root));
+        }
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        excluded.sort();
+
+        let digests: BTreeMap<&str, &str> = files
+            .iter()
+            .filter_map(|f| f.sha256.as_deref().map(|d| (f.path.as_str(), d)))
+            .collect();
+        let mut findings = self.policy.evaluate_in_roots(
+            detections,
+            &|p| digests.get(p).map(|d| (*d).to_string()),
+            &|p| in_root.get(p).cloned(),
+            self.options.clock.today(),
+        );
+        findings.sort_by(finding_order);
+
+        let mut report = Report {
+            schema_version: 1,
+            tool: ToolInfo::default(),
+            root: roots
+                .iter()
+                .map(|r| r.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" "),
+            policy: PolicyInfo {
+                source: self.policy.source.to_string(),
+                sha256: self.policy.sha256.clone(),
+            },
+            settings: Settings {
+                fail_on: self.options.fail_on,
+                check_values: self.cfg.check_values,
+                excludes: self.excludes.clone(),
+                excluded,
+                no_git: self.options.no_git,
+            },
+            git,
+            repository,
+            files,
+            findings,
+            summary: Default::default(),
+        };
+        report.summarize();
+        report
+    }
+}
+
+/// What the inspectors take from the policy (and `--check-values`).
+pub fn scan_config(policy: &Policy, check_values: bool) -> ScanConfig {
+    ScanConfig {
+        check_values: check_values || policy.safetensors.check_values,
+        pickle_extra: ExtraLists::from_policy(
+            &policy.pickle.safe_globals,
+            &policy.pickle.dangerous_globals,
+        ),
+        pinned_revisions: policy
+            .source_code
+            .pinned_revisions
+            .iter()
+            .cloned()
+            .collect(),
+        limits: policy.limits,
+        ..ScanConfig::default()
+    }
+}
+
+/// Deterministic order of findings: path, rule, location, message.
+pub fn finding_order(a: &Finding, b: &Finding) -> std::cmp::Ordering {
+    (&a.path, a.rule, &a.location, &a.message, &a.fingerprint).cmp(&(
+        &b.path,
+        b.rule,
+        &b.location,
+        &b.message,
+        &b.fingerprint,
+    ))
+}
+
+/// Whether `path` exists (without following a final symlink).
+pub fn exists(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok()
+}

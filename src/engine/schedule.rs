@@ -1,0 +1,151 @@
+//! The read stage's scheduler: every file of every root through one rayon pool, largest first,
+//! results back in input order, a panic or a lost result turned into a finding for that file.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use crate::inspect::{self, FileScan, ScanConfig};
+use crate::model::finding::Detection;
+use crate::model::rules::RuleId;
+use crate::progress::Progress;
+
+/// One file to read: where to open it, its display path and the size the crawl saw.
+#[derive(Debug, Clone)]
+pub struct Unit {
+    /// The path to open.
+    pub open: PathBuf,
+    /// The display path (root-prefixed in multi-root scans).
+    pub rel: String,
+    /// The size the crawl saw.
+    pub size: u64,
+}
+
+/// CPU time the workers spent, summed over threads.
+#[derive(Debug, Default)]
+pub struct Cpu {
+    /// Time in the scan of each file (read, hash and inspect together).
+    pub total_nanos: AtomicU64,
+}
+
+impl Cpu {
+    /// The summed time.
+    pub fn total(&self) -> Duration {
+        Duration::from_nanos(self.total_nanos.load(Ordering::Relaxed))
+    }
+}
+
+/// Scans `units` with `jobs` threads, largest first (so one huge shard does not finish last
+/// alone), and returns one result per unit in input order: output is identical for any thread
+/// count.
+pub fn scan_all(
+    units: &[Unit],
+    cfg: &ScanConfig,
+    jobs: usize,
+    progress: bool,
+    cpu: &Cpu,
+) -> Result<Vec<FileScan>, rayon::ThreadPoolBuildError> {
+    let total_bytes = units.iter().map(|u| u.size).fold(0u64, u64::saturating_add);
+    let bar = Progress::new(units.len() as u64, total_bytes, progress);
+    let mut order: Vec<usize> = (0..units.len()).collect();
+    order.sort_by(|&a, &b| units[b].size.cmp(&units[a].size).then(a.cmp(&b)));
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<FileScan>>> = Mutex::new(vec![None; units.len()]);
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build()?;
+    pool.scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|_| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&idx) = order.get(i) else { break };
+                    let u = &units[idx];
+                    let started = Instant::now();
+                    let scan =
+                        scan_guarded(&u.rel, || inspect::scan_file(&u.open, &u.rel, u.size, cfg));
+                    let nanos = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+                    cpu.total_nanos.fetch_add(nanos, Ordering::Relaxed);
+                    bar.file_done(u.size);
+                    // A poisoned lock still holds every result stored so far; keep storing.
+                    let mut r = results.lock().unwrap_or_else(PoisonError::into_inner);
+                    if let Some(slot) = r.get_mut(idx) {
+                        *slot = Some(scan);
+                    }
+                }
+            });
+        }
+    });
+    bar.finish();
+    let results = results.into_inner().unwrap_or_else(PoisonError::into_inner);
+    Ok(results
+        .into_iter()
+        .zip(units)
+        .map(|(r, u)| r.unwrap_or_else(|| lost_result(&u.rel)))
+        .collect())
+}
+
+/// A unit whose worker stored nothing: never a clean record, which would pass a file nobody read.
+fn lost_result(rel: &str) -> FileScan {
+    let mut out = FileScan::default();
+    out.detections.push(Detection::new(
+        RuleId::UnreadableFile,
+        rel,
+        "no-result",
+        "internal error: the worker returned no result for this file; it was not scanned",
+    ));
+    out
+}
+
+/// Runs one file's scan so that a panic in it becomes a `SCAN001 unreadable-file` detection for
+/// that file and the other files are still scanned. This is defence in depth, not the
+/// error-handling strategy: inspectors turn malformed input into findings and must not panic;
+/// a panic caught here is a bug to fix.
+pub fn scan_guarded(rel: &str, scan: impl FnOnce() -> FileScan) -> FileScan {
+    // AssertUnwindSafe: the closure's result is discarded on panic and nothing it borrowed
+    // (the file path, the shared read-only config) is left half-updated.
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(scan)) {
+        Ok(scan) => scan,
+        Err(payload) => {
+            let what = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_string());
+            let mut out = FileScan::default();
+            out.detections.push(
+                Detection::new(
+                    RuleId::UnreadableFile,
+                    rel,
+                    "panic",
+                    "internal error while inspecting this file; it was not fully scanned",
+                )
+                .with("error", what),
+            );
+            out
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn panic_in_one_file_becomes_unreadable_file_detection() {
+        let scan = scan_guarded("bad.bin", || panic!("boom"));
+        assert_eq!(scan.detections.len(), 1);
+        let d = &scan.detections[0];
+        assert_eq!(d.rule, RuleId::UnreadableFile);
+        assert_eq!(d.evidence.get("error"), Some(&json!("boom")));
+        assert!(scan.sha256.is_none());
+    }
+
+    #[test]
+    fn a_lost_result_is_a_finding_not_a_clean_record() {
+        let scan = lost_result("gone.bin");
+        assert!(scan.sha256.is_none());
+        assert_eq!(scan.detections[0].rule, RuleId::UnreadableFile);
+        assert_eq!(scan.detections[0].path, "gone.bin");
+    }
+}

@@ -1,0 +1,140 @@
+//! The one table of resource limits.
+//!
+//! Every length, count, depth and size the scanner reads from a file is checked against a named
+//! limit before it allocates or loops. Each limit is declared exactly once, in the `limits!`
+//! invocation below (name, default, bounds, one line of documentation). From that one place come:
+//! the typed [`Limits`] every parser takes its bounds from, the [`LIMITS`] table the policy's
+//! `[limits]` parser validates against, the `policies/README.md` table (a test checks it) and
+//! the comments `modelgate policy init` writes.
+//!
+//! A limit is not a format rule: hitting one is `SCAN004 limit-exceeded` (naming the limit and how
+//! to raise it), never the format's "invalid" rule.
+
+/// A named resource limit as the policy sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LimitSpec {
+    /// The name used in `[limits]`.
+    pub name: &'static str,
+    /// The value when the policy does not set it.
+    pub default: u64,
+    /// The smallest accepted value.
+    pub min: u64,
+    /// The largest accepted value.
+    pub max: u64,
+    /// One line: what the limit bounds.
+    pub doc: &'static str,
+}
+
+const KIB: u64 = 1024;
+const MIB: u64 = 1024 * KIB;
+const GIB: u64 = 1024 * MIB;
+const TIB: u64 = 1024 * GIB;
+/// No upper bound beyond what a TOML integer can say.
+const ANY: u64 = i64::MAX as u64;
+
+/// The largest safetensors header any policy may allow: the safetensors library itself refuses
+/// bigger headers, so a larger value would only let a header-bomb through.
+pub const MAX_SAFETENSORS_HEADER: u64 = 100_000_000;
+
+macro_rules! limits {
+    ($( $(#[$attr:meta])* $name:ident = $default:expr, [$min:expr, $max:expr], $doc:literal; )*) => {
+        /// Every resource limit, typed. Built from the policy (`Policy::limits`); the default is
+        /// each limit's documented default.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct Limits {
+            $( #[doc = $doc] $(#[$attr])* pub $name: u64, )*
+        }
+
+        impl Default for Limits {
+            fn default() -> Self {
+                Limits { $( $name: $default, )* }
+            }
+        }
+
+        /// Every limit, in declaration order. Unknown names in `[limits]` are errors.
+        pub const LIMITS: &[LimitSpec] = &[
+            $( LimitSpec { name: stringify!($name), default: $default, min: $min, max: $max, doc: $doc }, )*
+        ];
+
+        impl Limits {
+            /// The value of the limit called `name`.
+            pub fn get(&self, name: &str) -> Option<u64> {
+                match name {
+                    $( stringify!($name) => Some(self.$name), )*
+                    _ => None,
+                }
+            }
+
+            /// Sets the limit called `name`; false when there is no such limit.
+            pub fn set(&mut self, name: &str, value: u64) -> bool {
+                match name {
+                    $( stringify!($name) => { self.$name = value; true } )*
+                    _ => false,
+                }
+            }
+        }
+    };
+}
+
+limits! {
+    max_files = 1_000_000, [0, ANY], "files visited by the walk";
+    max_file_bytes = TIB, [0, ANY], "size of one file that is read and hashed";
+    max_depth = 256, [0, ANY], "directory levels below the scan root";
+    safetensors_header_bytes = MAX_SAFETENSORS_HEADER, [1, MAX_SAFETENSORS_HEADER],
+        "safetensors JSON header size (same as `[safetensors] max_header_bytes`)";
+    pickle_opcodes = 50_000_000, [0, ANY], "opcodes walked in one pickle stream";
+    pickle_memo = 1_000_000, [0, ANY], "memo entries tracked in one pickle stream";
+    pickle_string_bytes = MIB, [0, ANY],
+        "longest pickle string argument read into memory (longer ones are skipped over)";
+    archive_depth = 4, [0, ANY], "archives nested inside archives";
+    archive_members = 100_000, [0, ANY], "members of one archive";
+    archive_member_bytes = 16 * GIB, [0, ANY], "decompressed size of one archive member";
+    archive_total_bytes = 64 * GIB, [0, ANY],
+        "decompressed size of all members of one archive";
+    archive_ratio = 1000, [0, ANY],
+        "decompressed/compressed size ratio of a member (zip bombs)";
+    json_depth = 128, [0, ANY], "nesting depth of JSON documents";
+    json_bytes = 64 * MIB, [0, ANY], "config, index and notebook files read into memory";
+    yaml_bytes = 256 * KIB, [0, ANY], "model-card YAML front matter read";
+    code_file_bytes = 8 * MIB, [0, ANY], "source files read by the code scan";
+    gguf_kv_count = 1_000_000, [0, ANY], "GGUF metadata key/value pairs";
+    gguf_tensor_count = 1_000_000, [0, ANY], "GGUF tensor descriptors";
+    gguf_metadata_bytes = 512 * MIB, [0, ANY], "GGUF metadata section size";
+    onnx_depth = 64, [0, ANY], "ONNX protobuf nesting depth (subgraphs)";
+}
+
+/// The limit called `name`, if there is one.
+pub fn limit_spec(name: &str) -> Option<&'static LimitSpec> {
+    LIMITS.iter().find(|l| l.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_defaults_in_bounds() {
+        let mut names: Vec<&str> = LIMITS.iter().map(|l| l.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), LIMITS.len());
+        let d = Limits::default();
+        for spec in LIMITS {
+            assert!(
+                (spec.min..=spec.max).contains(&spec.default),
+                "{}",
+                spec.name
+            );
+            assert_eq!(d.get(spec.name), Some(spec.default));
+        }
+    }
+
+    #[test]
+    fn set_and_get_by_name() {
+        let mut l = Limits::default();
+        assert!(l.set("archive_depth", 2));
+        assert_eq!(l.archive_depth, 2);
+        assert!(!l.set("no_such_limit", 1));
+        assert_eq!(l.get("no_such_limit"), None);
+    }
+}
