@@ -244,17 +244,12 @@ fn recorded_files(bom: &Bom, limits: &VerifyLimits) -> Result<BTreeMap<String, R
 /// Git LFS pointers are at most this large (spec: "less than 1024 bytes").
 const LFS_POINTER_MAX: u64 = 1024;
 
-/// The `sha256` oid of a Git LFS pointer, when `head` is one.
+/// The `sha256` oid of a Git LFS pointer, when `head` is one: the scan's strict pointer parser,
+/// so `verify` and `scan` agree on what a pointer is.
 fn lfs_oid(head: &[u8]) -> Option<String> {
-    let text = std::str::from_utf8(head).ok()?;
-    if !text.starts_with("version https://git-lfs.github.com/spec/") {
-        return None;
-    }
-    text.lines()
-        .find_map(|l| l.strip_prefix("oid sha256:"))
-        .map(str::trim)
-        .filter(|o| o.len() == 64 && o.bytes().all(|b| b.is_ascii_hexdigit()))
-        .map(str::to_ascii_lowercase)
+    crate::provenance::lfs::parse_pointer(head)
+        .ok()
+        .map(|p| p.sha256().to_ascii_lowercase())
 }
 
 /// One streaming read: the SHA-256 and, for a small file, the LFS oid from the same buffer.
@@ -264,9 +259,7 @@ fn hash_file(open: &Path) -> Found {
         Err(e) => return Found::Unreadable(e.to_string()),
     };
     let size = file.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
-    let block = crate::inspect::read::DEFAULT_BLOCK
-        .min(usize::try_from(size.saturating_add(1).max(4096)).unwrap_or(usize::MAX));
-    let mut r = HashingReader::new(file, block, false);
+    let mut r = HashingReader::new(file, crate::inspect::read::block_for(size, 0), false);
     let mut oid = None;
     if size <= LFS_POINTER_MAX {
         match r.fill_buf() {
@@ -437,12 +430,21 @@ mod tests {
 
     #[test]
     fn parses_lfs_oid() {
-        let p = b"version https://git-lfs.github.com/spec/v1\noid sha256:ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef0123456789\nsize 3\n";
+        let p = b"version https://git-lfs.github.com/spec/v1\noid sha256:abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789\nsize 3\n";
         assert_eq!(
             lfs_oid(p).as_deref(),
             Some("abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789")
         );
         assert_eq!(lfs_oid(b"oid sha256:00"), None);
+    }
+
+    #[test]
+    fn uses_the_scans_strict_pointer_parser() {
+        // Issue 14: verify had its own looser parser that took an upper-case oid the scan
+        // rejects; both now agree (the LFS spec's oid is lower-case hex).
+        let p = b"version https://git-lfs.github.com/spec/v1\noid sha256:ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef0123456789\nsize 3\n";
+        assert_eq!(lfs_oid(p), None);
+        assert!(crate::provenance::lfs::parse_pointer(p).is_err());
     }
 
     #[test]

@@ -443,6 +443,7 @@ fn truncated_pickle_reports_imports_before_damage() {
 }
 
 mod action;
+mod architecture;
 mod engine;
 mod hostile;
 mod reports;

@@ -193,14 +193,8 @@ pub fn scan_file(open: &Path, rel: &str, expected_size: u64, cfg: &ScanConfig) -
         );
         return out;
     }
-    let block = if cfg.block_size == 0 {
-        read::DEFAULT_BLOCK
-    } else {
-        cfg.block_size
-    };
-    // Small files get a small buffer: a tree of 100,000 config files should not allocate 1 MiB each.
-    let block = block.min(usize::try_from(size.saturating_add(1).max(4096)).unwrap_or(usize::MAX));
-    let mut reader = read::HashingReader::new(file, block, cfg.sha512);
+    let mut reader =
+        read::HashingReader::new(file, read::block_for(size, cfg.block_size), cfg.sha512);
     let mut ctx = Ctx {
         cfg,
         rel,

@@ -17,6 +17,18 @@ use sha2::{Digest, Sha256, Sha512};
 /// peak RSS at 16 MiB (8 MiB blocks: 30 MiB) and the buffer inside L2.
 pub const DEFAULT_BLOCK: usize = 1 << 20;
 
+/// The read block for a file of `size` bytes: `configured` (0: [`DEFAULT_BLOCK`]), but small
+/// files get a small buffer, so a tree of 100,000 config files does not allocate 1 MiB each.
+/// The scan and `verify` read through this one rule.
+pub fn block_for(size: u64, configured: usize) -> usize {
+    let block = if configured == 0 {
+        DEFAULT_BLOCK
+    } else {
+        configured
+    };
+    block.min(usize::try_from(size.saturating_add(1).max(4096)).unwrap_or(usize::MAX))
+}
+
 /// Time spent reading and hashing blocks, summed over all threads of the process since it
 /// started (`scan --verbose` reports the difference across a scan). Two clock reads per block
 /// (1 MiB by default): noise next to the hashing itself.

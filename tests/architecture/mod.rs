@@ -1,0 +1,130 @@
+//! The house reads top-down (issue 14): CLI -> engine -> stages -> model, with no cycles between
+//! the crate's top-level modules, a model that imports nothing else of the crate, and no stage
+//! that knows the command line. Checked on the source text, so a new `use` that breaks the
+//! layering fails here with the edge named.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// Top-level module -> the top-level modules its code names through `crate::` or `modelgate::`.
+fn graph() -> BTreeMap<String, BTreeSet<String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for f in files {
+        let rel = f
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let top = rel
+            .split('/')
+            .next()
+            .unwrap()
+            .trim_end_matches(".rs")
+            .to_string();
+        if top == "lib" {
+            continue;
+        }
+        let text = fs::read_to_string(&f).unwrap();
+        let edges = g.entry(top.clone()).or_default();
+        for line in text.lines() {
+            let code = line.trim_start();
+            if code.starts_with("//") {
+                continue;
+            }
+            for prefix in ["crate::", "modelgate::"] {
+                let mut rest = code;
+                while let Some(i) = rest.find(prefix) {
+                    rest = &rest[i + prefix.len()..];
+                    let name: String = rest
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    if !name.is_empty() && name != top && name.chars().all(|c| !c.is_uppercase()) {
+                        edges.insert(name);
+                    }
+                }
+            }
+        }
+    }
+    g
+}
+
+#[test]
+fn the_model_imports_nothing_else_of_the_crate() {
+    let g = graph();
+    assert_eq!(
+        g.get("model"),
+        Some(&BTreeSet::new()),
+        "{:?}",
+        g.get("model")
+    );
+}
+
+#[test]
+fn no_library_module_knows_the_command_line() {
+    for (module, edges) in graph() {
+        if matches!(module.as_str(), "main" | "cli" | "commands") {
+            continue;
+        }
+        for binary_only in ["cli", "commands", "main"] {
+            assert!(
+                !edges.contains(binary_only),
+                "{module} imports {binary_only}, which belongs to the binary"
+            );
+        }
+    }
+}
+
+#[test]
+fn top_level_modules_import_each_other_without_cycles() {
+    let g = graph();
+    // Depth-first search for a back edge; report the cycle.
+    fn visit(
+        n: &str,
+        g: &BTreeMap<String, BTreeSet<String>>,
+        stack: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) {
+        if done.contains(n) {
+            return;
+        }
+        if let Some(i) = stack.iter().position(|s| s == n) {
+            panic!("import cycle: {} -> {n}", stack[i..].join(" -> "));
+        }
+        stack.push(n.to_string());
+        for m in g.get(n).into_iter().flatten() {
+            visit(m, g, stack, done);
+        }
+        stack.pop();
+        done.insert(n.to_string());
+    }
+    let mut done = BTreeSet::new();
+    for n in g.keys() {
+        visit(n, &g, &mut Vec::new(), &mut done);
+    }
+}
+
+#[test]
+fn stages_do_not_call_the_engine() {
+    for (module, edges) in graph() {
+        if matches!(module.as_str(), "main" | "cli" | "commands" | "engine") {
+            continue;
+        }
+        assert!(!edges.contains("engine"), "{module} imports the engine");
+    }
+}
