@@ -139,13 +139,23 @@ pub fn starter_toml(preset: &str) -> Option<String> {
          # Every key is documented in policies/README.md; `modelgate explain CODE` describes a rule.\n\
          # Check your edits with `modelgate policy check modelgate.toml`.\n\n"
     );
-    out.push_str(text);
+    // The preset's `[limits]` table lists no values; the starter spells out every limit with its
+    // default and meaning, generated from the one table so the comments cannot drift.
+    let limits: String = LIMITS
+        .iter()
+        .map(|l| format!("# {} = {}   # {}\n", l.name, l.default, l.doc))
+        .collect();
+    out.push_str(&text.replace(LIMITS_PLACEHOLDER, limits.trim_end()));
     if !out.ends_with('\n') {
         out.push('\n');
     }
     out.push_str(STARTER_EXCEPTION);
     Some(out)
 }
+
+/// The comment every preset's `[limits]` table holds; `policy init` expands it.
+const LIMITS_PLACEHOLDER: &str =
+    "# Every limit has a built-in default; see policies/README.md for the names.";
 
 const STARTER_EXCEPTION: &str = r#"
 # Exceptions turn one rule's findings into `allow` for matching files. Keep them narrow:
@@ -308,6 +318,9 @@ mod tests {
             assert!(starter.is_some());
             let starter = starter.unwrap_or_default();
             assert!(starter.contains("# [[exceptions]]"));
+            for l in LIMITS {
+                assert!(starter.contains(&format!("# {} = {}", l.name, l.default)));
+            }
             let parsed = parse(&starter, PolicySource::File("modelgate.toml".into()));
             assert!(
                 parsed.is_ok(),
