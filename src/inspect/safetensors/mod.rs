@@ -57,8 +57,8 @@
 //! # Layout
 //!
 //! This file holds the entry points, the header types and the sub-code table. The header is
-//! checked in two passes, [`syntax`] (strict JSON) then [`schema`] (dtypes, shapes, offsets
-//! tiling, duplicates, metadata); [`values`] holds the NaN/Inf scan and [`index`] the shard index
+//! checked in two passes, `syntax` (strict JSON) then `schema` (dtypes, shapes, offsets
+//! tiling, duplicates, metadata); `values` holds the NaN/Inf scan and `index` the shard index
 //! check. The differential tests against the official crate live in `differential.rs`.
 
 use std::collections::BTreeMap;

@@ -2,7 +2,7 @@
 //!
 //! serde_json would accept what some loaders refuse (and hide duplicate keys and number
 //! spellings), so the header is lexed by hand: any byte another JSON reader could read
-//! differently is a violation here, before the schema pass in [`super::schema`] looks at meaning.
+//! differently is a violation here, before the schema pass in `schema` looks at meaning.
 
 use super::{Limits, PREFIX_LEN, Violation, code};
 
