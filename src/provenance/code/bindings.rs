@@ -1,0 +1,428 @@
+//! Pass 1 of the scan and name resolution: import aliases and module-level constants, so that
+//! `import torch as t` makes `t.load` a `torch.load` and `REV = "…"` pins a later download.
+
+use std::collections::BTreeMap;
+
+use tree_sitter::Node;
+
+use super::{Scanner, StrVal, walk};
+
+/// What earlier code bound: import aliases and module-level assignments. A notebook threads one
+/// value through its cells so that `import torch as t` in cell 1 resolves `t.load` in cell 5.
+#[derive(Debug, Clone, Default)]
+pub(in crate::provenance) struct Bindings {
+    /// Local name -> fully qualified names it may stand for.
+    aliases: BTreeMap<String, Vec<String>>,
+    /// Modules imported with `from m import *`.
+    wildcards: Vec<String>,
+    /// Name -> (assignments seen anywhere, literal value of a module-level assignment).
+    assigned: BTreeMap<String, (u32, Option<Const>)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Const {
+    Str(String),
+    Bool(bool),
+}
+
+impl Bindings {
+    fn len(&self) -> usize {
+        self.aliases
+            .len()
+            .saturating_add(self.assigned.len())
+            .saturating_add(self.wildcards.len())
+    }
+
+    /// A name counts as a constant only if it is assigned exactly once anywhere: a second
+    /// assignment (in a function with `global`, a loop, a later cell) could change it.
+    fn constant(&self, name: &str) -> Option<&Const> {
+        match self.assigned.get(name) {
+            Some((1, Some(value))) => Some(value),
+            _ => None,
+        }
+    }
+}
+
+/// Conventional aliases used when a notebook cell or snippet never imports them.
+const CONVENTIONAL_ALIASES: &[(&str, &str)] =
+    &[("np", "numpy"), ("pd", "pandas"), ("tf", "tensorflow")];
+
+impl<'s> Scanner<'s, '_> {
+    // ---- pass 1: imports and assignments ------------------------------------------------
+
+    /// Returns false when a limit stopped the pass.
+    pub(super) fn collect_bindings(&mut self, root: Node<'s>) -> bool {
+        let mut ok = true;
+        let mut found: Vec<Node<'s>> = Vec::new();
+        walk(root, |node| {
+            if !self.count_node() {
+                ok = false;
+                return false;
+            }
+            if matches!(
+                node.kind(),
+                "import_statement"
+                    | "import_from_statement"
+                    | "assignment"
+                    | "augmented_assignment"
+            ) {
+                found.push(node);
+            }
+            true
+        });
+        for node in found {
+            if self.bindings.len() >= self.limits.max_bindings {
+                self.stop("binding-budget");
+                return ok;
+            }
+            match node.kind() {
+                "import_statement" => self.bind_import(node),
+                "import_from_statement" => self.bind_from_import(node),
+                "assignment" => self.bind_assignment(node),
+                _ => {
+                    if let Some(left) = node.child_by_field_name("left") {
+                        self.note_targets(left, None);
+                    }
+                }
+            }
+        }
+        ok
+    }
+
+    fn add_alias(&mut self, local: &str, target: String) {
+        let entry = self.bindings.aliases.entry(local.to_owned()).or_default();
+        // A name imported differently in two places may stand for either; keep a few.
+        if !entry.contains(&target) && entry.len() < 4 {
+            entry.push(target);
+        }
+    }
+
+    fn bind_import(&mut self, node: Node<'s>) {
+        let mut cursor = node.walk();
+        let names: Vec<Node<'s>> = node.children_by_field_name("name", &mut cursor).collect();
+        for name in names {
+            match name.kind() {
+                // `import torch.hub` binds `torch`.
+                "dotted_name" => {
+                    let full = self.text(name);
+                    let first = full.split('.').next().unwrap_or_default().trim();
+                    self.add_alias(first, first.to_owned());
+                }
+                "aliased_import" => {
+                    let (Some(target), Some(alias)) = (
+                        name.child_by_field_name("name"),
+                        name.child_by_field_name("alias"),
+                    ) else {
+                        continue;
+                    };
+                    let target = compact(self.text(target));
+                    self.add_alias(self.text(alias), target);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn bind_from_import(&mut self, node: Node<'s>) {
+        let Some(module) = node.child_by_field_name("module_name") else {
+            return;
+        };
+        // Relative imports name the repository's own modules, never a library we track.
+        if module.kind() != "dotted_name" {
+            return;
+        }
+        let module = compact(self.text(module));
+        let mut cursor = node.walk();
+        let wildcard = node
+            .named_children(&mut cursor)
+            .any(|c| c.kind() == "wildcard_import");
+        if wildcard && !self.bindings.wildcards.contains(&module) {
+            self.bindings.wildcards.push(module.clone());
+        }
+        let names: Vec<Node<'s>> = node.children_by_field_name("name", &mut cursor).collect();
+        for name in names {
+            let (target, local) = match name.kind() {
+                "dotted_name" => (name, name),
+                "aliased_import" => {
+                    let (Some(target), Some(alias)) = (
+                        name.child_by_field_name("name"),
+                        name.child_by_field_name("alias"),
+                    ) else {
+                        continue;
+                    };
+                    (target, alias)
+                }
+                _ => continue,
+            };
+            let target = compact(self.text(target));
+            let local = compact(self.text(local));
+            self.add_alias(&local, format!("{module}.{target}"));
+        }
+    }
+
+    fn bind_assignment(&mut self, node: Node<'s>) {
+        let Some(left) = node.child_by_field_name("left") else {
+            return;
+        };
+        let module_level = node
+            .parent()
+            .filter(|p| p.kind() == "expression_statement")
+            .and_then(|p| p.parent())
+            .is_some_and(|g| g.kind() == "module");
+        let value = if module_level && left.kind() == "identifier" {
+            node.child_by_field_name("right")
+                .and_then(|right| self.literal_const(right))
+        } else {
+            None
+        };
+        self.note_targets(left, value);
+    }
+
+    /// Counts an assignment to each name in `target`; `value` is kept for a lone identifier.
+    fn note_targets(&mut self, target: Node<'s>, value: Option<Const>) {
+        if target.kind() == "identifier" {
+            let entry = self
+                .bindings
+                .assigned
+                .entry(self.text(target).to_owned())
+                .or_insert((0, None));
+            entry.0 = entry.0.saturating_add(1);
+            entry.1 = value;
+            return;
+        }
+        // `a, b = …` and friends: each name is assigned, none to a known literal.
+        let mut cursor = target.walk();
+        let names: Vec<Node<'s>> = target
+            .named_children(&mut cursor)
+            .filter(|n| n.kind() == "identifier")
+            .collect();
+        for name in names {
+            let entry = self
+                .bindings
+                .assigned
+                .entry(self.text(name).to_owned())
+                .or_insert((0, None));
+            entry.0 = entry.0.saturating_add(1);
+            entry.1 = None;
+        }
+    }
+
+    fn literal_const(&self, node: Node<'s>) -> Option<Const> {
+        match node.kind() {
+            "true" => Some(Const::Bool(true)),
+            "false" => Some(Const::Bool(false)),
+            "string" | "concatenated_string" => match self.string_literal(node) {
+                StrVal::Plain(s) => Some(Const::Str(s)),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The value of a string literal node, without following names. An f-string without
+    /// interpolations is a plain string; with them, only the text before the first is known.
+    fn string_literal(&self, node: Node<'s>) -> StrVal {
+        let parts: Vec<Node<'s>> = if node.kind() == "concatenated_string" {
+            let mut cursor = node.walk();
+            node.named_children(&mut cursor).collect()
+        } else {
+            vec![node]
+        };
+        let mut value = String::new();
+        let mut interpolated = false;
+        for part in parts {
+            if part.kind() != "string" {
+                return StrVal::Other(self.text(node).to_owned());
+            }
+            let mut cursor = part.walk();
+            for child in part.children(&mut cursor) {
+                match child.kind() {
+                    // Bytes are never a repository id or revision.
+                    "string_start" if self.text(child).to_ascii_lowercase().contains('b') => {
+                        return StrVal::Other(self.text(node).to_owned());
+                    }
+                    "string_content" if !interpolated => value.push_str(self.text(child)),
+                    "interpolation" => interpolated = true,
+                    _ => {}
+                }
+            }
+        }
+        if interpolated {
+            StrVal::FString {
+                text: self.text(node).to_owned(),
+                prefix: value,
+            }
+        } else {
+            StrVal::Plain(value)
+        }
+    }
+
+    /// The value of an expression used as a string: literals, and names of constants.
+    pub(super) fn string_value(&self, node: Node<'s>) -> StrVal {
+        match node.kind() {
+            "string" | "concatenated_string" => self.string_literal(node),
+            "identifier" => {
+                let name = self.text(node);
+                match self.bindings.constant(name) {
+                    Some(Const::Str(value)) => StrVal::Constant {
+                        name: name.to_owned(),
+                        value: value.clone(),
+                    },
+                    _ => StrVal::Other(name.to_owned()),
+                }
+            }
+            _ => StrVal::Other(self.text(node).to_owned()),
+        }
+    }
+
+    /// `Some(true)`/`Some(false)` for literals and constants, `None` when unknown.
+    pub(super) fn bool_value(&self, node: Node<'s>) -> Option<bool> {
+        match node.kind() {
+            "true" => Some(true),
+            "false" | "none" => Some(false),
+            "identifier" => match self.bindings.constant(self.text(node)) {
+                Some(Const::Bool(b)) => Some(*b),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The names a callee may stand for, after import aliases.
+    pub(super) fn resolve(&self, func: Node<'s>) -> Vec<String> {
+        let mut segments: Vec<&'s str> = Vec::new();
+        let mut node = func;
+        loop {
+            match node.kind() {
+                "identifier" => {
+                    segments.push(self.text(node));
+                    break;
+                }
+                "attribute" => {
+                    let (Some(object), Some(attr)) = (
+                        node.child_by_field_name("object"),
+                        node.child_by_field_name("attribute"),
+                    ) else {
+                        return Vec::new();
+                    };
+                    if segments.len() >= 32 {
+                        return Vec::new();
+                    }
+                    segments.push(self.text(attr));
+                    node = object;
+                }
+                // `Foo().from_pretrained(…)`: only the last segment is known.
+                _ => {
+                    segments.push("<expr>");
+                    break;
+                }
+            }
+        }
+        segments.reverse();
+        let Some((first, rest)) = segments.split_first() else {
+            return Vec::new();
+        };
+        let tail: String = rest.iter().map(|s| format!(".{s}")).collect();
+        let mut out = Vec::new();
+        if let Some(targets) = self.bindings.aliases.get(*first) {
+            out.extend(targets.iter().map(|t| format!("{t}{tail}")));
+        } else {
+            out.push(format!("{first}{tail}"));
+            if let Some((_, module)) = CONVENTIONAL_ALIASES.iter().find(|(a, _)| a == first) {
+                out.push(format!("{module}{tail}"));
+            }
+            if rest.is_empty() {
+                out.extend(
+                    self.bindings
+                        .wildcards
+                        .iter()
+                        .map(|m| format!("{m}.{first}")),
+                );
+            }
+        }
+        out
+    }
+}
+
+/// Removes the whitespace tree-sitter allows inside dotted names.
+fn compact(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::*;
+    use super::super::*;
+
+    #[test]
+    fn follows_module_level_revision_constant() {
+        let src = format!("REV = '{SHA}'\nm = AutoModel.from_pretrained('o/m', revision=REV)\n");
+        assert!(
+            matches!(one_download(&src).1, RevisionState::Pinned { via: Some(n), .. } if n == "REV")
+        );
+        let src = "REV = 'main'\nm = AutoModel.from_pretrained('o/m', revision=REV)\n";
+        assert!(matches!(
+            one_download(src).1,
+            RevisionState::BranchOrTag { via: Some(_), .. }
+        ));
+        // Used before the assignment in the text: still a module constant at call time.
+        let src = format!(
+            "def f():\n    return AutoModel.from_pretrained('o/m', revision=REV)\nREV = '{SHA}'\n"
+        );
+        assert!(matches!(one_download(&src).1, RevisionState::Pinned { .. }));
+    }
+
+    #[test]
+    fn reassigned_or_local_revision_is_unverifiable() {
+        let src =
+            format!("REV = '{SHA}'\nREV = 'main'\nAutoModel.from_pretrained('o/m', revision=REV)");
+        assert!(matches!(
+            one_download(&src).1,
+            RevisionState::Unverifiable { .. }
+        ));
+        let src = format!(
+            "def f():\n    rev = '{SHA}'\n    AutoModel.from_pretrained('o/m', revision=rev)"
+        );
+        assert!(matches!(
+            one_download(&src).1,
+            RevisionState::Unverifiable { .. }
+        ));
+        let src = format!(
+            "REV = '{SHA}'\ndef g():\n    global REV\n    REV = 'x'\nAutoModel.from_pretrained('o/m', revision=REV)"
+        );
+        assert!(matches!(
+            one_download(&src).1,
+            RevisionState::Unverifiable { .. }
+        ));
+    }
+
+    #[test]
+    fn resolves_import_aliases() {
+        assert_eq!(
+            unsafe_codes("import torch as t\nt.load(p)"),
+            vec!["torch-load-no-weights-only"]
+        );
+        assert_eq!(
+            unsafe_codes("from torch import load\nload(p)"),
+            vec!["torch-load-no-weights-only"]
+        );
+        assert_eq!(
+            unsafe_codes("from pickle import loads as l\nl(b)"),
+            vec!["pickle-load"]
+        );
+        assert_eq!(
+            unsafe_codes("import numpy as n\nn.load(p, allow_pickle=True)"),
+            vec!["numpy-allow-pickle"]
+        );
+        assert_eq!(
+            unsafe_codes("from torch import *\nload(p)"),
+            vec!["torch-load-no-weights-only"]
+        );
+        // A user module imported under the conventional name shadows the convention.
+        assert!(unsafe_codes("import mylib as np\nnp.load(p, allow_pickle=True)").is_empty());
+        assert_eq!(
+            one_download("from transformers import AutoModel as AM\nAM.from_pretrained('o/m')").2,
+            "from_pretrained"
+        );
+    }
+}

@@ -1,0 +1,246 @@
+//! Calls that deserialize with a code-executing loader: `torch.load` without `weights_only`,
+//! `pickle`/`dill`/`joblib` loads, `np.load(allow_pickle=True)`, `yaml.load` with an unsafe loader.
+
+use super::{Args, Scanner};
+
+/// Loader classes that PyYAML documents as safe.
+const YAML_SAFE_LOADERS: &[&str] = &["SafeLoader", "CSafeLoader", "BaseLoader", "CBaseLoader"];
+
+/// Modules whose `load`/`loads`/`Unpickler` unpickle, which runs arbitrary callables.
+const PICKLE_MODULES: &[&str] = &["pickle", "cPickle", "_pickle", "dill", "cloudpickle"];
+
+impl<'s> Scanner<'s, '_> {
+    pub(super) fn unsafe_load(
+        &self,
+        names: &[String],
+        args: &Args<'s>,
+        callee: &str,
+    ) -> Option<(&'static str, String)> {
+        let is = |want: &str| names.iter().any(|n| n == want);
+        let callee = self.excerpt(callee);
+        if is("torch.load") {
+            let Some(value) = args.keyword("weights_only") else {
+                if args.splat.is_some() {
+                    return Some((
+                        "torch-load-weights-only-unverifiable",
+                        format!("{callee} passes **kwargs; weights_only=True cannot be verified"),
+                    ));
+                }
+                return Some((
+                    "torch-load-no-weights-only",
+                    format!(
+                        "{callee} without weights_only=True unpickles arbitrary objects on \
+                         torch < 2.6 (the default became True in 2.6)"
+                    ),
+                ));
+            };
+            return match self.bool_value(value) {
+                Some(true) => None,
+                Some(false) => Some((
+                    "torch-load-weights-only-false",
+                    format!(
+                        "{callee} with weights_only=False unpickles arbitrary objects on every \
+                         torch version"
+                    ),
+                )),
+                None => Some((
+                    "torch-load-weights-only-unverifiable",
+                    format!(
+                        "{callee} with weights_only={} cannot be verified",
+                        self.excerpt(self.text(value))
+                    ),
+                )),
+            };
+        }
+        if names.iter().any(|n| {
+            n.rsplit_once('.').is_some_and(|(m, f)| {
+                PICKLE_MODULES.contains(&m) && matches!(f, "load" | "loads" | "Unpickler")
+            })
+        }) {
+            return Some((
+                "pickle-load",
+                format!("{callee} unpickles data, which can run arbitrary code"),
+            ));
+        }
+        if names
+            .iter()
+            .any(|n| n == "joblib.load" || n.ends_with(".joblib.load"))
+        {
+            return Some((
+                "joblib-load",
+                format!("{callee} unpickles data, which can run arbitrary code"),
+            ));
+        }
+        if is("numpy.load") {
+            let value = args.keyword("allow_pickle")?;
+            return match self.bool_value(value) {
+                Some(false) => None,
+                Some(true) => Some((
+                    "numpy-allow-pickle",
+                    format!("{callee} with allow_pickle=True unpickles object arrays"),
+                )),
+                None => Some((
+                    "numpy-allow-pickle",
+                    format!(
+                        "{callee} with allow_pickle={} may unpickle object arrays",
+                        self.excerpt(self.text(value))
+                    ),
+                )),
+            };
+        }
+        if is("pandas.read_pickle") {
+            return Some((
+                "pandas-read-pickle",
+                format!("{callee} unpickles data, which can run arbitrary code"),
+            ));
+        }
+        if names.iter().any(|n| {
+            n.ends_with("keras.models.load_model") || n.ends_with("keras.saving.load_model")
+        }) {
+            let value = args.keyword("safe_mode")?;
+            return match self.bool_value(value) {
+                Some(true) => None,
+                _ => Some((
+                    "keras-unsafe-mode",
+                    format!(
+                        "{callee} with safe_mode={} deserializes lambda layers (arbitrary code)",
+                        self.excerpt(self.text(value))
+                    ),
+                )),
+            };
+        }
+        if is("yaml.unsafe_load") || is("yaml.unsafe_load_all") {
+            return Some((
+                "yaml-unsafe-loader",
+                format!("{callee} constructs arbitrary python objects"),
+            ));
+        }
+        if is("yaml.load") || is("yaml.load_all") {
+            let Some(loader) = args.arg(1, &["Loader"]) else {
+                return Some((
+                    "yaml-load-no-safe-loader",
+                    format!(
+                        "{callee} without Loader= used the unsafe loader before pyyaml 5.1; \
+                         pass Loader=yaml.SafeLoader or use yaml.safe_load"
+                    ),
+                ));
+            };
+            let text = self.text(loader);
+            let last = text.rsplit('.').next().unwrap_or_default().trim();
+            if YAML_SAFE_LOADERS.contains(&last) {
+                return None;
+            }
+            return Some((
+                "yaml-unsafe-loader",
+                format!(
+                    "{callee} with Loader={} may construct arbitrary python objects",
+                    self.excerpt(text)
+                ),
+            ));
+        }
+        if is("marshal.load") || is("marshal.loads") {
+            return Some((
+                "marshal-load",
+                format!("{callee} reads code objects from data"),
+            ));
+        }
+        if is("shelve.open") {
+            return Some((
+                "shelve-open",
+                format!("{callee} unpickles every value it reads"),
+            ));
+        }
+        // torch.hub.load imports hubconf.py from the fetched repository: remote code by design.
+        if is("torch.hub.load") && !self.is_local_source(args) {
+            return Some((
+                "torch-hub-load",
+                format!("{callee} imports and runs hubconf.py from the downloaded repository"),
+            ));
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::*;
+
+    #[test]
+    fn flags_torch_load_by_weights_only() {
+        assert_eq!(
+            unsafe_codes("import torch\ntorch.load(p)"),
+            vec!["torch-load-no-weights-only"]
+        );
+        assert_eq!(
+            unsafe_codes("torch.load(p, weights_only=False)"),
+            vec!["torch-load-weights-only-false"]
+        );
+        assert!(unsafe_codes("torch.load(p, map_location='cpu', weights_only=True)").is_empty());
+        assert!(unsafe_codes("SAFE = True\ntorch.load(p, weights_only=SAFE)").is_empty());
+        assert_eq!(
+            unsafe_codes("torch.load(p, weights_only=flag)"),
+            vec!["torch-load-weights-only-unverifiable"]
+        );
+        assert_eq!(
+            unsafe_codes("torch.load(p, **kw)"),
+            vec!["torch-load-weights-only-unverifiable"]
+        );
+    }
+
+    #[test]
+    fn flags_each_unsafe_loader() {
+        let cases: &[(&str, &str)] = &[
+            ("import pickle\npickle.load(f)", "pickle-load"),
+            ("import pickle\npickle.loads(b)", "pickle-load"),
+            ("import cPickle\ncPickle.load(f)", "pickle-load"),
+            ("import _pickle\n_pickle.Unpickler(f).load()", "pickle-load"),
+            ("import dill\ndill.loads(b)", "pickle-load"),
+            ("import cloudpickle\ncloudpickle.load(f)", "pickle-load"),
+            ("import joblib\njoblib.load('m.joblib')", "joblib-load"),
+            (
+                "from sklearn.externals import joblib\njoblib.load(p)",
+                "joblib-load",
+            ),
+            (
+                "import numpy as np\nnp.load(p, allow_pickle=True)",
+                "numpy-allow-pickle",
+            ),
+            ("numpy.load(p, allow_pickle=flag)", "numpy-allow-pickle"),
+            (
+                "import pandas as pd\npd.read_pickle(p)",
+                "pandas-read-pickle",
+            ),
+            (
+                "from tensorflow import keras\nkeras.models.load_model(p, safe_mode=False)",
+                "keras-unsafe-mode",
+            ),
+            (
+                "import tf_keras\ntf.keras.models.load_model(p, safe_mode=False)",
+                "keras-unsafe-mode",
+            ),
+            ("import yaml\nyaml.load(s)", "yaml-load-no-safe-loader"),
+            (
+                "import yaml\nyaml.load(s, Loader=yaml.Loader)",
+                "yaml-unsafe-loader",
+            ),
+            ("import yaml\nyaml.unsafe_load(s)", "yaml-unsafe-loader"),
+            ("import marshal\nmarshal.loads(b)", "marshal-load"),
+            ("import shelve\nshelve.open('db')", "shelve-open"),
+        ];
+        for (src, code) in cases {
+            assert_eq!(unsafe_codes(src), vec![*code], "{src}");
+        }
+        for safe in [
+            "np.load(p)",
+            "np.load(p, allow_pickle=False)",
+            "yaml.load(s, Loader=yaml.SafeLoader)",
+            "yaml.load(s, yaml.CSafeLoader)",
+            "yaml.safe_load(s)",
+            "keras.models.load_model(p)",
+            "json.load(f)",
+            "load(f)",
+        ] {
+            assert!(unsafe_codes(safe).is_empty(), "{safe}");
+        }
+    }
+}

@@ -1,0 +1,775 @@
+//! Python call extraction: finds the calls in a repository's own code that fetch models or data
+//! from a hub, pass `trust_remote_code`, or deserialize with a code-executing loader.
+//!
+//! A model repository's scripts and examples are what users copy and run. A hub download that is
+//! not pinned to a commit fetches whatever the upstream repository holds on the day it runs (a
+//! repository takeover or a force-pushed branch turns it into a supply-chain attack);
+//! `trust_remote_code=True` imports Python shipped by that repository; `torch.load`, `pickle`,
+//! `joblib` and friends run code embedded in the file they read. This module reports those calls
+//! as facts; the policy decides what they are worth.
+//!
+//! The source is parsed with tree-sitter, never evaluated and never matched with regular
+//! expressions, so comments and strings that merely mention `from_pretrained` produce nothing.
+//! Import aliases (`import torch as t`, `from pickle import loads as l`) and module-level string
+//! constants assigned exactly once (`REV = "…"`) are followed; anything else is reported as
+//! "cannot verify". Positions are 1-based lines and 1-based columns counted in Unicode scalar
+//! values (chars), not UTF-8 bytes.
+//!
+//! This file holds the entry points, the pre-filter, the result types and the call dispatch;
+//! `bindings` is pass 1 (aliases, constants, name resolution), `hub` the hub download calls
+//! and `loaders` the code-executing loaders.
+
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use tree_sitter::{Node, ParseOptions, ParseState, Parser};
+
+mod bindings;
+mod hub;
+mod loaders;
+
+pub(super) use bindings::Bindings;
+
+/// Caps on the work done for one Python source; every field is checked before the work it bounds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest source accepted, in bytes; a larger source is not parsed at all.
+    pub max_source_bytes: usize,
+    /// Parser budget: tree-sitter calls back every 100 parse operations; after this many callbacks
+    /// the parse is abandoned. Deterministic, unlike a wall-clock timeout (error recovery on
+    /// hostile input is where parse time explodes).
+    pub max_parse_checks: u64,
+    /// Wall-clock cap on parsing, in milliseconds. tree-sitter's error recovery is superlinear on
+    /// hostile input (256 KiB of unbalanced brackets and quotes takes about a minute while
+    /// reporting only a few thousand progress callbacks), so the deterministic budget above is
+    /// not enough on its own. A scan stopped by this cap depends on machine speed; it is reported
+    /// as `parse-timeout` so the policy can treat it as a limit finding.
+    pub max_parse_millis: u64,
+    /// Syntax-tree nodes visited, summed over every pass.
+    pub max_nodes: usize,
+    /// Items reported; the scan stops at this many.
+    pub max_items: usize,
+    /// Import aliases and assigned names remembered.
+    pub max_bindings: usize,
+    /// Length of `callee` and `excerpt` in chars.
+    pub max_excerpt_chars: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_source_bytes: 8 * 1024 * 1024,
+            max_parse_checks: 2_000_000,
+            max_parse_millis: 10_000,
+            max_nodes: 5_000_000,
+            max_items: 10_000,
+            max_bindings: 20_000,
+            max_excerpt_chars: 200,
+        }
+    }
+}
+
+/// What one Python source contains, as far as provenance is concerned.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CodeReport {
+    /// Reported calls in source order.
+    pub calls: Vec<CodeItem>,
+    /// tree-sitter had to recover from syntax errors; the items found are still reported.
+    pub syntax_errors: bool,
+    /// A limit stopped the scan early; `truncated_by` names it.
+    pub truncated: bool,
+    /// Sub-code of the limit that stopped the scan: `source-too-large`, `parse-budget`,
+    /// `parse-timeout`, `node-budget`, `item-budget` or `binding-budget`.
+    pub truncated_by: Option<&'static str>,
+}
+
+/// One reported call (or dictionary entry, for `{"trust_remote_code": True}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CodeItem {
+    /// What was found.
+    pub kind: ItemKind,
+    /// 1-based line of the start of the call.
+    pub line: usize,
+    /// 1-based column of the start of the call, in chars.
+    pub column: usize,
+    /// The called expression as written (whitespace collapsed, bounded).
+    pub callee: String,
+    /// The relevant argument text (whitespace collapsed, bounded).
+    pub excerpt: String,
+}
+
+/// The kinds of reported item.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum ItemKind {
+    /// A download from a model/dataset hub (Hugging Face, or GitHub for `torch.hub.load`).
+    HubDownload {
+        /// The repository argument.
+        repo: RepoRef,
+        /// Whether the download is pinned to a commit.
+        revision: RevisionState,
+        /// Which API downloads (`from_pretrained`, `hf_hub_download`, `torch.hub.load`, …).
+        api: &'static str,
+    },
+    /// `trust_remote_code` set to something that is or may be true.
+    TrustRemoteCode {
+        /// How the value was determined.
+        value: TrustValue,
+    },
+    /// A call that deserializes with a loader able to run code.
+    UnsafeLoad {
+        /// Stable sub-code, e.g. `torch-load-no-weights-only`, `pickle-load`.
+        code: &'static str,
+        /// Lowercase explanation naming the call.
+        reason: String,
+    },
+}
+
+/// The repository argument of a hub download.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "source", rename_all = "kebab-case")]
+pub enum RepoRef {
+    /// A string literal.
+    Literal {
+        /// The repository id.
+        value: String,
+    },
+    /// A module-level constant assigned once.
+    Constant {
+        /// The constant's name.
+        name: String,
+        /// Its value.
+        value: String,
+    },
+    /// An f-string: the repository cannot be verified.
+    FString {
+        /// The f-string as written.
+        text: String,
+    },
+    /// Any other expression (or `**kwargs`): the repository cannot be verified.
+    Unverifiable {
+        /// The expression as written.
+        expr: String,
+    },
+}
+
+/// How a download's revision is pinned.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "kebab-case")]
+pub enum RevisionState {
+    /// No revision (or `None`): the default branch at download time.
+    Missing,
+    /// A full 40-hex commit id: pinned.
+    Pinned {
+        /// The commit id.
+        sha: String,
+        /// The constant it came from, if any.
+        via: Option<String>,
+    },
+    /// A branch or tag name (`main`, `v1.0`): movable.
+    BranchOrTag {
+        /// The name.
+        value: String,
+        /// The constant it came from, if any.
+        via: Option<String>,
+    },
+    /// 7 to 39 hex digits: an abbreviated commit id the hub may not resolve, and that collides.
+    ShortSha {
+        /// The digits.
+        value: String,
+        /// The constant it came from, if any.
+        via: Option<String>,
+    },
+    /// A name or expression that is not a module-level constant.
+    Unverifiable {
+        /// The expression as written.
+        expr: String,
+    },
+}
+
+/// How a `trust_remote_code` value was determined.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "source", rename_all = "kebab-case")]
+pub enum TrustValue {
+    /// The literal `True`.
+    Literal,
+    /// A module-level constant assigned `True` once.
+    Constant {
+        /// The constant's name.
+        name: String,
+    },
+    /// An expression that may be true at run time.
+    Unverifiable {
+        /// The expression as written.
+        expr: String,
+    },
+}
+
+/// Scans one Python source. Never panics; limits turn into `truncated`.
+pub fn scan_python(source: &str, limits: &Limits) -> CodeReport {
+    if !mentions_a_watched_call(source) {
+        return CodeReport::default();
+    }
+    scan_python_with(source, limits, &mut Bindings::default())
+}
+
+/// Substrings at least one of which appears in the source of every call this module reports
+/// (the callee name itself, or the import that aliases it: `from torch import load as l` still
+/// contains `load`). Parsing is the scan's most expensive step (about 1-4 MB/s), and most Python
+/// files in a model repository contain none of these, so a file without any is not parsed.
+const WATCHED_SUBSTRINGS: &[&str] = &[
+    "load",
+    "pretrained",
+    "from_config",
+    "download",
+    "pipeline",
+    "SentenceTransformer",
+    "create_model",
+    "trust_remote_code",
+    "read_pickle",
+    "shelve",
+    "Unpickler",
+    "hub",
+];
+
+fn mentions_a_watched_call(source: &str) -> bool {
+    WATCHED_SUBSTRINGS.iter().any(|w| source.contains(w))
+}
+
+/// Scans `source` with bindings from earlier code, and leaves this source's bindings in `bindings`.
+pub(super) fn scan_python_with(
+    source: &str,
+    limits: &Limits,
+    bindings: &mut Bindings,
+) -> CodeReport {
+    let mut report = CodeReport::default();
+    if source.len() > limits.max_source_bytes {
+        report.truncated = true;
+        report.truncated_by = Some("source-too-large");
+        return report;
+    }
+    let mut parser = Parser::new();
+    if parser
+        .set_language(&tree_sitter_python::LANGUAGE.into())
+        .is_err()
+    {
+        // Only an ABI mismatch between the two crates gets here; treat it as a parse failure.
+        report.truncated = true;
+        report.truncated_by = Some("parse-budget");
+        return report;
+    }
+    let bytes = source.as_bytes();
+    let mut checks: u64 = 0;
+    let mut timed_out = false;
+    let budget = limits.max_parse_checks;
+    let started = Instant::now();
+    let deadline = Duration::from_millis(limits.max_parse_millis);
+    let mut on_progress = |_: &ParseState| {
+        checks = checks.saturating_add(1);
+        timed_out = started.elapsed() > deadline;
+        checks > budget || timed_out
+    };
+    let options = ParseOptions::new().progress_callback(&mut on_progress);
+    let mut read = |offset: usize, _| bytes.get(offset..).unwrap_or_default();
+    let parsed = parser.parse_with_options(&mut read, None, Some(options));
+    let Some(tree) = parsed else {
+        report.truncated = true;
+        report.truncated_by = Some(if timed_out {
+            "parse-timeout"
+        } else {
+            "parse-budget"
+        });
+        return report;
+    };
+    let root = tree.root_node();
+    report.syntax_errors = root.has_error();
+
+    let mut scanner = Scanner {
+        source,
+        limits,
+        bindings,
+        nodes: 0,
+        report,
+    };
+    if scanner.collect_bindings(root) {
+        scanner.collect_items(root);
+    }
+    scanner.report
+}
+
+struct Scanner<'s, 'b> {
+    source: &'s str,
+    limits: &'b Limits,
+    bindings: &'b mut Bindings,
+    nodes: usize,
+    report: CodeReport,
+}
+
+/// Calls the iterative pre-order walk over `root`; `visit` returns false to stop.
+fn walk<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>) -> bool) {
+    let mut cursor = root.walk();
+    loop {
+        if !visit(cursor.node()) {
+            return;
+        }
+        if cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return;
+            }
+        }
+    }
+}
+
+/// A positional or keyword argument list, as nodes.
+struct Args<'t> {
+    node: Option<Node<'t>>,
+    positional: Vec<Node<'t>>,
+    keywords: Vec<(&'t str, Node<'t>)>,
+    splat: Option<Node<'t>>,
+}
+
+impl<'t> Args<'t> {
+    fn keyword(&self, name: &str) -> Option<Node<'t>> {
+        self.keywords
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| *v)
+    }
+
+    /// The argument at `index` or named by any of `names`.
+    fn arg(&self, index: usize, names: &[&str]) -> Option<Node<'t>> {
+        names
+            .iter()
+            .find_map(|n| self.keyword(n))
+            .or_else(|| self.positional.get(index).copied())
+    }
+}
+
+/// The value of a string-ish expression.
+enum StrVal {
+    Plain(String),
+    Constant { name: String, value: String },
+    FString { text: String, prefix: String },
+    Other(String),
+}
+
+impl<'s> Scanner<'s, '_> {
+    fn count_node(&mut self) -> bool {
+        self.nodes = self.nodes.saturating_add(1);
+        if self.nodes > self.limits.max_nodes {
+            self.stop("node-budget");
+            return false;
+        }
+        true
+    }
+
+    fn stop(&mut self, code: &'static str) {
+        self.report.truncated = true;
+        if self.report.truncated_by.is_none() {
+            self.report.truncated_by = Some(code);
+        }
+    }
+
+    fn text(&self, node: Node<'_>) -> &'s str {
+        self.source.get(node.byte_range()).unwrap_or_default()
+    }
+
+    /// Collapses whitespace and bounds the length, so excerpts stay one short line.
+    fn excerpt(&self, text: &str) -> String {
+        let max = self.limits.max_excerpt_chars;
+        let mut out = String::new();
+        let mut count = 0usize;
+        let mut pending_space = false;
+        for ch in text.chars() {
+            if ch.is_whitespace() {
+                pending_space = count > 0;
+                continue;
+            }
+            let need = if pending_space { 2 } else { 1 };
+            if count.saturating_add(need) > max {
+                out.push('…');
+                return out;
+            }
+            if pending_space {
+                out.push(' ');
+                pending_space = false;
+            }
+            out.push(ch);
+            count = count.saturating_add(need);
+        }
+        out
+    }
+
+    // ---- pass 2: calls --------------------------------------------------------------------
+
+    fn collect_items(&mut self, root: Node<'s>) {
+        let mut nodes: Vec<Node<'s>> = Vec::new();
+        let mut ok = true;
+        walk(root, |node| {
+            if !self.count_node() {
+                ok = false;
+                return false;
+            }
+            if matches!(node.kind(), "call" | "pair") {
+                nodes.push(node);
+            }
+            true
+        });
+        for node in nodes {
+            if self.report.calls.len() >= self.limits.max_items {
+                self.stop("item-budget");
+                return;
+            }
+            if node.kind() == "call" {
+                self.analyze_call(node);
+            } else {
+                self.analyze_pair(node);
+            }
+        }
+        self.report.calls.truncate(self.limits.max_items);
+    }
+
+    fn push(&mut self, at: Node<'s>, kind: ItemKind, callee: &str, excerpt: &str) {
+        let point = at.start_position();
+        let line = point.row.saturating_add(1);
+        let column = at
+            .start_byte()
+            .checked_sub(point.column)
+            .and_then(|line_start| self.source.get(line_start..at.start_byte()))
+            .map_or(point.column, |prefix| prefix.chars().count())
+            .saturating_add(1);
+        let item = CodeItem {
+            kind,
+            line,
+            column,
+            callee: self.excerpt(callee),
+            excerpt: self.excerpt(excerpt),
+        };
+        self.report.calls.push(item);
+    }
+
+    fn args(&self, call: Node<'s>) -> Args<'s> {
+        let mut args = Args {
+            node: None,
+            positional: Vec::new(),
+            keywords: Vec::new(),
+            splat: None,
+        };
+        let Some(list) = call.child_by_field_name("arguments") else {
+            return args;
+        };
+        args.node = Some(list);
+        if list.kind() != "argument_list" {
+            return args;
+        }
+        let mut cursor = list.walk();
+        for child in list.named_children(&mut cursor) {
+            match child.kind() {
+                "keyword_argument" => {
+                    if let (Some(name), Some(value)) = (
+                        child.child_by_field_name("name"),
+                        child.child_by_field_name("value"),
+                    ) {
+                        args.keywords.push((self.text(name), value));
+                    }
+                }
+                "list_splat" | "dictionary_splat" => {
+                    args.splat.get_or_insert(child);
+                }
+                "comment" => {}
+                _ => args.positional.push(child),
+            }
+        }
+        args
+    }
+
+    fn analyze_call(&mut self, call: Node<'s>) {
+        let Some(func) = call.child_by_field_name("function") else {
+            return;
+        };
+        let names = self.resolve(func);
+        if names.is_empty() {
+            return;
+        }
+        let args = self.args(call);
+        let callee = self.text(func);
+        let excerpt = args.node.map_or("", |n| self.text(n));
+
+        if let Some(value) = args.keyword("trust_remote_code")
+            && let Some(trust) = self.trust_value(value)
+        {
+            let kw = value.parent().map_or(excerpt, |p| self.text(p));
+            self.push(call, ItemKind::TrustRemoteCode { value: trust }, callee, kw);
+        }
+        if let Some(kind) = self.hub_download(&names, &args) {
+            self.push(call, kind, callee, excerpt);
+        }
+        if let Some((code, reason)) = self.unsafe_load(&names, &args, callee) {
+            self.push(call, ItemKind::UnsafeLoad { code, reason }, callee, excerpt);
+        }
+    }
+
+    /// `{"trust_remote_code": True}` passed as `model_kwargs=` or `**{…}`.
+    fn analyze_pair(&mut self, pair: Node<'s>) {
+        let (Some(key), Some(value)) = (
+            pair.child_by_field_name("key"),
+            pair.child_by_field_name("value"),
+        ) else {
+            return;
+        };
+        if !matches!(self.string_value(key), StrVal::Plain(k) if k == "trust_remote_code") {
+            return;
+        }
+        let Some(trust) = self.trust_value(value) else {
+            return;
+        };
+        // Name the call the dictionary is passed to, when it is close by.
+        let mut callee = "";
+        let mut up = pair.parent();
+        for _ in 0..4 {
+            let Some(node) = up else { break };
+            if node.kind() == "call" {
+                callee = node
+                    .child_by_field_name("function")
+                    .map_or("", |f| self.text(f));
+                break;
+            }
+            up = node.parent();
+        }
+        let text = self.text(pair);
+        self.push(
+            pair,
+            ItemKind::TrustRemoteCode { value: trust },
+            callee,
+            text,
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(super) const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
+
+    pub(super) fn scan(src: &str) -> CodeReport {
+        scan_python(src, &Limits::default())
+    }
+
+    pub(super) fn downloads(src: &str) -> Vec<(RepoRef, RevisionState, &'static str)> {
+        scan(src)
+            .calls
+            .into_iter()
+            .filter_map(|c| match c.kind {
+                ItemKind::HubDownload {
+                    repo,
+                    revision,
+                    api,
+                } => Some((repo, revision, api)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    pub(super) fn one_download(src: &str) -> (RepoRef, RevisionState, &'static str) {
+        let mut all = downloads(src);
+        assert_eq!(all.len(), 1, "{src}: {all:?}");
+        all.remove(0)
+    }
+
+    pub(super) fn unsafe_codes(src: &str) -> Vec<&'static str> {
+        scan(src)
+            .calls
+            .into_iter()
+            .filter_map(|c| match c.kind {
+                ItemKind::UnsafeLoad { code, .. } => Some(code),
+                _ => None,
+            })
+            .collect()
+    }
+
+    pub(super) fn lit(v: &str) -> RepoRef {
+        RepoRef::Literal {
+            value: v.to_owned(),
+        }
+    }
+
+    #[test]
+    fn mentions_in_comments_and_strings_are_not_calls() {
+        let src = r#"
+# model = AutoModel.from_pretrained("org/model")
+"""
+Call AutoModel.from_pretrained("org/model") and torch.load(path).
+"""
+doc = "pickle.loads(data) and trust_remote_code=True"
+def from_pretrained(name):
+    pass
+"#;
+        let report = scan(src);
+        assert!(report.calls.is_empty(), "{:?}", report.calls);
+        assert!(!report.syntax_errors);
+    }
+
+    #[test]
+    fn reports_multi_line_calls_at_their_start() {
+        let src = "import transformers\n\nmodel = (\n  transformers.AutoModelForCausalLM\n    .from_pretrained(\n        'o/m',\n        revision='main',\n    )\n)\n";
+        let report = scan(src);
+        let [item] = report.calls.as_slice() else {
+            panic!("{:?}", report.calls)
+        };
+        assert_eq!((item.line, item.column), (4, 3));
+        assert_eq!(
+            item.callee,
+            "transformers.AutoModelForCausalLM .from_pretrained"
+        );
+        assert_eq!(item.excerpt, "( 'o/m', revision='main', )");
+    }
+
+    #[test]
+    fn counts_columns_in_chars() {
+        let report = scan("x = 'é'; torch.load(f)");
+        let [item] = report.calls.as_slice() else {
+            panic!()
+        };
+        assert_eq!((item.line, item.column), (1, 10));
+    }
+
+    #[test]
+    fn scans_files_with_syntax_errors() {
+        let report = scan("def broken(:\n    pass\nimport torch\ntorch.load(p)\n");
+        assert!(report.syntax_errors);
+        assert_eq!(report.calls.len(), 1);
+    }
+
+    #[test]
+    fn rejects_source_over_size_limit() {
+        let limits = Limits {
+            max_source_bytes: 4,
+            ..Limits::default()
+        };
+        let report = scan_python("torch.load(p)", &limits);
+        assert!(report.truncated);
+        assert_eq!(report.truncated_by, Some("source-too-large"));
+    }
+
+    #[test]
+    fn stops_at_parse_budget() {
+        let limits = Limits {
+            max_parse_checks: 1,
+            ..Limits::default()
+        };
+        let src = "torch.load(p)\n".repeat(2000);
+        let report = scan_python(&src, &limits);
+        assert_eq!(report.truncated_by, Some("parse-budget"));
+        assert!(report.calls.is_empty());
+    }
+
+    #[test]
+    fn stops_at_parse_timeout() {
+        let limits = Limits {
+            max_parse_millis: 0,
+            ..Limits::default()
+        };
+        let src = "torch.load(p)\n".repeat(2000);
+        let report = scan_python(&src, &limits);
+        assert_eq!(report.truncated_by, Some("parse-timeout"));
+    }
+
+    #[test]
+    fn stops_at_node_budget() {
+        let limits = Limits {
+            max_nodes: 50,
+            ..Limits::default()
+        };
+        let report = scan_python(&"torch.load(p)\n".repeat(100), &limits);
+        assert_eq!(report.truncated_by, Some("node-budget"));
+    }
+
+    #[test]
+    fn stops_at_item_budget() {
+        let limits = Limits {
+            max_items: 3,
+            ..Limits::default()
+        };
+        let report = scan_python(&"torch.load(p)\n".repeat(10), &limits);
+        assert_eq!(report.calls.len(), 3);
+        assert_eq!(report.truncated_by, Some("item-budget"));
+    }
+
+    #[test]
+    fn stops_at_binding_budget() {
+        let limits = Limits {
+            max_bindings: 2,
+            ..Limits::default()
+        };
+        let report = scan_python("a = 1\nb = 2\nc = 3\nd = 4\ntorch.load(p)\n", &limits);
+        assert_eq!(report.truncated_by, Some("binding-budget"));
+    }
+
+    #[test]
+    fn files_without_a_watched_name_are_not_parsed_but_aliases_are_still_found() {
+        // Not parsed at all: nothing it could report.
+        let report = scan_python("def f(x):\n    return x + 1\n", &Limits::default());
+        assert!(report.calls.is_empty() && !report.syntax_errors);
+        // The import that renames a watched callee keeps the file in.
+        let report = scan_python(
+            "from pickle import loads as l\nl(b'')\n",
+            &Limits::default(),
+        );
+        assert_eq!(report.calls.len(), 1);
+    }
+
+    #[test]
+    fn survives_deep_nesting() {
+        let depth = 20_000;
+        let src = format!(
+            "x = {}1{}\ntorch.load(p)\n",
+            "(".repeat(depth),
+            ")".repeat(depth)
+        );
+        let report = scan(&src);
+        assert!(!report.truncated, "{:?}", report.truncated_by);
+        assert_eq!(report.calls.len(), 1);
+    }
+
+    #[test]
+    fn bounds_excerpts() {
+        let long = "a".repeat(1000);
+        let report = scan(&format!("torch.load('{long}')"));
+        let [item] = report.calls.as_slice() else {
+            panic!()
+        };
+        assert!(item.excerpt.chars().count() <= 201);
+        assert!(item.excerpt.ends_with('…'));
+    }
+
+    #[test]
+    fn serializes_kinds_with_tags() {
+        let report = scan("AutoModel.from_pretrained('o/m', revision='main')");
+        let json = serde_json::to_value(&report).unwrap_or_default();
+        let kind = &json["calls"][0]["kind"];
+        assert_eq!(kind["type"], "hub-download");
+        assert_eq!(kind["repo"]["source"], "literal");
+        assert_eq!(kind["revision"]["state"], "branch-or-tag");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics_on_arbitrary_text(s in "\\PC{0,400}") {
+            let _ = scan_python(&s, &Limits::default());
+        }
+
+        #[test]
+        fn never_panics_on_python_like_text(
+            s in "(import |from |torch|\\.load|\\(|\\)|'o/m'|revision=|REV = |trust_remote_code=|True|,|\n| |f'|\\{|\\}|#|\"\"\"|é)*"
+        ) {
+            let _ = scan_python(&s, &Limits::default());
+        }
+    }
+}
