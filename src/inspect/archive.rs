@@ -96,11 +96,7 @@ pub fn inspect_zip(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> Format 
     if format == Format::Torchscript {
         // TorchScript ships its model as Python source under `code/`; torch.jit.load compiles
         // and runs it.
-        let code: Vec<&str> = report
-            .members
-            .iter()
-            .filter(|m| m.name.contains("/code/") && !m.name.ends_with('/'))
-            .map(|m| m.name.as_str())
+        let code: Vec<&str> = zip::torchscript_code(&report.members)
             .take(MAX_LISTED_MEMBERS)
             .collect();
         let d = ctx.detect(
