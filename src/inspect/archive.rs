@@ -10,6 +10,7 @@ use std::io::{self, BufRead, Read};
 
 use serde_json::json;
 
+use super::problem::Problem;
 use super::{Ctx, compress, inspect_pickle_stream, numpy, pickle, read, tar, zip};
 use crate::classify::{self, Format};
 use crate::finding::Location;
@@ -58,7 +59,7 @@ fn nest(parent: Option<&str>, name: &str) -> String {
     }
 }
 
-fn archive_problem(ctx: &mut Ctx<'_>, p: &zip::Problem, container: Option<&str>) {
+fn archive_problem(ctx: &mut Ctx<'_>, p: &Problem, container: Option<&str>) {
     let member = p.member.as_deref().map(|m| nest(container, m));
     let loc = Location {
         offset: p.offset,
@@ -194,7 +195,7 @@ pub fn inspect_compressed(
     // thousands of tiny layers would otherwise exhaust memory or the stack. Same cap as zip/tar.
     let max_depth = u32::try_from(ctx.cfg.limits.archive_depth).unwrap_or(u32::MAX);
     if depth > max_depth {
-        let p = zip::Problem::new(
+        let p = Problem::limit(
             "depth-exceeded",
             format!("compressed stream nested {depth} deep, limit {max_depth}; not decompressed"),
         );

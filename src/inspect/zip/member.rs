@@ -12,6 +12,7 @@ use flate2::bufread::DeflateDecoder;
 use super::source::{Le, Src, zip64_field};
 use super::walker::{Halt, Walker};
 use super::*;
+use crate::inspect::problem::ProblemKind;
 
 /// Escapes bytes that are not UTF-8 as `\xNN` so names stay printable and distinct.
 pub(in crate::inspect) fn display_name(raw: &[u8]) -> String {
@@ -324,6 +325,16 @@ impl BufRead for MemberStream<'_, '_> {
     }
 }
 
+/// A stream stopped by a cap is a limit hit; one stopped by bad data is a malformed member.
+fn stop_kind(stop: &Stop) -> ProblemKind {
+    match stop {
+        Stop::MemberLimit(_) | Stop::TotalLimit(_) | Stop::Bomb { .. } => {
+            ProblemKind::LimitExceeded
+        }
+        Stop::Corrupt(_) => ProblemKind::Malformed,
+    }
+}
+
 fn stop_code(stop: &Stop) -> &'static str {
     match stop {
         Stop::MemberLimit(_) => "member-too-large",
@@ -342,7 +353,7 @@ impl Walker<'_> {
         let offset = src.position();
         if self.locals.len() >= self.limits.max_members {
             self.problem(
-                Problem::new(
+                Problem::limit(
                     "too-many-members",
                     format!(
                         "more than {} local headers; walk stopped",
@@ -386,7 +397,7 @@ impl Walker<'_> {
         }
         if let Some(reason) = traversal_reason(&raw_name) {
             self.problem(
-                Problem::new("path-traversal", format!("member name '{name}': {reason}"))
+                Problem::malformed("path-traversal", format!("member name '{name}': {reason}"))
                     .member(&name)
                     .at(offset),
             );
@@ -422,7 +433,7 @@ impl Walker<'_> {
                     ),
                 )
             };
-            self.problem(Problem::new(code, msg).member(&name).at(offset));
+            self.problem(Problem::note(code, msg).member(&name).at(offset));
             if descriptor {
                 self.resync(src, &mut rec, data_start)?;
             } else if src.skip(csize)? < csize {
@@ -451,7 +462,7 @@ impl Walker<'_> {
                 return Err(Halt::Truncated("member name"));
             }
             self.problem(
-                Problem::new(
+                Problem::limit(
                     "name-too-long",
                     format!("member name of {len} bytes cut to {keep}"),
                 )
@@ -536,7 +547,7 @@ impl Walker<'_> {
                 Stop::Corrupt(e) => format!("member '{name}' content is corrupt: {e}"),
             };
             self.problem(
-                Problem::new(stop_code(stop), msg)
+                Problem::new(stop_kind(stop), stop_code(stop), msg, None)
                     .member(&name)
                     .at(rec.offset),
             );
@@ -549,7 +560,7 @@ impl Walker<'_> {
             }
             if stop.is_none() && unread > 0 {
                 self.problem(
-                    Problem::new(
+                    Problem::malformed(
                         "size-mismatch",
                         format!("member '{name}': {unread} compressed bytes after the end of the compressed stream"),
                     )
@@ -593,7 +604,7 @@ impl Walker<'_> {
                 rec.crc_ok = Some(ok);
                 if !ok {
                     self.problem(
-                        Problem::new(
+                        Problem::malformed(
                             "crc-mismatch",
                             format!("member '{name}': crc-32 is {crc:#010x}, header says {expected:#010x}"),
                         )
@@ -606,7 +617,7 @@ impl Walker<'_> {
                 && declared != out
             {
                 self.problem(
-                    Problem::new(
+                    Problem::malformed(
                         "size-mismatch",
                         format!(
                             "member '{name}': {out} bytes decompressed, header says {declared}"
@@ -672,7 +683,7 @@ impl Walker<'_> {
                 };
                 if d.is_some() {
                     self.problem(
-                        Problem::new(
+                        Problem::malformed(
                             "descriptor-mismatch",
                             format!(
                                 "member '{}': data descriptor sizes disagree with the {consumed} compressed / {out} uncompressed bytes read",
@@ -715,7 +726,7 @@ impl Walker<'_> {
             }
         }
         self.problem(
-            Problem::new(
+            Problem::note(
                 "resync",
                 format!(
                     "member '{}': end found by searching for the next signature ({skipped} bytes from offset {data_start} to {at})",

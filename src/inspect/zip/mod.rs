@@ -35,6 +35,8 @@ mod walker;
 
 use std::io::BufRead;
 
+use super::problem::Problem;
+
 pub(in crate::inspect) use member::{display_name, traversal_reason};
 pub use pytorch::{Layout, TorchLayout, classify_pytorch, torchscript_code};
 use source::{DynRead, Src};
@@ -155,43 +157,6 @@ pub struct Member {
     pub duplicate: bool,
 }
 
-/// One thing wrong with an archive (or a limit hit). Facts, not verdicts: the policy decides.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
-    /// Stable kebab-case sub-code, e.g. `crc-mismatch`.
-    pub code: &'static str,
-    /// Precise lowercase message with the data.
-    pub message: String,
-    /// Member concerned, if any.
-    pub member: Option<String>,
-    /// Absolute byte offset concerned, if any.
-    pub offset: Option<u64>,
-}
-
-impl Problem {
-    /// A problem with a code and message and no location.
-    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
-        Problem {
-            code,
-            message: message.into(),
-            member: None,
-            offset: None,
-        }
-    }
-
-    /// Sets the member concerned.
-    pub fn member(mut self, name: &str) -> Self {
-        self.member = Some(name.to_string());
-        self
-    }
-
-    /// Sets the offset concerned.
-    pub fn at(mut self, offset: u64) -> Self {
-        self.offset = Some(offset);
-        self
-    }
-}
-
 /// Everything the walk learned about an archive.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ZipReport {
@@ -247,7 +212,7 @@ pub fn walk<R: BufRead + ?Sized>(
 ) -> ZipReport {
     let mut walker = Walker::new(limits, file_size);
     if depth > limits.max_depth {
-        walker.problem(Problem::new(
+        walker.problem(Problem::limit(
             "depth-exceeded",
             format!(
                 "archive nested {depth} deep, limit {}; not walked",
@@ -262,10 +227,10 @@ pub fn walk<R: BufRead + ?Sized>(
         let at = src.position();
         match e {
             Halt::Io(e) => {
-                walker.problem(Problem::new("io-error", format!("read failed: {e}")).at(at))
+                walker.problem(Problem::note("io-error", format!("read failed: {e}")).at(at))
             }
             Halt::Truncated(what) => walker.problem(
-                Problem::new(
+                Problem::malformed(
                     "truncated",
                     format!("archive ends inside {what} at offset {at}"),
                 )
@@ -278,7 +243,7 @@ pub fn walk<R: BufRead + ?Sized>(
             && n > 0
         {
             walker.problem(
-                Problem::new(
+                Problem::note(
                     "unscanned-data",
                     format!("{n} bytes after offset {at} not walked"),
                 )

@@ -86,7 +86,7 @@ impl<'l> Walker<'l> {
         if len < self.limits.max_problems {
             self.report.problems.push(p);
         } else if len == self.limits.max_problems {
-            self.report.problems.push(Problem::new(
+            self.report.problems.push(Problem::limit(
                 "too-many-problems",
                 format!(
                     "more than {} problems; the rest are not listed",
@@ -104,7 +104,7 @@ impl<'l> Walker<'l> {
         let prefix = src.skip_to_signature()?;
         self.report.prefix_bytes = prefix;
         if src.peek(4)?.len() < 4 {
-            self.problem(Problem::new(
+            self.problem(Problem::malformed(
                 "bad-signature",
                 format!("no zip record signature in {prefix} bytes"),
             ));
@@ -114,7 +114,7 @@ impl<'l> Walker<'l> {
             // Polyglots and self-extractors: the bytes in front are another file format that
             // other tools will happily parse (a pickle in front of a zip, for example).
             self.problem(
-                Problem::new(
+                Problem::malformed(
                     "prefix-data",
                     format!("{prefix} bytes before the first zip record"),
                 )
@@ -152,7 +152,7 @@ impl<'l> Walker<'l> {
                         .ok_or(Halt::Truncated("archive extra data"))?;
                     let size = u64::from(u32::from_le_bytes([h[4], h[5], h[6], h[7]]));
                     self.problem(
-                        Problem::new(
+                        Problem::note(
                             "encrypted",
                             format!("archive extra data record ({size} bytes): central directory encryption"),
                         )
@@ -177,8 +177,11 @@ impl<'l> Walker<'l> {
                         "gap-data"
                     };
                     self.problem(
-                        Problem::new(code, format!("{n} bytes of unknown data at offset {at}"))
-                            .at(at),
+                        Problem::malformed(
+                            code,
+                            format!("{n} bytes of unknown data at offset {at}"),
+                        )
+                        .at(at),
                     );
                 }
             }
@@ -217,7 +220,7 @@ impl<'l> Walker<'l> {
             if !self.cd_cap_reported {
                 self.cd_cap_reported = true;
                 self.problem(
-                    Problem::new(
+                    Problem::limit(
                         "limit-central-directory",
                         format!(
                             "central directory beyond {} bytes or {} records; later records not checked",
@@ -246,7 +249,7 @@ impl<'l> Walker<'l> {
         let name = display_name(&raw_name);
         if disk != 0 && disk != U16_MAX {
             self.problem(
-                Problem::new("multi-disk", format!("member '{name}' is on disk {disk}"))
+                Problem::malformed("multi-disk", format!("member '{name}' is on disk {disk}"))
                     .member(&name)
                     .at(record_offset),
             );
@@ -288,7 +291,7 @@ impl<'l> Walker<'l> {
         let rest = size.saturating_sub(ZIP64_EOCD_FIXED_LEN);
         if rest > self.limits.max_cd_bytes {
             self.problem(
-                Problem::new(
+                Problem::limit(
                     "limit-central-directory",
                     format!("zip64 end record claims {rest} bytes of extensible data"),
                 )
@@ -318,7 +321,7 @@ impl<'l> Walker<'l> {
             // Loaders read the last end record: a second archive appended to the first
             // replaces what they see.
             self.problem(
-                Problem::new(
+                Problem::malformed(
                     "multiple-eocd",
                     format!("second end of central directory at offset {at}"),
                 )
@@ -340,7 +343,7 @@ impl<'l> Walker<'l> {
         };
         if (disk != 0 && disk != U16_MAX) || (cd_disk != 0 && cd_disk != U16_MAX) {
             self.problem(
-                Problem::new(
+                Problem::malformed(
                     "multi-disk",
                     format!("end record names disk {disk}, directory disk {cd_disk}"),
                 )
@@ -351,7 +354,7 @@ impl<'l> Walker<'l> {
         let base = cd_start.checked_sub(cd_offset);
         if base.is_none() {
             self.problem(
-                Problem::new(
+                Problem::malformed(
                     "bad-cd-offset",
                     format!("central directory offset {cd_offset} lies past where it starts ({cd_start})"),
                 )
@@ -361,7 +364,7 @@ impl<'l> Walker<'l> {
         self.segment_bases.push(base);
         if entries != self.segment_records {
             self.problem(
-                Problem::new(
+                Problem::malformed(
                     "eocd-mismatch",
                     format!(
                         "end record counts {entries} entries, {} records found",
@@ -385,7 +388,7 @@ impl<'l> Walker<'l> {
             && !self.cd_cap_reported
         {
             self.problem(
-                Problem::new(
+                Problem::malformed(
                     "eocd-mismatch",
                     format!("end record says the central directory is {cd_size} bytes, it is {actual_cd_size}"),
                 )
@@ -395,7 +398,7 @@ impl<'l> Walker<'l> {
         self.report.comment_len = comment_len;
         if comment_len > self.limits.max_comment_len {
             self.problem(
-                Problem::new(
+                Problem::limit(
                     "comment-too-large",
                     format!(
                         "archive comment of {comment_len} bytes, limit {}",
@@ -418,7 +421,7 @@ impl<'l> Walker<'l> {
     /// Cross-checks the local view against the central view and builds the member list.
     pub(super) fn finish(&mut self) {
         if !self.report.has_eocd {
-            self.problem(Problem::new(
+            self.problem(Problem::malformed(
                 "truncated",
                 format!(
                     "no end of central directory record in {} bytes",
@@ -453,7 +456,7 @@ impl<'l> Walker<'l> {
                 None => {
                     // Python's zipfile and PyTorch read this member; we never saw its bytes.
                     found.push(
-                        Problem::new(
+                        Problem::malformed(
                             "cd-only-member",
                             format!(
                                 "member '{}' is in the central directory (local header offset {}) but no local header was found there; not scanned",
@@ -485,7 +488,7 @@ impl<'l> Walker<'l> {
             if any_cd && !l.in_cd {
                 // Streaming readers see this member; central-directory readers do not.
                 found.push(
-                    Problem::new(
+                    Problem::malformed(
                         "local-only-member",
                         format!(
                             "member '{}' at offset {} is not in the central directory",
@@ -514,7 +517,7 @@ impl<'l> Walker<'l> {
             // PyTorch's reader takes the first entry of a name, Python's zipfile the last:
             // each can be shown a different pickle.
             found.push(
-                Problem::new(
+                Problem::malformed(
                     "duplicate-name",
                     format!("{n} members are named '{name}' (pytorch loads the first, python's zipfile the last)"),
                 )
@@ -564,7 +567,7 @@ fn compare(l: &LocalRec, cd: &CdRec) -> Option<Problem> {
         return None;
     }
     Some(
-        Problem::new(
+        Problem::malformed(
             "cd-local-mismatch",
             format!(
                 "member '{}' local header vs central directory: {}",
