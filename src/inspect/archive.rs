@@ -10,6 +10,7 @@ use std::io::{self, BufRead, Read};
 
 use serde_json::json;
 
+use super::problem::Problem;
 use super::{Ctx, compress, inspect_pickle_stream, numpy, pickle, read, tar, zip};
 use crate::classify::{self, Format};
 use crate::model::finding::Location;
@@ -58,7 +59,7 @@ fn nest(parent: Option<&str>, name: &str) -> String {
     }
 }
 
-fn archive_problem(ctx: &mut Ctx<'_>, p: &zip::Problem, container: Option<&str>) {
+fn archive_problem(ctx: &mut Ctx<'_>, p: &Problem, container: Option<&str>) {
     let member = p.member.as_deref().map(|m| nest(container, m));
     let loc = Location {
         offset: p.offset,
@@ -96,11 +97,7 @@ pub fn inspect_zip(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> Format 
     if format == Format::Torchscript {
         // TorchScript ships its model as Python source under `code/`; torch.jit.load compiles
         // and runs it.
-        let code: Vec<&str> = report
-            .members
-            .iter()
-            .filter(|m| m.name.contains("/code/") && !m.name.ends_with('/'))
-            .map(|m| m.name.as_str())
+        let code: Vec<&str> = zip::torchscript_code(&report.members)
             .take(MAX_LISTED_MEMBERS)
             .collect();
         let d = ctx.detect(
@@ -198,7 +195,7 @@ pub fn inspect_compressed(
     // thousands of tiny layers would otherwise exhaust memory or the stack. Same cap as zip/tar.
     let max_depth = u32::try_from(ctx.cfg.limits.archive_depth).unwrap_or(u32::MAX);
     if depth > max_depth {
-        let p = zip::Problem::new(
+        let p = Problem::limit(
             "depth-exceeded",
             format!("compressed stream nested {depth} deep, limit {max_depth}; not decompressed"),
         );

@@ -19,7 +19,7 @@ use std::rc::Rc;
 use bzip2::bufread::BzDecoder;
 use flate2::bufread::{GzDecoder, ZlibDecoder};
 
-use super::zip::Problem;
+use super::problem::Problem;
 
 /// A recognised compression wrapper.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -250,8 +250,11 @@ impl Decompressed<'_> {
 
     fn fail(&mut self, code: &'static str, message: String) {
         let at = self.counter.get();
-        self.problem
-            .get_or_insert(Problem::new(code, message).at(at));
+        let problem = match code {
+            "limit-streams" | "limit-decompressed" | "bomb" => Problem::limit(code, message),
+            _ => Problem::malformed(code, message),
+        };
+        self.problem.get_or_insert(problem.at(at));
     }
 
     fn read_decoder(&mut self) -> io::Result<usize> {

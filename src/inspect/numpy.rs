@@ -11,7 +11,7 @@
 
 use std::io::Read;
 
-use super::zip::Problem;
+use super::problem::Problem;
 
 const MAGIC: &[u8; 6] = b"\x93NUMPY";
 
@@ -91,7 +91,7 @@ pub fn is_npy(head: &[u8]) -> bool {
 }
 
 fn problem(code: &'static str, message: impl Into<String>) -> Problem {
-    Problem::new(code, message)
+    Problem::malformed(code, message)
 }
 
 /// Reads and validates the preamble and header of a `.npy` stream; `r` is left at the first
@@ -126,7 +126,7 @@ pub fn read_header<R: Read + ?Sized>(r: &mut R, limits: &Limits) -> Result<NpyHe
         .ok()
         .filter(|&l| l <= limits.max_header_len)
         .ok_or_else(|| {
-            problem(
+            Problem::limit(
                 "header-too-large",
                 format!(
                     "header of {header_len} bytes, limit {}",

@@ -37,6 +37,9 @@ pub struct Problem {
     pub message: String,
     /// Byte offset in the file where the problem was seen, when one applies.
     pub offset: Option<u64>,
+    /// Container member the problem concerns (zip and tar parsers), when one applies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub member: Option<String>,
     /// Small named facts backing the message (sorted for stable output).
     pub evidence: BTreeMap<String, String>,
 }
@@ -54,8 +57,38 @@ impl Problem {
             code,
             message: message.into(),
             offset,
+            member: None,
             evidence: BTreeMap::new(),
         }
+    }
+
+    /// A [`ProblemKind::Malformed`] problem without location or evidence.
+    pub fn malformed(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(ProblemKind::Malformed, code, message, None)
+    }
+
+    /// A [`ProblemKind::LimitExceeded`] problem without location or evidence.
+    pub fn limit(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(ProblemKind::LimitExceeded, code, message, None)
+    }
+
+    /// A [`ProblemKind::Note`] problem without location or evidence.
+    pub fn note(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(ProblemKind::Note, code, message, None)
+    }
+
+    /// Sets the container member concerned (builder style).
+    #[must_use]
+    pub fn member(mut self, name: &str) -> Self {
+        self.member = Some(name.to_owned());
+        self
+    }
+
+    /// Sets the byte offset concerned (builder style).
+    #[must_use]
+    pub fn at(mut self, offset: u64) -> Self {
+        self.offset = Some(offset);
+        self
     }
 
     /// Adds one evidence entry (builder style).

@@ -13,7 +13,8 @@ use std::io::{self, BufRead, BufReader, Read};
 
 use tar::EntryType;
 
-use super::zip::{Problem, display_name, traversal_reason};
+use super::problem::Problem;
+use super::zip::{display_name, traversal_reason};
 
 /// Caps applied while walking a tar stream.
 #[derive(Debug, Clone)]
@@ -83,7 +84,7 @@ impl TarReport {
         if len < limits.max_problems {
             self.problems.push(p);
         } else if len == limits.max_problems {
-            self.problems.push(Problem::new(
+            self.problems.push(Problem::limit(
                 "too-many-problems",
                 format!(
                     "more than {} problems; the rest are not listed",
@@ -163,7 +164,7 @@ pub fn walk<R: Read + ?Sized>(
     let mut report = TarReport::default();
     if depth > limits.max_depth {
         report.push(
-            Problem::new(
+            Problem::limit(
                 "depth-exceeded",
                 format!(
                     "archive nested {depth} deep, limit {}; not walked",
@@ -186,7 +187,7 @@ pub fn walk<R: Read + ?Sized>(
         ),
         Err(e) => {
             report.push(
-                Problem::new("io-error", format!("tar read failed: {e}")),
+                Problem::note("io-error", format!("tar read failed: {e}")),
                 limits,
             );
             false
@@ -224,7 +225,7 @@ fn walk_entries<R: Read>(
                     "bad-header"
                 };
                 report.push(
-                    Problem::new(code, format!("tar header after offset {end_offset}: {e}"))
+                    Problem::malformed(code, format!("tar header after offset {end_offset}: {e}"))
                         .at(*end_offset),
                     limits,
                 );
@@ -239,7 +240,7 @@ fn walk_entries<R: Read>(
         seen += 1;
         if seen > limits.max_members {
             report.push(
-                Problem::new(
+                Problem::limit(
                     "too-many-members",
                     format!("more than {} tar entries; walk stopped", limits.max_members),
                 )
@@ -293,7 +294,7 @@ fn walk_entries<R: Read>(
             // The crate in raw mode frames the entry by its header size; a PAX size that
             // disagrees would make everything after it misparsed.
             report.push(
-                Problem::new(
+                Problem::note(
                     "unsupported-entry",
                     format!("member '{name}': pax size {pax_size} overrides header size {size}; walk stopped"),
                 )
@@ -311,7 +312,7 @@ fn walk_entries<R: Read>(
         };
         if let Some(reason) = traversal_reason(&raw_name) {
             report.push(
-                Problem::new("path-traversal", format!("member name '{name}': {reason}"))
+                Problem::malformed("path-traversal", format!("member name '{name}': {reason}"))
                     .member(&name)
                     .at(offset),
                 limits,
@@ -327,7 +328,7 @@ fn walk_entries<R: Read>(
                     .map(|t| display_name(&t))
                     .unwrap_or_default();
                 report.push(
-                    Problem::new(
+                    Problem::note(
                         "link-member",
                         format!("member '{name}' links to '{target}'"),
                     )
@@ -339,7 +340,7 @@ fn walk_entries<R: Read>(
             }
             EntryType::Char | EntryType::Block | EntryType::Fifo => {
                 report.push(
-                    Problem::new(
+                    Problem::note(
                         "special-member",
                         format!("member '{name}' is a device or fifo"),
                     )
@@ -351,7 +352,7 @@ fn walk_entries<R: Read>(
             }
             other => {
                 report.push(
-                    Problem::new(
+                    Problem::note(
                         "unsupported-entry",
                         format!(
                             "member '{name}' has entry type {:?}; content not scanned",
@@ -387,7 +388,7 @@ fn walk_entries<R: Read>(
                     ),
                 )
             };
-            report.push(Problem::new(code, msg).member(&name).at(offset), limits);
+            report.push(Problem::limit(code, msg).member(&name).at(offset), limits);
         }
         let mut capped = BufReader::with_capacity(
             64 * 1024,
@@ -405,7 +406,7 @@ fn walk_entries<R: Read>(
         total = total.saturating_add(allowed);
         if short {
             report.push(
-                Problem::new(
+                Problem::malformed(
                     "truncated",
                     format!("member '{name}' ends before its {size} bytes"),
                 )
@@ -465,7 +466,7 @@ fn read_capped<R: Read>(
     let mut probe = [0u8; 1];
     if matches!(entry.read(&mut probe), Ok(1)) {
         report.push(
-            Problem::new(
+            Problem::limit(
                 "name-too-long",
                 format!("gnu long name longer than {cap} bytes cut"),
             )
@@ -488,7 +489,7 @@ fn read_pax<R: Read>(
 ) -> Option<Vec<u8>> {
     if size > limits.max_pax_len as u64 {
         report.push(
-            Problem::new(
+            Problem::limit(
                 "limit-pax-header",
                 format!(
                     "pax header of {size} bytes, limit {}; ignored",
@@ -561,7 +562,7 @@ fn check_tail<R: Read + ?Sized>(
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => {
                 report.push(
-                    Problem::new("io-error", format!("read failed: {e}")),
+                    Problem::note("io-error", format!("read failed: {e}")),
                     limits,
                 );
                 break;
@@ -570,7 +571,7 @@ fn check_tail<R: Read + ?Sized>(
     }
     if !completed && total > 0 {
         report.push(
-            Problem::new(
+            Problem::note(
                 "unscanned-data",
                 format!("{total} bytes after offset {end_offset} not walked"),
             )
@@ -579,7 +580,7 @@ fn check_tail<R: Read + ?Sized>(
         );
     } else if nonzero > 0 {
         report.push(
-            Problem::new(
+            Problem::malformed(
                 "trailing-data",
                 format!("{total} bytes after the last entry (ending at {end_offset}), {nonzero} of them non-zero"),
             )

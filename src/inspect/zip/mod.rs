@@ -1,0 +1,377 @@
+//! Streaming, strictly bounded zip walker.
+//!
+//! PyTorch checkpoints, `.npz` files, `.keras` models and many other model formats are zip
+//! archives, and the pickles that can run code on load live inside them. This module reads an
+//! archive once, front to back, from a `BufRead` (the caller hashes the same bytes as they pass),
+//! hands each member's decompressed content to a callback, and records every way the archive
+//! deviates from a plain, consistent zip. That matters because loaders disagree on what an
+//! archive contains: PyTorch (miniz) and Python's `zipfile` trust the central directory at the
+//! end, while a streaming reader trusts the local headers in front of each member. An attacker
+//! can make the two views differ (a member only in one of them, a duplicated name, a central
+//! directory entry pointing into another member's data) so that a scanner reading one view
+//! misses the pickle the loader reads from the other. We read the local view as it streams past,
+//! collect the central view when it arrives, and report every disagreement.
+//!
+//! What cannot be done in one sequential pass is said plainly: a central-directory entry whose
+//! local header we never met (it points into the middle of other data) is reported as
+//! `cd-only-member` and left unscanned, and a stored member with a data descriptor (length
+//! unknown up front) is delimited by searching for a descriptor signature whose CRC-32 and size
+//! agree with the bytes seen so far.
+//!
+//! Nothing is extracted to disk and nothing is executed; every count, length and decompressed
+//! size is checked against a field of [`Limits`] first.
+//!
+//! The parts: `source` is the counting, peeking byte source; `walker` dispatches on record
+//! signatures and cross-checks the central directory against the local headers; `member` reads
+//! one member (local header, bounded CRC-checked content, data descriptor); `pytorch` recognises
+//! model layouts from member names. This file holds the public types and [`walk`].
+
+#[cfg(test)]
+mod fixtures;
+mod member;
+mod pytorch;
+mod source;
+mod walker;
+
+use std::io::BufRead;
+
+use super::problem::Problem;
+
+pub(in crate::inspect) use member::{display_name, traversal_reason};
+pub use pytorch::{Layout, TorchLayout, classify_pytorch, torchscript_code};
+use source::{DynRead, Src};
+use walker::{Halt, Walker};
+
+const SIG_LOCAL: [u8; 4] = *b"PK\x03\x04";
+const SIG_CENTRAL: [u8; 4] = *b"PK\x01\x02";
+const SIG_EOCD: [u8; 4] = *b"PK\x05\x06";
+const SIG_ZIP64_EOCD: [u8; 4] = *b"PK\x06\x06";
+const SIG_ZIP64_LOCATOR: [u8; 4] = *b"PK\x06\x07";
+const SIG_DESCRIPTOR: [u8; 4] = *b"PK\x07\x08";
+const SIG_DIGITAL_SIGNATURE: [u8; 4] = *b"PK\x05\x05";
+const SIG_ARCHIVE_EXTRA: [u8; 4] = *b"PK\x06\x08";
+
+const KNOWN_SIGNATURES: [[u8; 4]; 8] = [
+    SIG_LOCAL,
+    SIG_CENTRAL,
+    SIG_EOCD,
+    SIG_ZIP64_EOCD,
+    SIG_ZIP64_LOCATOR,
+    SIG_DESCRIPTOR,
+    SIG_DIGITAL_SIGNATURE,
+    SIG_ARCHIVE_EXTRA,
+];
+
+/// Compression method: stored (no compression).
+pub const METHOD_STORED: u16 = 0;
+/// Compression method: deflate.
+pub const METHOD_DEFLATE: u16 = 8;
+/// Compression method: bzip2.
+pub const METHOD_BZIP2: u16 = 12;
+/// Compression method: WinZip AES (always encrypted).
+const METHOD_AES: u16 = 99;
+
+const FLAG_ENCRYPTED: u16 = 1;
+const FLAG_DESCRIPTOR: u16 = 1 << 3;
+const FLAG_STRONG_ENCRYPTION: u16 = 1 << 6;
+
+const U32_MAX: u32 = u32::MAX;
+const U16_MAX: u16 = u16::MAX;
+const ZIP64_EXTRA_ID: u16 = 0x0001;
+const LOCAL_HEADER_LEN: usize = 30;
+const CENTRAL_HEADER_LEN: usize = 46;
+const EOCD_LEN: usize = 22;
+const ZIP64_EOCD_FIXED_LEN: u64 = 44;
+const STREAM_BUF_LEN: usize = 64 * 1024;
+
+/// Caps applied while walking an archive. Every value read from the file is compared with one
+/// of these before it is used to allocate, loop or decompress.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Most members (local headers, and separately central-directory records) walked.
+    pub max_members: usize,
+    /// Longest member name kept; longer names are cut and reported.
+    pub max_name_len: usize,
+    /// Most decompressed bytes produced for one member.
+    pub max_member_bytes: u64,
+    /// Most decompressed bytes produced for the whole archive.
+    pub max_total_bytes: u64,
+    /// Highest decompressed/compressed ratio tolerated once `ratio_min_bytes` were produced.
+    pub max_ratio: u64,
+    /// Output size below which the ratio is not judged (tiny members compress absurdly well).
+    pub ratio_min_bytes: u64,
+    /// Deepest nesting of archives in archives; the caller passes the current depth.
+    pub max_depth: u32,
+    /// Most bytes of central directory records read.
+    pub max_cd_bytes: u64,
+    /// Longest archive comment tolerated.
+    pub max_comment_len: usize,
+    /// Most problems recorded; one `too-many-problems` marks the cut.
+    pub max_problems: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_members: 100_000,
+            max_name_len: 4096,
+            max_member_bytes: 32 << 30,
+            max_total_bytes: 128 << 30,
+            max_ratio: 250,
+            ratio_min_bytes: 1 << 20,
+            max_depth: 4,
+            max_cd_bytes: 64 << 20,
+            max_comment_len: 65_535,
+            max_problems: 1000,
+        }
+    }
+}
+
+/// One archive member, as seen through its local header, the central directory, or both.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    /// Name; bytes that are not UTF-8 are written as `\xNN`.
+    pub name: String,
+    /// Absolute file offset of the local header (for a central-directory-only member: where
+    /// the central directory says it is).
+    pub local_offset: u64,
+    /// General-purpose flags.
+    pub flags: u16,
+    /// Compression method.
+    pub method: u16,
+    /// Compressed size (from the data descriptor if one was used, else the header).
+    pub compressed_size: u64,
+    /// Uncompressed size (same sources as `compressed_size`).
+    pub uncompressed_size: u64,
+    /// Expected CRC-32.
+    pub crc32: u32,
+    /// Whether the computed CRC-32 matched; `None` when the content was not fully decompressed.
+    pub crc_ok: Option<bool>,
+    /// Encrypted member: cannot be scanned.
+    pub encrypted: bool,
+    /// Listed in the central directory (always `false` in the callback: not known yet).
+    pub in_central_directory: bool,
+    /// A local header for it was found in the stream.
+    pub has_local_header: bool,
+    /// Another member has the same name.
+    pub duplicate: bool,
+}
+
+/// Everything the walk learned about an archive.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ZipReport {
+    /// Members: local headers in stream order, then central-directory-only entries.
+    pub members: Vec<Member>,
+    /// Problems in the order found (cross-checks last).
+    pub problems: Vec<Problem>,
+    /// Length of the (last) archive comment.
+    pub comment_len: usize,
+    /// Bytes before the first zip record (self-extractors, polyglots).
+    pub prefix_bytes: u64,
+    /// An end-of-central-directory record was read.
+    pub has_eocd: bool,
+}
+
+impl ZipReport {
+    /// Whether a problem with this code was recorded.
+    pub fn has(&self, code: &str) -> bool {
+        self.problems.iter().any(|p| p.code == code)
+    }
+}
+
+/// Whether `head` (the first bytes of a file) starts like a zip archive.
+pub fn is_zip(head: &[u8]) -> bool {
+    head.starts_with(&SIG_LOCAL)
+        || head.starts_with(&SIG_EOCD)
+        // A "spanned archive" marker in front of the first local header.
+        || (head.starts_with(&SIG_DESCRIPTOR) && head.get(4..8) == Some(&SIG_LOCAL[..]))
+}
+
+/// Walks a zip archive read sequentially from `r` (whose total length is `file_size`).
+///
+/// `depth` is how many archives enclose this one (0 for a file on disk); past
+/// `limits.max_depth` nothing is read and `depth-exceeded` is reported.
+///
+/// `on_member(member, content)` is called for each member whose content can be read (stored,
+/// deflate or bzip2, not encrypted), in stream order, with the member as its local header (and
+/// data descriptor fields as far as known) describes it. `content` yields the decompressed bytes,
+/// capped by the limits; when a cap or corrupt data stops it, reads return an `io::Error` whose
+/// message starts with `zip member stream stopped:` and the problem is in the report. The
+/// callback may read as much or as little as it likes: the walker then decompresses the rest
+/// itself (within the same caps, output discarded) so the CRC-32 check stays honest and it can
+/// find where the member ends.
+///
+/// The walk reads `r` to its end (unless the depth is exceeded) and never panics; every
+/// malformation becomes a [`Problem`].
+pub fn walk<R: BufRead + ?Sized>(
+    r: &mut R,
+    file_size: u64,
+    depth: u32,
+    limits: &Limits,
+    on_member: &mut dyn FnMut(&Member, &mut dyn BufRead),
+) -> ZipReport {
+    let mut walker = Walker::new(limits, file_size);
+    if depth > limits.max_depth {
+        walker.problem(Problem::limit(
+            "depth-exceeded",
+            format!(
+                "archive nested {depth} deep, limit {}; not walked",
+                limits.max_depth
+            ),
+        ));
+        return walker.report;
+    }
+    let mut adapter = DynRead(r);
+    let mut src = Src::new(&mut adapter);
+    if let Err(e) = walker.run(&mut src, on_member) {
+        let at = src.position();
+        match e {
+            Halt::Io(e) => {
+                walker.problem(Problem::note("io-error", format!("read failed: {e}")).at(at))
+            }
+            Halt::Truncated(what) => walker.problem(
+                Problem::malformed(
+                    "truncated",
+                    format!("archive ends inside {what} at offset {at}"),
+                )
+                .at(at),
+            ),
+            Halt::Stop => {}
+        }
+        // Keep the "reads to its end" promise so the caller's digest covers the whole file.
+        if let Ok(n) = src.skip(u64::MAX)
+            && n > 0
+        {
+            walker.problem(
+                Problem::note(
+                    "unscanned-data",
+                    format!("{n} bytes after offset {at} not walked"),
+                )
+                .at(at),
+            );
+        }
+    }
+    walker.finish();
+    walker.report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::*;
+    use super::*;
+    use std::io::{self, Write};
+
+    #[test]
+    fn reports_depth_exceeded_without_reading() {
+        let bytes = torch_zip(false);
+        let mut r = &bytes[..];
+        let limits = Limits::default();
+        let rep = walk(
+            &mut r,
+            bytes.len() as u64,
+            limits.max_depth + 1,
+            &limits,
+            &mut |_, _| {},
+        );
+        assert_eq!(codes(&rep), vec!["depth-exceeded"]);
+        assert_eq!(r.len(), bytes.len());
+    }
+
+    #[test]
+    fn rejects_non_zip_input() {
+        let (r, seen) = run(b"not a zip at all");
+        assert_eq!(codes(&r), vec!["bad-signature", "truncated"]);
+        assert!(seen.is_empty());
+        assert!(is_zip(b"PK\x03\x04rest") && is_zip(b"PK\x05\x06") && !is_zip(b"\x80\x02"));
+    }
+
+    fn oracle_archive(streaming: bool) -> (Vec<u8>, Vec<(String, Vec<u8>)>) {
+        use zip::write::SimpleFileOptions;
+        let files: Vec<(String, Vec<u8>)> = vec![
+            ("archive/data.pkl".into(), PICKLE.to_vec()),
+            (
+                "archive/data/0".into(),
+                (0..50_000u32).map(|i| (i * 7 % 13) as u8).collect(),
+            ),
+            ("archive/version".into(), b"3\n".to_vec()),
+            ("empty".into(), Vec::new()),
+        ];
+        let mut buf = Vec::new();
+        {
+            let write_all = |w: &mut dyn FnMut(&str, &[u8], zip::CompressionMethod)| {
+                for (i, (n, d)) in files.iter().enumerate() {
+                    let m = if i % 2 == 0 {
+                        zip::CompressionMethod::Stored
+                    } else {
+                        zip::CompressionMethod::Deflated
+                    };
+                    w(n, d, m);
+                }
+            };
+            if streaming {
+                let mut z = zip::ZipWriter::new_stream(&mut buf);
+                write_all(&mut |n, d, m| {
+                    z.start_file(n, SimpleFileOptions::default().compression_method(m))
+                        .unwrap();
+                    z.write_all(d).unwrap();
+                });
+                z.finish().unwrap();
+            } else {
+                let mut z = zip::ZipWriter::new(io::Cursor::new(&mut buf));
+                write_all(&mut |n, d, m| {
+                    z.start_file(n, SimpleFileOptions::default().compression_method(m))
+                        .unwrap();
+                    z.write_all(d).unwrap();
+                });
+                z.finish().unwrap();
+            }
+        }
+        (buf, files)
+    }
+
+    #[test]
+    fn agrees_with_zip_crate_oracle() {
+        for streaming in [false, true] {
+            let (bytes, files) = oracle_archive(streaming);
+            let (r, seen) = run_with(&bytes, &Limits::default(), 13);
+            assert!(
+                r.problems.is_empty(),
+                "streaming {streaming}: {:?}",
+                r.problems
+            );
+            let mut oracle = zip::ZipArchive::new(io::Cursor::new(&bytes)).unwrap();
+            assert_eq!(oracle.len(), r.members.len());
+            for (i, m) in r.members.iter().enumerate() {
+                let f = oracle.by_index(i).unwrap();
+                assert_eq!(f.name().unwrap(), m.name);
+                assert_eq!(f.size(), m.uncompressed_size);
+                assert_eq!(f.compressed_size(), m.compressed_size);
+                assert_eq!(f.crc32(), m.crc32);
+                assert_eq!(m.crc_ok, Some(true));
+                assert_eq!(seen[i].1, files[i].1);
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+        #[test]
+        fn never_panics_on_garbage(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..2048)) {
+            let _ = run_with(&bytes, &Limits::default(), 7);
+        }
+
+        #[test]
+        fn never_panics_on_truncation_or_corruption(cut in 0usize..2000, flip in 0usize..2000, val: u8) {
+            let mut bytes = Zip::new()
+                .add(e("archive/data.pkl", PICKLE).deflated().descriptor(true))
+                .add(e("s", b"stored PK\x07\x08 data").descriptor(true))
+                .add(e("z", b"zip64").zip64())
+                .finish();
+            if let Some(b) = bytes.get_mut(flip) {
+                *b = val;
+            }
+            bytes.truncate(cut);
+            let _ = run_with(&bytes, &Limits::default(), 5);
+        }
+    }
+}
