@@ -358,6 +358,7 @@ impl Machine<'_> {
             Op::Dup => self.dup(op, at)?,
             Op::Mark => self.mark(at)?,
             Op::Proto => self.proto(&arg, at)?,
+            // A frame length only tells the loader how much to buffer; opcodes run on as usual.
             Op::Frame => {}
             Op::PersId => self.persid(at)?,
             Op::BinPersId => self.binpersid(op, at)?,
