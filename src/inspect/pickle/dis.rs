@@ -5,7 +5,7 @@
 
 use std::io::{self, BufRead, Write};
 
-use super::ops::{self, Arg, Payload, Source};
+use super::ops::{self, Arg, Op, Payload, Source};
 use super::{Limits, looks_like_pickle};
 
 /// Characters of an argument shown before it is cut.
@@ -52,23 +52,23 @@ pub fn disassemble<R: BufRead, W: Write>(r: &mut R, w: &mut W, limits: &Limits) 
                 return Ok(());
             }
             budget -= 1;
-            let Some(info) = ops::lookup(byte) else {
+            let Some(op) = ops::lookup(byte) else {
                 writeln!(w, "error at offset {at}: unknown-opcode: byte 0x{byte:02x}")?;
                 return Ok(());
             };
-            let arg = match ops::read_arg(&mut src, info, limits) {
+            let arg = match ops::read_arg(&mut src, op, limits) {
                 Ok(arg) => arg,
                 Err(e) => return error_line(w, at, &e),
             };
-            if closes_mark(info.name) {
+            if closes_mark(op) {
                 depth = depth.saturating_sub(1);
             }
             let indent = "  ".repeat(depth.min(MAX_INDENT));
-            writeln!(w, "{at:>10}: {indent}{:<16} {}", info.name, show(&arg))?;
-            if info.name == "MARK" {
+            writeln!(w, "{at:>10}: {indent}{:<16} {}", op.name(), show(&arg))?;
+            if op == Op::Mark {
                 depth += 1;
             }
-            if info.name == "STOP" {
+            if op == Op::Stop {
                 break;
             }
         }
@@ -93,19 +93,20 @@ fn error_line<W: Write>(w: &mut W, at: u64, e: &super::Malformed) -> io::Result<
     writeln!(w, "error at offset {at}: {}: {}", e.code, e.message)
 }
 
-fn closes_mark(name: &str) -> bool {
+/// Opcodes that consume the innermost MARK (the listing outdents at them).
+fn closes_mark(op: Op) -> bool {
     matches!(
-        name,
-        "TUPLE"
-            | "LIST"
-            | "DICT"
-            | "FROZENSET"
-            | "INST"
-            | "POP_MARK"
-            | "OBJ"
-            | "APPENDS"
-            | "SETITEMS"
-            | "ADDITEMS"
+        op,
+        Op::Tuple
+            | Op::List
+            | Op::Dict
+            | Op::FrozenSet
+            | Op::Inst
+            | Op::PopMark
+            | Op::Obj
+            | Op::Appends
+            | Op::SetItems
+            | Op::AddItems
     )
 }
 

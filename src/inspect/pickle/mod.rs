@@ -17,7 +17,7 @@ use std::fmt;
 use std::io::BufRead;
 
 pub use dis::disassemble;
-use ops::{Arg, Source};
+use ops::{Arg, Op, Source};
 
 /// Bounds on everything a hostile stream controls. Every field is checked before the
 /// allocation or loop it guards; a stream over a limit ends the analysis with a
@@ -261,21 +261,21 @@ pub fn looks_like_pickle(head: &[u8]) -> bool {
         let Ok(Some(byte)) = src.next_byte() else {
             break;
         };
-        let Some(info) = ops::lookup(byte) else {
+        let Some(op) = ops::lookup(byte) else {
             return false;
         };
-        let arg = match ops::read_arg(&mut src, info, &limits) {
+        let arg = match ops::read_arg(&mut src, op, &limits) {
             Ok(arg) => arg,
             Err(e) if e.code == "truncated" => break,
             Err(_) => return false,
         };
-        if !plausible_arg(info.name, &arg) {
+        if !plausible_arg(op, &arg) {
             return false;
         }
         if sim.imported {
             sim.after_import = true;
         }
-        match sim.apply(info.name) {
+        match sim.apply(op) {
             Some(true) => return structural || sim.imported,
             Some(false) => {}
             None => return false,
@@ -299,19 +299,19 @@ struct Sniff {
 
 impl Sniff {
     /// Apply one opcode; `None` on underflow, `Some(true)` at STOP.
-    fn apply(&mut self, name: &str) -> Option<bool> {
-        let (need, push) = match name {
-            "STOP" => {
+    fn apply(&mut self, op: Op) -> Option<bool> {
+        let (need, push) = match op {
+            Op::Stop => {
                 self.depth.checked_sub(1)?;
                 return Some(true);
             }
-            "PROTO" | "FRAME" => (0, 0),
-            "MARK" => {
+            Op::Proto | Op::Frame => (0, 0),
+            Op::Mark => {
                 self.marks.push(self.depth);
                 self.depth = 0;
                 return Some(false);
             }
-            "POP" => {
+            Op::Pop => {
                 if self.depth == 0 {
                     self.depth = self.marks.pop()?;
                 } else {
@@ -319,34 +319,80 @@ impl Sniff {
                 }
                 return Some(false);
             }
-            "TUPLE" | "LIST" | "DICT" | "FROZENSET" | "INST" | "POP_MARK" | "OBJ" | "APPENDS"
-            | "SETITEMS" | "ADDITEMS" => {
+            Op::Tuple
+            | Op::List
+            | Op::Dict
+            | Op::FrozenSet
+            | Op::Inst
+            | Op::PopMark
+            | Op::Obj
+            | Op::Appends
+            | Op::SetItems
+            | Op::AddItems => {
                 let items = self.depth;
                 self.depth = self.marks.pop()?;
-                match name {
-                    "POP_MARK" => {}
-                    "APPENDS" | "SETITEMS" | "ADDITEMS" => {
+                match op {
+                    Op::PopMark => {}
+                    Op::Appends | Op::SetItems | Op::AddItems => {
                         self.depth.checked_sub(1)?;
                     }
-                    "OBJ" => {
+                    Op::Obj => {
                         items.checked_sub(1)?;
                         self.depth += 1;
                     }
                     _ => self.depth += 1,
                 }
-                if name == "INST" {
+                if op == Op::Inst {
                     self.imported = true;
                 }
                 return Some(false);
             }
-            "READONLY_BUFFER" | "PUT" | "BINPUT" | "LONG_BINPUT" | "MEMOIZE" => (1, 1),
-            "TUPLE1" | "BINPERSID" => (1, 1),
-            "DUP" => (1, 2),
-            "TUPLE2" | "APPEND" | "STACK_GLOBAL" | "REDUCE" | "BUILD" | "NEWOBJ" => (2, 1),
-            "TUPLE3" | "SETITEM" | "NEWOBJ_EX" => (3, 1),
-            _ => (0, 1),
+            Op::ReadonlyBuffer | Op::Put | Op::BinPut | Op::LongBinPut | Op::Memoize => (1, 1),
+            Op::Tuple1 | Op::BinPersId => (1, 1),
+            Op::Dup => (1, 2),
+            Op::Tuple2 | Op::Append | Op::StackGlobal | Op::Reduce | Op::Build | Op::NewObj => {
+                (2, 1)
+            }
+            Op::Tuple3 | Op::SetItem | Op::NewObjEx => (3, 1),
+            // Everything that pushes one value and pops none.
+            Op::Int
+            | Op::BinInt
+            | Op::BinInt1
+            | Op::BinInt2
+            | Op::Long
+            | Op::Long1
+            | Op::Long4
+            | Op::String
+            | Op::BinString
+            | Op::ShortBinString
+            | Op::BinBytes
+            | Op::ShortBinBytes
+            | Op::BinBytes8
+            | Op::ByteArray8
+            | Op::NextBuffer
+            | Op::None
+            | Op::NewTrue
+            | Op::NewFalse
+            | Op::Unicode
+            | Op::ShortBinUnicode
+            | Op::BinUnicode
+            | Op::BinUnicode8
+            | Op::Float
+            | Op::BinFloat
+            | Op::EmptyList
+            | Op::EmptyTuple
+            | Op::EmptyDict
+            | Op::EmptySet
+            | Op::Get
+            | Op::BinGet
+            | Op::LongBinGet
+            | Op::Ext1
+            | Op::Ext2
+            | Op::Ext4
+            | Op::Global
+            | Op::PersId => (0, 1),
         };
-        if matches!(name, "GLOBAL" | "STACK_GLOBAL") {
+        if matches!(op, Op::Global | Op::StackGlobal) {
             self.imported = true;
         }
         self.depth = self.depth.checked_sub(need)? + push;
@@ -355,32 +401,32 @@ impl Sniff {
 }
 
 /// Are the textual arguments shaped as a pickler writes them?
-fn plausible_arg(name: &str, arg: &Arg) -> bool {
+fn plausible_arg(op: Op, arg: &Arg) -> bool {
     let line = |a: &Arg| match a {
         Arg::Data(p) => Some(p.head.clone()),
         _ => None,
     };
-    match name {
-        "GLOBAL" | "INST" => match arg {
+    match op {
+        Op::Global | Op::Inst => match arg {
             Arg::Pair(m, n) => dotted_identifier(&m.head) && dotted_identifier(&n.head),
             _ => false,
         },
-        "INT" | "GET" | "PUT" => line(arg).is_some_and(|l| {
+        Op::Int | Op::Get | Op::Put => line(arg).is_some_and(|l| {
             let l = l.strip_prefix(b"-").unwrap_or(&l);
             !l.is_empty() && l.iter().all(u8::is_ascii_digit)
         }),
-        "LONG" => line(arg).is_some_and(|l| {
+        Op::Long => line(arg).is_some_and(|l| {
             let l = l.strip_suffix(b"L").unwrap_or(&l);
             let l = l.strip_prefix(b"-").unwrap_or(l);
             !l.is_empty() && l.iter().all(u8::is_ascii_digit)
         }),
-        "FLOAT" => line(arg).is_some_and(|l| {
+        Op::Float => line(arg).is_some_and(|l| {
             std::str::from_utf8(&l).is_ok_and(|s| s.trim().parse::<f64>().is_ok())
         }),
-        "STRING" => line(arg).is_some_and(|l| {
+        Op::String => line(arg).is_some_and(|l| {
             l.len() >= 2 && matches!(l.first(), Some(b'\'' | b'"')) && l.first() == l.last()
         }),
-        "PROTO" => matches!(arg, Arg::Int(0..=5)),
+        Op::Proto => matches!(arg, Arg::Int(0..=5)),
         _ => true,
     }
 }

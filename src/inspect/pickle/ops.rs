@@ -3,6 +3,7 @@
 //! checked against [`Limits`] before anything is read, payloads keep only a bounded prefix and
 //! the rest is skipped with `consume`, so a length field claiming gigabytes costs no memory.
 
+use std::fmt;
 use std::io::{self, BufRead};
 
 use super::{Limits, Malformed};
@@ -39,105 +40,153 @@ pub enum ArgKind {
     LenU8,
 }
 
-/// One row of the opcode table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OpInfo {
-    /// The opcode byte.
-    pub code: u8,
-    /// pickletools' name for it.
-    pub name: &'static str,
-    /// How its argument is encoded.
-    pub arg: ArgKind,
-    /// The protocol that introduced it.
-    pub proto: u8,
+/// Declares the opcode table once: each row becomes a variant of [`Op`], its arms in
+/// [`Op::code`], [`Op::name`], [`Op::arg`] and [`Op::proto`], and an entry of [`OPCODES`] (from
+/// which [`lookup`]'s byte table is built), so the enum, the names and the byte map cannot drift.
+macro_rules! opcodes {
+    ($($variant:ident = $code:literal, $name:literal, $arg:ident, $proto:literal;)*) => {
+        /// A pickle opcode (one variant per row of `pickletools.opcodes`; the doc is its name).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Op {
+            $(
+                #[doc = $name]
+                $variant,
+            )*
+        }
+
+        impl Op {
+            /// The opcode byte.
+            pub const fn code(self) -> u8 {
+                match self {
+                    $(Op::$variant => $code,)*
+                }
+            }
+
+            /// pickletools' name for it.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $(Op::$variant => $name,)*
+                }
+            }
+
+            /// How its argument is encoded.
+            pub const fn arg(self) -> ArgKind {
+                match self {
+                    $(Op::$variant => ArgKind::$arg,)*
+                }
+            }
+
+            /// The protocol that introduced it.
+            pub const fn proto(self) -> u8 {
+                match self {
+                    $(Op::$variant => $proto,)*
+                }
+            }
+        }
+
+        /// Every opcode of `pickletools.opcodes` (CPython 3.8-3.13 share this table), in its order.
+        pub const OPCODES: [Op; [$($name),*].len()] = [$(Op::$variant),*];
+    };
 }
 
-const fn op(code: u8, name: &'static str, arg: ArgKind, proto: u8) -> OpInfo {
-    OpInfo {
-        code,
-        name,
-        arg,
-        proto,
+opcodes! {
+    Int = b'I', "INT", Line, 0;
+    BinInt = b'J', "BININT", I4, 1;
+    BinInt1 = b'K', "BININT1", U1, 1;
+    BinInt2 = b'M', "BININT2", U2, 1;
+    Long = b'L', "LONG", Line, 0;
+    Long1 = 0x8a, "LONG1", Len1, 2;
+    Long4 = 0x8b, "LONG4", LenI4, 2;
+    String = b'S', "STRING", Line, 0;
+    BinString = b'T', "BINSTRING", LenI4, 1;
+    ShortBinString = b'U', "SHORT_BINSTRING", Len1, 1;
+    BinBytes = b'B', "BINBYTES", LenU4, 3;
+    ShortBinBytes = b'C', "SHORT_BINBYTES", Len1, 3;
+    BinBytes8 = 0x8e, "BINBYTES8", LenU8, 4;
+    ByteArray8 = 0x96, "BYTEARRAY8", LenU8, 5;
+    NextBuffer = 0x97, "NEXT_BUFFER", None, 5;
+    ReadonlyBuffer = 0x98, "READONLY_BUFFER", None, 5;
+    None = b'N', "NONE", None, 0;
+    NewTrue = 0x88, "NEWTRUE", None, 2;
+    NewFalse = 0x89, "NEWFALSE", None, 2;
+    Unicode = b'V', "UNICODE", Line, 0;
+    ShortBinUnicode = 0x8c, "SHORT_BINUNICODE", Len1, 4;
+    BinUnicode = b'X', "BINUNICODE", LenU4, 1;
+    BinUnicode8 = 0x8d, "BINUNICODE8", LenU8, 4;
+    Float = b'F', "FLOAT", Line, 0;
+    BinFloat = b'G', "BINFLOAT", F8, 1;
+    EmptyList = b']', "EMPTY_LIST", None, 1;
+    Append = b'a', "APPEND", None, 0;
+    Appends = b'e', "APPENDS", None, 1;
+    List = b'l', "LIST", None, 0;
+    EmptyTuple = b')', "EMPTY_TUPLE", None, 1;
+    Tuple = b't', "TUPLE", None, 0;
+    Tuple1 = 0x85, "TUPLE1", None, 2;
+    Tuple2 = 0x86, "TUPLE2", None, 2;
+    Tuple3 = 0x87, "TUPLE3", None, 2;
+    EmptyDict = b'}', "EMPTY_DICT", None, 1;
+    Dict = b'd', "DICT", None, 0;
+    SetItem = b's', "SETITEM", None, 0;
+    SetItems = b'u', "SETITEMS", None, 1;
+    EmptySet = 0x8f, "EMPTY_SET", None, 4;
+    AddItems = 0x90, "ADDITEMS", None, 4;
+    FrozenSet = 0x91, "FROZENSET", None, 4;
+    Pop = b'0', "POP", None, 0;
+    Dup = b'2', "DUP", None, 0;
+    Mark = b'(', "MARK", None, 0;
+    PopMark = b'1', "POP_MARK", None, 1;
+    Get = b'g', "GET", Line, 0;
+    BinGet = b'h', "BINGET", U1, 1;
+    LongBinGet = b'j', "LONG_BINGET", U4, 1;
+    Put = b'p', "PUT", Line, 0;
+    BinPut = b'q', "BINPUT", U1, 1;
+    LongBinPut = b'r', "LONG_BINPUT", U4, 1;
+    Memoize = 0x94, "MEMOIZE", None, 4;
+    Ext1 = 0x82, "EXT1", U1, 2;
+    Ext2 = 0x83, "EXT2", U2, 2;
+    Ext4 = 0x84, "EXT4", I4, 2;
+    Global = b'c', "GLOBAL", LinePair, 0;
+    StackGlobal = 0x93, "STACK_GLOBAL", None, 4;
+    Reduce = b'R', "REDUCE", None, 0;
+    Build = b'b', "BUILD", None, 0;
+    Inst = b'i', "INST", LinePair, 0;
+    Obj = b'o', "OBJ", None, 1;
+    NewObj = 0x81, "NEWOBJ", None, 2;
+    NewObjEx = 0x92, "NEWOBJ_EX", None, 4;
+    Proto = 0x80, "PROTO", U1, 2;
+    Stop = b'.', "STOP", None, 0;
+    Frame = 0x95, "FRAME", U8, 4;
+    PersId = b'P', "PERSID", Line, 0;
+    BinPersId = b'Q', "BINPERSID", None, 1;
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
     }
 }
 
-use ArgKind as A;
+/// Opcode by byte: 256 entries, built at compile time from [`OPCODES`]. Two rows with the same
+/// byte stop the build, so the table cannot hide an opcode behind another.
+const BY_BYTE: [Option<Op>; 256] = {
+    let mut table = [None; 256];
+    let mut i = 0;
+    while i < OPCODES.len() {
+        let op = OPCODES[i];
+        assert!(
+            table[op.code() as usize].is_none(),
+            "two opcodes share a byte"
+        );
+        table[op.code() as usize] = Some(op);
+        i += 1;
+    }
+    table
+};
 
-/// Every opcode of `pickletools.opcodes` (CPython 3.8-3.13 share this table), in its order.
-pub const OPCODES: [OpInfo; 68] = [
-    op(b'I', "INT", A::Line, 0),
-    op(b'J', "BININT", A::I4, 1),
-    op(b'K', "BININT1", A::U1, 1),
-    op(b'M', "BININT2", A::U2, 1),
-    op(b'L', "LONG", A::Line, 0),
-    op(0x8a, "LONG1", A::Len1, 2),
-    op(0x8b, "LONG4", A::LenI4, 2),
-    op(b'S', "STRING", A::Line, 0),
-    op(b'T', "BINSTRING", A::LenI4, 1),
-    op(b'U', "SHORT_BINSTRING", A::Len1, 1),
-    op(b'B', "BINBYTES", A::LenU4, 3),
-    op(b'C', "SHORT_BINBYTES", A::Len1, 3),
-    op(0x8e, "BINBYTES8", A::LenU8, 4),
-    op(0x96, "BYTEARRAY8", A::LenU8, 5),
-    op(0x97, "NEXT_BUFFER", A::None, 5),
-    op(0x98, "READONLY_BUFFER", A::None, 5),
-    op(b'N', "NONE", A::None, 0),
-    op(0x88, "NEWTRUE", A::None, 2),
-    op(0x89, "NEWFALSE", A::None, 2),
-    op(b'V', "UNICODE", A::Line, 0),
-    op(0x8c, "SHORT_BINUNICODE", A::Len1, 4),
-    op(b'X', "BINUNICODE", A::LenU4, 1),
-    op(0x8d, "BINUNICODE8", A::LenU8, 4),
-    op(b'F', "FLOAT", A::Line, 0),
-    op(b'G', "BINFLOAT", A::F8, 1),
-    op(b']', "EMPTY_LIST", A::None, 1),
-    op(b'a', "APPEND", A::None, 0),
-    op(b'e', "APPENDS", A::None, 1),
-    op(b'l', "LIST", A::None, 0),
-    op(b')', "EMPTY_TUPLE", A::None, 1),
-    op(b't', "TUPLE", A::None, 0),
-    op(0x85, "TUPLE1", A::None, 2),
-    op(0x86, "TUPLE2", A::None, 2),
-    op(0x87, "TUPLE3", A::None, 2),
-    op(b'}', "EMPTY_DICT", A::None, 1),
-    op(b'd', "DICT", A::None, 0),
-    op(b's', "SETITEM", A::None, 0),
-    op(b'u', "SETITEMS", A::None, 1),
-    op(0x8f, "EMPTY_SET", A::None, 4),
-    op(0x90, "ADDITEMS", A::None, 4),
-    op(0x91, "FROZENSET", A::None, 4),
-    op(b'0', "POP", A::None, 0),
-    op(b'2', "DUP", A::None, 0),
-    op(b'(', "MARK", A::None, 0),
-    op(b'1', "POP_MARK", A::None, 1),
-    op(b'g', "GET", A::Line, 0),
-    op(b'h', "BINGET", A::U1, 1),
-    op(b'j', "LONG_BINGET", A::U4, 1),
-    op(b'p', "PUT", A::Line, 0),
-    op(b'q', "BINPUT", A::U1, 1),
-    op(b'r', "LONG_BINPUT", A::U4, 1),
-    op(0x94, "MEMOIZE", A::None, 4),
-    op(0x82, "EXT1", A::U1, 2),
-    op(0x83, "EXT2", A::U2, 2),
-    op(0x84, "EXT4", A::I4, 2),
-    op(b'c', "GLOBAL", A::LinePair, 0),
-    op(0x93, "STACK_GLOBAL", A::None, 4),
-    op(b'R', "REDUCE", A::None, 0),
-    op(b'b', "BUILD", A::None, 0),
-    op(b'i', "INST", A::LinePair, 0),
-    op(b'o', "OBJ", A::None, 1),
-    op(0x81, "NEWOBJ", A::None, 2),
-    op(0x92, "NEWOBJ_EX", A::None, 4),
-    op(0x80, "PROTO", A::U1, 2),
-    op(b'.', "STOP", A::None, 0),
-    op(0x95, "FRAME", A::U8, 4),
-    op(b'P', "PERSID", A::Line, 0),
-    op(b'Q', "BINPERSID", A::None, 1),
-];
-
-/// The table row for an opcode byte, or `None` for a byte that is no opcode.
-pub fn lookup(code: u8) -> Option<&'static OpInfo> {
-    OPCODES.iter().find(|o| o.code == code)
+/// The opcode for a byte, or `None` for a byte that is no opcode.
+#[inline]
+pub fn lookup(code: u8) -> Option<Op> {
+    BY_BYTE.get(usize::from(code)).copied().flatten()
 }
 
 /// A length-prefixed or newline-terminated argument: a bounded prefix and the true length.
@@ -361,16 +410,17 @@ impl<'a, R: BufRead> Source<'a, R> {
     }
 }
 
-/// Read the argument of `info` from `src`, checking every length against `limits`.
+/// Read the argument of `op` from `src`, checking every length against `limits`.
 pub fn read_arg<R: BufRead>(
     src: &mut Source<'_, R>,
-    info: &OpInfo,
+    op: Op,
     limits: &Limits,
 ) -> Result<Arg, Malformed> {
+    use ArgKind as A;
     let at = src.pos;
-    let what = info.name;
+    let what = op.name();
     let keep = limits.keep_string;
-    let arg = match info.arg {
+    let arg = match op.arg() {
         A::None => Arg::None,
         A::U1 => Arg::Int(i64::from(src.exact::<1>(what)?[0])),
         A::U2 => Arg::Int(i64::from(u16::from_le_bytes(src.exact::<2>(what)?))),
@@ -444,11 +494,11 @@ mod tests {
         assert_eq!(OPCODES.len(), 68);
         for (i, a) in OPCODES.iter().enumerate() {
             for b in OPCODES.iter().skip(i + 1) {
-                assert_ne!(a.code, b.code, "{} and {} share a code", a.name, b.name);
-                assert_ne!(a.name, b.name);
+                assert_ne!(a.code(), b.code(), "{a} and {b} share a code");
+                assert_ne!(a.name(), b.name());
             }
         }
-        assert_eq!(lookup(0x93).map(|o| o.name), Some("STACK_GLOBAL"));
+        assert_eq!(lookup(0x93).map(Op::name), Some("STACK_GLOBAL"));
         assert!(lookup(0x00).is_none());
         assert!(lookup(0x99).is_none());
     }
