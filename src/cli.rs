@@ -163,6 +163,14 @@ pub struct ScanArgs {
     /// Print diagnostics (SHA-256 backend, timings) to stderr.
     #[arg(long, short)]
     pub verbose: bool,
+    /// Result cache directory: files unchanged since the last scan (same path, device, inode,
+    /// size, modification and change time, same modelgate build, policy and options) are not read
+    /// again. The directory must be as trusted as the binary.
+    #[arg(long, value_name = "DIR", conflicts_with = "no_cache")]
+    pub cache: Option<PathBuf>,
+    /// Read every file even if a cache is configured.
+    #[arg(long)]
+    pub no_cache: bool,
     /// Read block size in bytes (benchmarking).
     #[arg(long, value_name = "BYTES", hide = true)]
     pub block_size: Option<usize>,

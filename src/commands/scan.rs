@@ -40,12 +40,22 @@ pub fn run(args: ScanArgs) -> Result<u8> {
         fail_on: args.fail_on.into(),
         progress: !args.quiet && io::stderr().is_terminal(),
         clock,
+        cache: if args.no_cache {
+            None
+        } else {
+            args.cache.clone()
+        },
     };
     if args.verbose {
         super::status(&format!("sha-256 backend: {}", read::sha256_backend()));
     }
     let scanner = Scanner::new(policy, options);
     let (report, stats) = scanner.scan_with_stats(&args.paths)?;
+    if !args.quiet {
+        for note in &stats.cache_notes {
+            super::status(&format!("modelgate: note: {note}"));
+        }
+    }
 
     let started = Instant::now();
     // Side outputs first: a CI job wants the SARIF and SBOM even when the gate fails.
@@ -107,7 +117,10 @@ fn print_stats(s: &Stats, render: Duration) {
         ),
         format!("policy:     {:8.3} s", secs(s.policy)),
         format!("render:     {:8.3} s", secs(render)),
-        format!("files:      {} ({} bytes)", s.files, s.bytes),
+        format!(
+            "files:      {} ({} bytes), {} from the cache",
+            s.files, s.bytes, s.cache_hits
+        ),
     ] {
         super::status(&line);
     }

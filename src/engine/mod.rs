@@ -19,6 +19,7 @@
 //! println!("{} files, {} denied", report.summary.files, report.summary.denied);
 //! ```
 
+mod cache;
 mod root;
 mod schedule;
 
@@ -60,6 +61,8 @@ pub struct ScanOptions {
     pub progress: bool,
     /// The run's clock: exception expiry is judged on its date.
     pub clock: Clock,
+    /// Opt-in result cache directory (`--cache DIR`): unchanged files are not read again.
+    pub cache: Option<PathBuf>,
 }
 
 impl Default for ScanOptions {
@@ -74,6 +77,7 @@ impl Default for ScanOptions {
             fail_on: FailOn::Deny,
             progress: false,
             clock: Clock::system(),
+            cache: None,
         }
     }
 }
@@ -113,8 +117,13 @@ pub struct Stats {
     pub policy: Duration,
     /// Files read.
     pub files: u64,
-    /// Bytes read.
+    /// Bytes read (or, for cache hits, recorded).
     pub bytes: u64,
+    /// Files whose result came from the cache.
+    pub cache_hits: u64,
+    /// Notes about the cache: an existing cache file that was ignored (and why), or a cache that
+    /// could not be written.
+    pub cache_notes: Vec<String>,
 }
 
 /// A configured scan: a policy plus options. Reusable for any number of scans.
@@ -195,13 +204,32 @@ impl Scanner {
         let started = Instant::now();
         let cpu = schedule::Cpu::default();
         let hash_before = read::read_hash_time();
+        let cache = self.options.cache.as_deref().map(|dir| {
+            let flags = format!(
+                "check_values={} sha512={}",
+                self.cfg.check_values, self.cfg.sha512
+            );
+            cache::Cache::open(dir, &[&self.policy.sha256, &flags])
+        });
+        if let Some(note) = cache.as_ref().and_then(|c| c.note.clone()) {
+            stats.cache_notes.push(note);
+        }
         let scans = schedule::scan_all(
             &units,
             &self.cfg,
             self.options.jobs,
             self.options.progress,
             &cpu,
+            cache.as_ref(),
         )?;
+        if let Some(c) = cache
+            && let Err(e) = c.save()
+        {
+            stats
+                .cache_notes
+                .push(format!("the result cache was not written: {e}"));
+        }
+        stats.cache_hits = cpu.cache_hits.load(std::sync::atomic::Ordering::Relaxed);
         stats.read = started.elapsed();
         stats.read_cpu = cpu.total();
         stats.hash_cpu = read::read_hash_time().saturating_sub(hash_before);

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use super::cache::{Cache, Identity, MIN_CACHED_BYTES};
 use crate::inspect::{self, FileScan, ScanConfig};
 use crate::model::finding::Detection;
 use crate::model::rules::RuleId;
@@ -27,6 +28,8 @@ pub struct Unit {
 pub struct Cpu {
     /// Time in the scan of each file (read, hash and inspect together).
     pub total_nanos: AtomicU64,
+    /// Files whose result came from the cache (not read).
+    pub cache_hits: AtomicU64,
 }
 
 impl Cpu {
@@ -45,6 +48,7 @@ pub fn scan_all(
     jobs: usize,
     progress: bool,
     cpu: &Cpu,
+    cache: Option<&Cache>,
 ) -> Result<Vec<FileScan>, rayon::ThreadPoolBuildError> {
     let total_bytes = units.iter().map(|u| u.size).fold(0u64, u64::saturating_add);
     let bar = Progress::new(units.len() as u64, total_bytes, progress);
@@ -61,8 +65,22 @@ pub fn scan_all(
                     let Some(&idx) = order.get(i) else { break };
                     let u = &units[idx];
                     let started = Instant::now();
-                    let scan =
-                        scan_guarded(&u.rel, || inspect::scan_file(&u.open, &u.rel, u.size, cfg));
+                    let id = cache
+                        .filter(|_| u.size >= MIN_CACHED_BYTES)
+                        .and_then(|_| Identity::of(&u.open));
+                    let hit = cache.zip(id.as_ref()).and_then(|(c, id)| c.get(id));
+                    if hit.is_some() {
+                        cpu.cache_hits.fetch_add(1, Ordering::Relaxed);
+                    }
+                    let scan = hit.unwrap_or_else(|| {
+                        let scan = scan_guarded(&u.rel, || {
+                            inspect::scan_file(&u.open, &u.rel, u.size, cfg)
+                        });
+                        if let (Some(c), Some(id)) = (cache, &id) {
+                            c.put(id, &u.open, &scan);
+                        }
+                        scan
+                    });
                     let nanos = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
                     cpu.total_nanos.fetch_add(nanos, Ordering::Relaxed);
                     bar.file_done(u.size);

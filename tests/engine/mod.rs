@@ -290,3 +290,143 @@ fn verbose_prints_stage_timings() {
         assert!(err.contains(stage), "missing {stage}: {err}");
     }
 }
+
+// ---- result cache (issue 22) ----
+
+/// A 2 MiB pickle stream: a large byte string, then a second pickle calling `os.system`.
+fn big_malicious_pickle() -> Vec<u8> {
+    let mut b = vec![0x80, 0x02, b'B'];
+    let data = vec![7u8; 2 << 20];
+    b.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    b.extend_from_slice(&data);
+    b.push(b'.');
+    b.extend_from_slice(&pickle_call("os", "system", "echo"));
+    b
+}
+
+fn cached_scan(repo: &Repo, cache: &Path) -> (Vec<u8>, String) {
+    let out = modelgate()
+        .args([
+            "scan",
+            "--no-git",
+            "--format",
+            "json",
+            "--verbose",
+            "--cache",
+        ])
+        .arg(cache)
+        .arg(repo.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (
+        out.stdout,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn hits(stderr: &str) -> u64 {
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("from the cache"))
+        .unwrap_or_else(|| panic!("no cache line: {stderr}"));
+    let before = line.split(" from the cache").next().unwrap();
+    before.rsplit(' ').next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn cache_hit_gives_the_same_report_and_any_identity_change_rereads() {
+    let repo = Repo::new();
+    repo.file("model.bin", big_malicious_pickle())
+        .file(
+            "w.safetensors",
+            safetensors(&[("w", "U8", &[2 << 20], &vec![1u8; 2 << 20])], None),
+        )
+        .file("config.json", "{}");
+    let cache = tempfile::tempdir().unwrap();
+    let (first, err) = cached_scan(&repo, cache.path());
+    assert_eq!(hits(&err), 0);
+    let (second, err) = cached_scan(&repo, cache.path());
+    assert_eq!(hits(&err), 2, "{err}");
+    assert_eq!(first, second, "a cached scan reports byte-identical JSON");
+
+    // touch: the modification time changes.
+    let p = repo.abs("model.bin");
+    let f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+    f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5))
+        .unwrap();
+    drop(f);
+    let (_, err) = cached_scan(&repo, cache.path());
+    assert_eq!(hits(&err), 1, "touched file re-read: {err}");
+
+    // Same-size rewrite with the modification time restored: the change time still moves.
+    let before = std::fs::metadata(&p).unwrap().modified().unwrap();
+    let mut bytes = std::fs::read(&p).unwrap();
+    bytes[10] ^= 1;
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::write(&p, &bytes).unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&p)
+        .unwrap()
+        .set_modified(before)
+        .unwrap();
+    let (third, err) = cached_scan(&repo, cache.path());
+    assert_eq!(hits(&err), 1, "rewritten file re-read: {err}");
+    let r: Value = serde_json::from_slice(&third).unwrap();
+    assert_eq!(
+        file(&r, "model.bin")["sha256"],
+        sha256_hex(&bytes).as_str(),
+        "the digest is of the new bytes"
+    );
+
+    // Inode swap by rename: another file (same content) takes the name.
+    let swap = repo.abs("swap.tmp");
+    std::fs::write(&swap, &bytes).unwrap();
+    std::fs::rename(&swap, &p).unwrap();
+    let (_, err) = cached_scan(&repo, cache.path());
+    assert_eq!(hits(&err), 1, "renamed-in file re-read: {err}");
+}
+
+#[test]
+fn corrupt_or_foreign_cache_is_ignored_with_a_note() {
+    let repo = Repo::new();
+    repo.file("model.bin", big_malicious_pickle());
+    let cache = tempfile::tempdir().unwrap();
+    let (clean, _) = cached_scan(&repo, cache.path());
+    let file = cache.path().join("modelgate-scan-cache.v1.json");
+    assert!(file.is_file());
+
+    std::fs::write(&file, b"{not json").unwrap();
+    let (out, err) = cached_scan(&repo, cache.path());
+    assert!(
+        err.contains("note:") && err.contains("not a modelgate cache"),
+        "{err}"
+    );
+    assert_eq!(hits(&err), 0);
+    assert_eq!(out, clean);
+
+    // Another version of the layout.
+    let mut v: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    v["version"] = 99.into();
+    std::fs::write(&file, serde_json::to_vec(&v).unwrap()).unwrap();
+    let (out, err) = cached_scan(&repo, cache.path());
+    assert!(err.contains("cache version 99"), "{err}");
+    assert_eq!(out, clean);
+
+    // A cache forged to say the malicious file is clean, under another salt: ignored.
+    let mut v: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    v["salt"] = "0".repeat(64).into();
+    for e in v["entries"].as_object_mut().unwrap().values_mut() {
+        e["detections"] = Value::Array(vec![]);
+    }
+    std::fs::write(&file, serde_json::to_vec(&v).unwrap()).unwrap();
+    let (out, err) = cached_scan(&repo, cache.path());
+    assert!(err.contains("another modelgate build"), "{err}");
+    assert_eq!(out, clean);
+}
