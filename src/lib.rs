@@ -23,5 +23,6 @@ pub mod provenance;
 pub mod report;
 pub mod repository;
 pub mod rules;
+pub mod sign;
 pub mod verify;
 pub mod walk;
