@@ -248,8 +248,9 @@ pub fn parse(bytes: &[u8], limits: &Limits) -> Result<Parsed, SignError> {
 
 /// Decodes standard base64 (padding required, as protobuf JSON writes it) under a byte cap.
 pub fn decode_b64(field: &'static str, s: &str, max: u64) -> Result<Vec<u8>, SignError> {
-    // Decoded size is at most 3/4 of the text: check before allocating.
-    if (s.len() as u64) / 4 * 3 > max {
+    // The decoded size follows from the text's length and padding: check before allocating.
+    let pad = s.bytes().rev().take(2).filter(|b| *b == b'=').count() as u64;
+    if (s.len() as u64).div_ceil(4) * 3 - pad.min(s.len() as u64 / 4 * 3) > max {
         return Err(SignError::TooLarge {
             what: field,
             len: s.len() as u64,
