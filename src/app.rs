@@ -16,7 +16,7 @@ use serde_json::{Map, Value, json};
 
 use crate::classify::{Format, Kind};
 use crate::cli::{
-    Cli, Command, HashAlg, InspectArgs, PolicyCommand, ScanArgs, TextOrJson, VerifyArgs,
+    Cli, Command, HashAlg, InspectArgs, PolicyCommand, ScanArgs, SignArgs, TextOrJson, VerifyArgs,
 };
 use crate::finding::{Detection, Finding};
 use crate::inspect::{self, FileScan, Limits, ScanConfig};
@@ -36,6 +36,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Policy(cmd) => policy_command(cmd),
         Command::Explain(args) => explain(&args.rule),
         Command::Verify(args) => verify(args),
+        Command::Sign(args) => sign_command(args),
     }
 }
 
@@ -770,10 +771,16 @@ fn verify(args: VerifyArgs) -> Result<u8> {
     if std::fs::symlink_metadata(&args.path).is_err() {
         bail!("path does not exist: {}", args.path.display());
     }
+    if args.signature.is_some() || args.attestation.is_some() {
+        return verify_signed(&args);
+    }
+    let Some(sbom) = &args.sbom else {
+        bail!("verify needs --sbom FILE or --signature FILE");
+    };
     let jobs = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1);
-    let result = crate::verify::verify(&args.sbom, &args.path, jobs)?;
+    let result = crate::verify::verify(sbom, &args.path, jobs)?;
     let mut w = stdout_or_file(None)?;
     match args.format {
         TextOrJson::Text => result.render_text(&mut w)?,
@@ -781,6 +788,164 @@ fn verify(args: VerifyArgs) -> Result<u8> {
     }
     w.flush()?;
     Ok(u8::from(!result.is_clean()))
+}
+
+// ---- OpenSSF Model Signing (issue 19): `sign`, `verify --signature`, `verify --attestation`.
+// Self-contained: the library is `crate::sign`; these two functions only read arguments,
+// call it and print. A bad signature or a mismatching tree is a verdict (exit 1); unreadable
+// keys, certificates or trust roots are the tool's failure (exit 2).
+
+/// `modelgate sign PATH --key K [--certificate-chain C...] [-o model.sig]` or `sign --sbom F`.
+fn sign_command(args: SignArgs) -> Result<u8> {
+    use crate::sign;
+    let limits = sign::Limits::default();
+    let material = sign::inputs::signing_material(&args.key, &args.certificate_chain, &limits)?;
+    let (bytes, out) = if let Some(sbom) = &args.sbom {
+        let text =
+            std::fs::read(sbom).with_context(|| format!("cannot read sbom {}", sbom.display()))?;
+        let out = args.output.clone().unwrap_or_else(|| {
+            let mut name = sbom.file_name().unwrap_or_default().to_os_string();
+            name.push(".intoto.json");
+            sbom.with_file_name(name)
+        });
+        (sign::attest::attest_sbom(&text, &material, &limits)?, out)
+    } else {
+        let Some(path) = &args.path else {
+            bail!("sign needs a PATH or --sbom FILE");
+        };
+        let out = args.output.clone().unwrap_or_else(|| {
+            if path.is_dir() {
+                path.join("model.sig")
+            } else {
+                path.with_extension("sig")
+            }
+        });
+        let mut ignore_paths = args.ignore_paths.clone();
+        // The signature file must not sign itself (the reference ignores it too).
+        ignore_paths.extend(sign::relative_inside(path, &out));
+        let opts = sign::SignOptions {
+            ignore_paths,
+            ignore_git_paths: !args.no_ignore_git_paths,
+            shard_size: args.shard_size,
+        };
+        (sign::sign(path, &material, &opts, &limits)?, out)
+    };
+    std::fs::write(&out, bytes).with_context(|| format!("cannot write {}", out.display()))?;
+    eprintln_quiet(&format!("modelgate: wrote {}", out.display()));
+    Ok(0)
+}
+
+/// `verify --signature` and/or `verify --sbom F --attestation A`, with the trust flags.
+fn verify_signed(args: &VerifyArgs) -> Result<u8> {
+    use crate::sign;
+    let limits = sign::Limits::default();
+    let t = &args.trust;
+    let spec = sign::inputs::TrustSpec {
+        key: t.key.clone(),
+        certificate_chain: t.certificate_chain.clone(),
+        identity: t.identity.clone(),
+        issuer: t.issuer.clone(),
+        trust_root: t.trust_root.clone(),
+    };
+    let trust = sign::inputs::trust(&spec, &limits)?;
+    let now_secs = now().unix_timestamp();
+    let mut w = stdout_or_file(None)?;
+    let mut json = Map::new();
+    let mut ok = true;
+    if let Some(sig) = &args.signature {
+        let bytes = std::fs::read(sig)
+            .with_context(|| format!("cannot read signature {}", sig.display()))?;
+        let mut ignore_paths = t.ignore_paths.clone();
+        ignore_paths.extend(sign::relative_inside(&args.path, sig));
+        let opts = sign::VerifyOptions {
+            now: now_secs,
+            ignore_paths,
+            ignore_git_paths: !t.no_ignore_git_paths,
+        };
+        match sign::verify(&args.path, &bytes, &trust, &opts, &limits) {
+            Ok(v) => {
+                ok &= v.is_clean();
+                match args.format {
+                    TextOrJson::Text => v.render_text(&mut w)?,
+                    TextOrJson::Json => {
+                        let mut o = serde_json::to_value(&v)?;
+                        o["verified"] = json!(v.is_clean());
+                        json.insert("signature".into(), o);
+                    }
+                }
+            }
+            Err(e) => {
+                ok = false;
+                match args.format {
+                    TextOrJson::Text => writeln!(w, "signature INVALID: {e}\nresult: INVALID")?,
+                    TextOrJson::Json => {
+                        json.insert(
+                            "signature".into(),
+                            json!({"verified": false, "error": e.to_string()}),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    if let (Some(att), Some(sbom)) = (&args.attestation, &args.sbom) {
+        let att_bytes = std::fs::read(att)
+            .with_context(|| format!("cannot read attestation {}", att.display()))?;
+        let sbom_bytes =
+            std::fs::read(sbom).with_context(|| format!("cannot read sbom {}", sbom.display()))?;
+        match sign::attest::verify_sbom_attestation(
+            &att_bytes,
+            &sbom_bytes,
+            &trust,
+            now_secs,
+            &limits,
+        ) {
+            Ok(signer) => match args.format {
+                TextOrJson::Text => {
+                    write!(w, "sbom attestation: ")?;
+                    sign::render_signer(&signer, &mut w)?;
+                }
+                TextOrJson::Json => {
+                    json.insert(
+                        "attestation".into(),
+                        json!({"verified": true, "signer": signer}),
+                    );
+                }
+            },
+            Err(e) => {
+                ok = false;
+                match args.format {
+                    TextOrJson::Text => writeln!(w, "sbom attestation INVALID: {e}")?,
+                    TextOrJson::Json => {
+                        json.insert(
+                            "attestation".into(),
+                            json!({"verified": false, "error": e.to_string()}),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    // The SBOM is checked against the tree only once its attestation verified.
+    if let Some(sbom) = args.sbom.as_ref().filter(|_| ok) {
+        let jobs = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1);
+        let result = crate::verify::verify(sbom, &args.path, jobs)?;
+        ok &= result.is_clean();
+        match args.format {
+            TextOrJson::Text => result.render_text(&mut w)?,
+            TextOrJson::Json => {
+                json.insert("sbom".into(), serde_json::to_value(&result)?);
+            }
+        }
+    }
+    if args.format == TextOrJson::Json {
+        serde_json::to_writer_pretty(&mut w, &Value::Object(json))?;
+        writeln!(w)?;
+    }
+    w.flush()?;
+    Ok(u8::from(!ok))
 }
 
 #[cfg(test)]

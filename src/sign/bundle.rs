@@ -200,14 +200,14 @@ pub fn parse(bytes: &[u8], limits: &Limits) -> Result<Parsed, SignError> {
             "verification material must hold exactly one of publicKey, x509CertificateChain, certificate (found {kinds})"
         )));
     }
-    if let Some(chain) = &vm.x509_certificate_chain {
-        if chain.certificates.is_empty() || chain.certificates.len() > limits.max_chain_len {
-            return Err(SignError::Bundle(format!(
-                "certificate chain has {} certificates (1..={} allowed)",
-                chain.certificates.len(),
-                limits.max_chain_len
-            )));
-        }
+    if let Some(chain) = &vm.x509_certificate_chain
+        && (chain.certificates.is_empty() || chain.certificates.len() > limits.max_chain_len)
+    {
+        return Err(SignError::Bundle(format!(
+            "certificate chain has {} certificates (1..={} allowed)",
+            chain.certificates.len(),
+            limits.max_chain_len
+        )));
     }
     if vm.tlog_entries.len() > limits.max_tlog_entries {
         return Err(SignError::Bundle(format!(

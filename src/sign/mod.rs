@@ -17,7 +17,9 @@
 //! offline against a trusted root JSON). Every input is bounded by [`Limits`]; a hostile bundle
 //! is an error, never a panic. This module has no CLI; `app` calls [`sign`] and [`verify`].
 
+pub mod attest;
 pub mod bundle;
+pub mod inputs;
 pub mod keys;
 pub mod manifest;
 pub mod sigstore;
@@ -523,6 +525,74 @@ impl Verification {
     pub fn is_clean(&self) -> bool {
         self.diff.is_clean()
     }
+
+    /// Human-readable verdict; paths and identities are sanitized.
+    pub fn render_text(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        use crate::report::text::sanitize;
+        render_signer(&self.signer, w)?;
+        writeln!(
+            w,
+            "manifest  {} ({} serialization, model {})",
+            self.manifest_digest,
+            self.method,
+            sanitize(&self.model_name)
+        )?;
+        for c in &self.diff.changed {
+            match (&c.expected, &c.actual) {
+                (Some(e), Some(a)) => writeln!(
+                    w,
+                    "changed   {}: signed sha256 {e}, found {a}",
+                    sanitize(&c.path)
+                )?,
+                _ => writeln!(w, "changed   {}", sanitize(&c.path))?,
+            }
+        }
+        for p in &self.diff.missing {
+            writeln!(w, "missing   {}", sanitize(p))?;
+        }
+        for p in &self.diff.added {
+            writeln!(w, "added     {}", sanitize(p))?;
+        }
+        writeln!(
+            w,
+            "checked {} signed files: {} ok, {} changed, {} missing, {} added",
+            self.diff.checked,
+            self.diff.ok,
+            self.diff.changed.len(),
+            self.diff.missing.len(),
+            self.diff.added.len()
+        )?;
+        writeln!(
+            w,
+            "result: {}",
+            if self.is_clean() {
+                "VERIFIED"
+            } else {
+                "MISMATCH"
+            }
+        )
+    }
+}
+
+/// One line naming a verified signer.
+pub fn render_signer(s: &Signer, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+    use crate::report::text::sanitize;
+    write!(
+        w,
+        "signature verified: {} {}",
+        s.method,
+        sanitize(&s.identity)
+    )?;
+    if let Some(i) = &s.issuer {
+        write!(w, " (issuer {})", sanitize(i))?;
+    }
+    if let Some(c) = &s.certificate {
+        write!(w, " certificate {c}")?;
+    }
+    if let Some(t) = &s.tlog {
+        write!(w, "; {t}")?;
+    }
+    writeln!(w)
 }
 
 /// Verifies the bundle, then the tree against the signed manifest.
