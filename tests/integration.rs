@@ -445,6 +445,7 @@ fn truncated_pickle_reports_imports_before_damage() {
 mod action;
 mod hostile;
 mod reports;
+mod signing;
 
 // ---- provenance (issue 6) ----
 
