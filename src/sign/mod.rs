@@ -19,6 +19,7 @@
 
 pub mod attest;
 pub mod bundle;
+pub mod check;
 pub mod inputs;
 pub mod keys;
 pub mod manifest;
