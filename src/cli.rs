@@ -185,7 +185,7 @@ pub struct SignatureTrustArgs {
     /// Keyless: the signer's identity (certificate SAN: email or URI), exact match.
     #[arg(long, value_name = "SAN", requires_all = ["issuer", "trust_root"])]
     pub identity: Option<String>,
-    /// Keyless: the OIDC issuer, exact match (e.g. https://token.actions.githubusercontent.com).
+    /// Keyless: the OIDC issuer, exact match (e.g. `https://token.actions.githubusercontent.com`).
     #[arg(long, value_name = "URL", requires = "identity")]
     pub issuer: Option<String>,
     /// Keyless: a Sigstore trusted root JSON (verification is offline).
@@ -215,7 +215,7 @@ pub struct SignArgs {
     /// Where to write the bundle (default: PATH/model.sig, or SBOM.intoto.json with --sbom).
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Attest this CycloneDX JSON SBOM (in-toto, predicate https://cyclonedx.org/bom) instead of signing a tree.
+    /// Attest this CycloneDX JSON SBOM (in-toto, predicate `https://cyclonedx.org/bom`) instead of signing a tree.
     #[arg(long, value_name = "FILE", conflicts_with = "path")]
     pub sbom: Option<PathBuf>,
     /// A path (relative to the tree) to leave out of the signature; repeatable.
