@@ -10,7 +10,7 @@ corpus=$(pwd)/corpus
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-targets="safetensors pickle zip tar compress numpy gguf onnx tf hdf5 keras tflite lfs policy archive_member card notebook code automap"
+targets="safetensors pickle zip tar compress numpy gguf onnx tf hdf5 keras tflite lfs policy archive_member card notebook code automap sign_bundle"
 for t in $targets; do
   mkdir -p "$corpus/$t"
   if [ -d "seeds/$t" ]; then cp -f seeds/"$t"/* "$corpus/$t/" 2>/dev/null || true; fi
@@ -30,6 +30,10 @@ cp -f "$root"/examples/*/config.json "$corpus/keras/" 2>/dev/null || true
 for p in "$root"/policies/*.toml "$root"/examples/policies/*.toml; do
   [ -f "$p" ] && cp -f "$p" "$corpus/policy/$(basename "$(dirname "$p")")-$(basename "$p")"
 done
+
+# Model signatures made by the reference tool (key, certificate, shards, keyless).
+cp -f "$root"/tests/fixtures/signing/*.sig "$corpus/sign_bundle/"
+cp -f "$root"/tests/fixtures/signing/keyless/model.sig "$corpus/sign_bundle/keyless.sig"
 
 # Pickle streams: the member of the example's zip, plus protocol 0 and 2 by hand.
 unzip -p "$root"/examples/risky-model/pytorch_model.bin '*.pkl' > "$corpus/pickle/example-data.pkl" 2>/dev/null || true

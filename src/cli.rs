@@ -25,8 +25,10 @@ pub enum Command {
     Scan(ScanArgs),
     /// Show one file's facts: header, tensors, pickle imports, findings.
     Inspect(InspectArgs),
-    /// Check that files still match the digests an SBOM recorded.
+    /// Check a tree against a model signature and/or the digests an SBOM recorded.
     Verify(VerifyArgs),
+    /// Sign a model tree (OpenSSF Model Signing bundle), or attest an SBOM.
+    Sign(SignArgs),
     /// Validate or create policy files.
     #[command(subcommand)]
     Policy(PolicyCommand),
@@ -197,16 +199,99 @@ pub struct InspectArgs {
 
 /// `modelgate verify`.
 #[derive(Debug, Args)]
+#[command(after_help = VERIFY_AFTER_HELP)]
 pub struct VerifyArgs {
     /// The CycloneDX SBOM (JSON or XML) produced by `scan --sbom`.
-    #[arg(long, value_name = "FILE")]
-    pub sbom: PathBuf,
+    #[arg(long, value_name = "FILE", required_unless_present_any = ["signature", "attestation"])]
+    pub sbom: Option<PathBuf>,
     /// The tree to check (default: the current directory).
     #[arg(default_value = ".")]
     pub path: PathBuf,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     pub format: TextOrJson,
+    /// Verify the tree against this OpenSSF Model Signing signature (Sigstore bundle).
+    #[arg(long, value_name = "FILE")]
+    pub signature: Option<PathBuf>,
+    /// Check this in-toto attestation of the SBOM (from `sign --sbom`) before trusting it.
+    #[arg(long, value_name = "FILE", requires = "sbom")]
+    pub attestation: Option<PathBuf>,
+    /// Whom to trust for `--signature` / `--attestation`.
+    #[command(flatten)]
+    pub trust: SignatureTrustArgs,
+}
+
+/// Extra help for `verify`: which flags prove what.
+const VERIFY_AFTER_HELP: &str = "\
+Signature verification (exit 0 only when the signature and the tree both verify):
+  --signature model.sig --key pub.pem              key method (ECDSA P-256/P-384)
+  --signature model.sig --certificate-chain ca.pem certificate method, chain checked to ca.pem now
+                                                   (SOURCE_DATE_EPOCH sets the clock)
+  --signature model.sig --identity I --issuer U --trust-root trusted_root.json
+                                                   keyless Sigstore, offline: Fulcio chain, SAN and
+                                                   OIDC issuer, Rekor SET and inclusion proof
+SBOM:
+  --sbom model.cdx.json [--attestation att.json --key pub.pem]
+                                                   files match the SBOM (signed by the key)";
+
+/// Who the verifier trusts (shared by `verify --signature` and `verify --attestation`).
+#[derive(Debug, Args)]
+pub struct SignatureTrustArgs {
+    /// Trust this public key (PEM).
+    #[arg(long, value_name = "PEM", conflicts_with_all = ["certificate_chain", "identity"])]
+    pub key: Option<PathBuf>,
+    /// Trust these root certificates (PEM; repeatable).
+    #[arg(
+        long = "certificate-chain",
+        value_name = "PEM",
+        conflicts_with = "identity"
+    )]
+    pub certificate_chain: Vec<PathBuf>,
+    /// Keyless: the signer's identity (certificate SAN: email or URI), exact match.
+    #[arg(long, value_name = "SAN", requires_all = ["issuer", "trust_root"])]
+    pub identity: Option<String>,
+    /// Keyless: the OIDC issuer, exact match (e.g. `https://token.actions.githubusercontent.com`).
+    #[arg(long, value_name = "URL", requires = "identity")]
+    pub issuer: Option<String>,
+    /// Keyless: a Sigstore trusted root JSON (verification is offline).
+    #[arg(long = "trust-root", value_name = "FILE", requires = "identity")]
+    pub trust_root: Option<PathBuf>,
+    /// A path (relative to the tree) to leave out, like the reference's --ignore-paths; repeatable.
+    #[arg(long = "ignore-path", value_name = "REL")]
+    pub ignore_paths: Vec<String>,
+    /// Include .git, .gitattributes, .github and .gitignore (ignored by default, as the reference does).
+    #[arg(long)]
+    pub no_ignore_git_paths: bool,
+}
+
+/// `modelgate sign`.
+#[derive(Debug, Args)]
+pub struct SignArgs {
+    /// The model directory (or single file) to sign.
+    #[arg(required_unless_present = "sbom")]
+    pub path: Option<PathBuf>,
+    /// The private key (PEM, ECDSA P-256 or P-384, unencrypted).
+    #[arg(long, value_name = "PEM")]
+    pub key: PathBuf,
+    /// Certificate method: the signing certificate and its chain (PEM; repeatable). The
+    /// certificate holding the key's public key becomes the signing certificate.
+    #[arg(long = "certificate-chain", value_name = "PEM")]
+    pub certificate_chain: Vec<PathBuf>,
+    /// Where to write the bundle (default: PATH/model.sig, or SBOM.intoto.json with --sbom).
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Attest this CycloneDX JSON SBOM (in-toto, predicate `https://cyclonedx.org/bom`) instead of signing a tree.
+    #[arg(long, value_name = "FILE", conflicts_with = "path")]
+    pub sbom: Option<PathBuf>,
+    /// A path (relative to the tree) to leave out of the signature; repeatable.
+    #[arg(long = "ignore-path", value_name = "REL")]
+    pub ignore_paths: Vec<String>,
+    /// Include .git, .gitattributes, .github and .gitignore (left out by default, as the reference does).
+    #[arg(long)]
+    pub no_ignore_git_paths: bool,
+    /// Use the `shards` serialization with pieces of this many bytes (default: whole files).
+    #[arg(long, value_name = "BYTES")]
+    pub shard_size: Option<u64>,
 }
 
 /// `modelgate policy`.

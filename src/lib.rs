@@ -31,6 +31,7 @@ pub mod progress;
 pub mod provenance;
 pub mod report;
 pub mod repository;
+pub mod sign;
 pub mod verify;
 pub mod walk;
 

@@ -447,6 +447,7 @@ mod architecture;
 mod engine;
 mod hostile;
 mod reports;
+mod signing;
 
 // ---- provenance (issue 6) ----
 

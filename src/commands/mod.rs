@@ -7,6 +7,7 @@ mod inspect;
 mod policy;
 mod rules;
 mod scan;
+mod sign;
 mod verify;
 
 use std::fs::File;
@@ -26,6 +27,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Policy(cmd) => policy::run(cmd),
         Command::Explain(args) => explain::run(&args.rule),
         Command::Verify(args) => verify::run(args),
+        Command::Sign(args) => sign::run(args),
     }
 }
 
