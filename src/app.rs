@@ -16,7 +16,8 @@ use serde_json::{Map, Value, json};
 
 use crate::classify::{Format, Kind};
 use crate::cli::{
-    Cli, Command, HashAlg, InspectArgs, PolicyCommand, ScanArgs, TextOrJson, VerifyArgs,
+    BaselineArgs, Cli, Command, HashAlg, InspectArgs, PolicyCommand, ScanArgs, TextOrJson,
+    VerifyArgs,
 };
 use crate::finding::{Detection, Finding};
 use crate::inspect::{self, FileScan, Limits, ScanConfig};
@@ -123,7 +124,114 @@ fn policy_command(cmd: PolicyCommand) -> Result<u8> {
             eprintln_quiet(&format!("wrote {} (preset {preset})", output.display()));
             Ok(0)
         }
+        PolicyCommand::Baseline(args) => policy_baseline(args),
     }
+}
+
+// ---- `policy baseline` (self-contained: scan one root as `scan` would, hand the findings to
+// policy::baseline, write the text it returns).
+
+fn policy_baseline(args: BaselineArgs) -> Result<u8> {
+    let root = &args.path;
+    if std::fs::symlink_metadata(root).is_err() {
+        bail!("path does not exist: {}", root.display());
+    }
+    let policy = load_policy(args.policy.as_deref(), root)?;
+    let output = args.output.clone().unwrap_or_else(|| match &args.policy {
+        Some(p) => p.clone(),
+        None if root.is_dir() => root.join("modelgate.toml"),
+        None => root.with_file_name("modelgate.toml"),
+    });
+    let to_stdout = output.as_os_str() == "-";
+    let output_exists = !to_stdout && std::fs::symlink_metadata(&output).is_ok();
+    if output_exists && !args.append {
+        bail!(
+            "{} already exists (use --append to add the exceptions to it)",
+            output.display()
+        );
+    }
+    // The text to extend: the output file itself with --append, else the policy in use (so a
+    // new file keeps its settings), else nothing (a new policy on the built-in defaults).
+    let (existing, source) = if output_exists {
+        let text = std::fs::read_to_string(&output)
+            .with_context(|| format!("cannot read {}", output.display()))?;
+        (Some(text), policy::PolicySource::File(output.clone()))
+    } else if let policy::PolicySource::File(p) = &policy.source {
+        let text = std::fs::read_to_string(p)
+            .with_context(|| format!("cannot read {}", p.display()))?;
+        (Some(text), policy.source.clone())
+    } else {
+        (None, policy::PolicySource::File(output.clone()))
+    };
+
+    let mut excludes: Vec<String> = walk::DEFAULT_EXCLUDES
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    excludes.extend(policy.scan.exclude.iter().cloned());
+    let plan = ScanPlan {
+        max_files: policy.limit("max_files").min(u64::MAX - 1),
+        max_depth: policy.limit("max_depth").min(1 << 16) as usize,
+        cfg: scan_config(&policy, false),
+        policy,
+        excludes,
+        jobs: std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
+        no_git: false,
+        fail_on: report::FailOn::Deny,
+        progress: false,
+    };
+    let report = scan_root(root, &plan)?;
+    let digests: BTreeMap<&str, &str> = report
+        .files
+        .iter()
+        .filter_map(|f| Some((f.path.as_str(), f.sha256.as_deref()?)))
+        .collect();
+    let today = today();
+    let expires = today
+        .checked_add(time::Duration::days(i64::from(args.expires_in)))
+        .context("--expires-in is too far in the future")?;
+    let baseline = policy::baseline::baseline(
+        &report.findings,
+        &|p| digests.get(p).map(|d| d.to_string()),
+        existing.as_deref(),
+        &source,
+        today,
+        expires,
+    )?;
+
+    if to_stdout {
+        let mut w = stdout_or_file(None)?;
+        w.write_all(baseline.text.as_bytes())?;
+        w.flush()?;
+    } else if !(output_exists && baseline.added.is_empty()) {
+        std::fs::write(&output, &baseline.text)
+            .with_context(|| format!("cannot write {}", output.display()))?;
+    }
+    let mut msg = format!(
+        "{}: {} exception(s) added, expiring after {expires}",
+        if to_stdout { "stdout".to_string() } else { output.display().to_string() },
+        baseline.added.len()
+    );
+    if !baseline.already_listed.is_empty() {
+        let _ = std::fmt::Write::write_fmt(
+            &mut msg,
+            format_args!("; {} already listed", baseline.already_listed.len()),
+        );
+    }
+    if !baseline.not_covered.is_empty() {
+        let codes: Vec<&str> = baseline.not_covered.iter().map(|r| r.code()).collect();
+        let _ = std::fmt::Write::write_fmt(
+            &mut msg,
+            format_args!(
+                "; not coverable by an exception (repository-level or policy findings): {}",
+                codes.join(", ")
+            ),
+        );
+    }
+    eprintln_quiet(&msg);
+    Ok(0)
 }
 
 fn explain(rule: &str) -> Result<u8> {

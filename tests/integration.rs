@@ -443,6 +443,7 @@ fn truncated_pickle_reports_imports_before_damage() {
 }
 
 mod action;
+mod baseline;
 mod hostile;
 mod reports;
 
