@@ -157,8 +157,8 @@ fn policy_baseline(args: BaselineArgs) -> Result<u8> {
             .with_context(|| format!("cannot read {}", output.display()))?;
         (Some(text), policy::PolicySource::File(output.clone()))
     } else if let policy::PolicySource::File(p) = &policy.source {
-        let text = std::fs::read_to_string(p)
-            .with_context(|| format!("cannot read {}", p.display()))?;
+        let text =
+            std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
         (Some(text), policy.source.clone())
     } else {
         (None, policy::PolicySource::File(output.clone()))
@@ -211,24 +211,25 @@ fn policy_baseline(args: BaselineArgs) -> Result<u8> {
     }
     let mut msg = format!(
         "{}: {} exception(s) added, expiring after {expires}",
-        if to_stdout { "stdout".to_string() } else { output.display().to_string() },
+        if to_stdout {
+            "stdout".to_string()
+        } else {
+            output.display().to_string()
+        },
         baseline.added.len()
     );
     if !baseline.already_listed.is_empty() {
-        let _ = std::fmt::Write::write_fmt(
-            &mut msg,
-            format_args!("; {} already listed", baseline.already_listed.len()),
-        );
+        msg.push_str(&format!(
+            "; {} already listed",
+            baseline.already_listed.len()
+        ));
     }
     if !baseline.not_covered.is_empty() {
         let codes: Vec<&str> = baseline.not_covered.iter().map(|r| r.code()).collect();
-        let _ = std::fmt::Write::write_fmt(
-            &mut msg,
-            format_args!(
-                "; not coverable by an exception (repository-level or policy findings): {}",
-                codes.join(", ")
-            ),
-        );
+        msg.push_str(&format!(
+            "; not coverable by an exception (repository-level or policy findings): {}",
+            codes.join(", ")
+        ));
     }
     eprintln_quiet(&msg);
     Ok(0)

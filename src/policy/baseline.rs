@@ -91,13 +91,12 @@ pub fn baseline(
             path: f.path.clone(),
         });
     }
-    let (already_listed, mut added): (Vec<Entry>, Vec<Entry>) =
-        wanted.into_iter().partition(|e| {
-            listed.contains(&Entry {
-                path: glob_literal(&e.path),
-                ..e.clone()
-            })
-        });
+    let (already_listed, mut added): (Vec<Entry>, Vec<Entry>) = wanted.into_iter().partition(|e| {
+        listed.contains(&Entry {
+            path: glob_literal(&e.path),
+            ..e.clone()
+        })
+    });
     added.sort_by(|a, b| a.path.cmp(&b.path).then(a.rule.cmp(&b.rule)));
 
     let mut text = match existing {
@@ -252,7 +251,11 @@ mod tests {
                 ("PKL001", "a.bin", Some(DIGEST_A)),
                 ("PKL003", "a.bin", Some(DIGEST_A)),
                 ("CARD001", "models/x", None),
-                ("PKL003", "weird[1]*.pkl", Some(&DIGEST_B.to_ascii_lowercase()[..])),
+                (
+                    "PKL003",
+                    "weird[1]*.pkl",
+                    Some(&DIGEST_B.to_ascii_lowercase()[..])
+                ),
             ]
         );
         assert_eq!(
@@ -282,7 +285,10 @@ mod tests {
             Detection::new(RuleId::PickleFormat, "a.bin", "k", "m"),
         ];
         let findings = policy.evaluate(detections.clone(), &digests, TODAY);
-        assert!(findings.iter().all(|f| f.action == Action::Allow), "{findings:?}");
+        assert!(
+            findings.iter().all(|f| f.action == Action::Allow),
+            "{findings:?}"
+        );
 
         // A changed file (new digest) is no longer covered; nor is a file the glob merely
         // resembles; nor is anything after the expiry date.
@@ -300,7 +306,10 @@ mod tests {
             .filter(|f| f.action != Action::Allow)
             .map(|f| f.rule.code())
             .collect();
-        assert!(denied.contains(&"PKL001") && denied.contains(&"PKL003"), "{after:?}");
+        assert!(
+            denied.contains(&"PKL001") && denied.contains(&"PKL003"),
+            "{after:?}"
+        );
         let lapsed = policy.evaluate(detections, &digests, date!(2027 - 03 - 02));
         assert!(lapsed.iter().any(|f| f.rule == RuleId::ExceptionExpired));
     }
@@ -320,7 +329,10 @@ mod tests {
                         path = \"a.bin\"\nsha256 = \"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\"\n\
                         reason = \"audited\"";
         let b = run(&sample(), Some(existing));
-        assert!(b.text.starts_with(&format!("{existing}\n\n# Baseline written")));
+        assert!(
+            b.text
+                .starts_with(&format!("{existing}\n\n# Baseline written"))
+        );
         // PKL001 on a.bin with that digest is already there (digests compare case-insensitively).
         assert_eq!(b.already_listed.len(), 1);
         assert_eq!(b.added.len(), 3);
@@ -329,7 +341,14 @@ mod tests {
 
     #[test]
     fn rejects_an_invalid_existing_policy_and_an_unappendable_one() {
-        let invalid = baseline(&sample(), &digests, Some("version = 1\n[rules]\nPKL01 = \"deny\"\n"), &source(), TODAY, EXPIRES);
+        let invalid = baseline(
+            &sample(),
+            &digests,
+            Some("version = 1\n[rules]\nPKL01 = \"deny\"\n"),
+            &source(),
+            TODAY,
+            EXPIRES,
+        );
         assert!(invalid.is_err());
         let inline = "version = 1\nexceptions = []\n";
         let r = baseline(&sample(), &digests, Some(inline), &source(), TODAY, EXPIRES);
@@ -357,7 +376,14 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{name}: {e}"))
                 .compile_matcher();
             assert!(glob.is_match(name), "{name} -> {}", glob_literal(name));
-            for other in ["plain/b.bin", "axb.pkl", "q1.bin", "m1.bin", "a.pt", "dir/y/x.bin"] {
+            for other in [
+                "plain/b.bin",
+                "axb.pkl",
+                "q1.bin",
+                "m1.bin",
+                "a.pt",
+                "dir/y/x.bin",
+            ] {
                 assert!(!glob.is_match(other), "{name} matches {other}");
             }
         }

@@ -177,9 +177,8 @@ impl Setup {
 fn install_downloads_verifies_and_installs_the_release_binary() {
     let dist = tempfile::tempdir().expect("tmp");
     let (archive, digest) = release_archive(dist.path(), LINUX_X64);
-    let server = Server::start(
-        [(route(LINUX_X64), (200, fs::read(&archive).expect("read")))].into(),
-    );
+    let server =
+        Server::start([(route(LINUX_X64), (200, fs::read(&archive).expect("read")))].into());
     // Other releases in the table do not get in the way; sha256sum's binary-mode `*` is accepted.
     let setup = Setup::new(&[
         format!("{}  modelgate-0.0.1-{LINUX_X64}.tar.gz", "0".repeat(64)),
@@ -235,9 +234,8 @@ fn install_rejects_a_tampered_archive_before_unpacking_it() {
 fn install_falls_back_to_the_source_build_without_a_release_for_the_platform() {
     let dist = tempfile::tempdir().expect("tmp");
     let (archive, digest) = release_archive(dist.path(), LINUX_X64);
-    let server = Server::start(
-        [(route(LINUX_X64), (200, fs::read(&archive).expect("read")))].into(),
-    );
+    let server =
+        Server::start([(route(LINUX_X64), (200, fs::read(&archive).expect("read")))].into());
     let setup = Setup::new(&[format!("{digest}  {}", archive_name(LINUX_X64))]);
     for env in [
         // No Windows ARM64 build at all.
@@ -308,9 +306,8 @@ fn install_refuses_bad_versions_and_plain_http_to_other_hosts() {
 fn action_scans_with_the_downloaded_binary() {
     let dist = tempfile::tempdir().expect("tmp");
     let (archive, digest) = release_archive(dist.path(), LINUX_X64);
-    let server = Server::start(
-        [(route(LINUX_X64), (200, fs::read(&archive).expect("read")))].into(),
-    );
+    let server =
+        Server::start([(route(LINUX_X64), (200, fs::read(&archive).expect("read")))].into());
     let table = dist.path().join("checksums.txt");
     fs::write(&table, format!("{digest}  {}\n", archive_name(LINUX_X64))).expect("table");
     let runner = Runner::new()

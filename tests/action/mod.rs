@@ -86,8 +86,11 @@ struct Step {
 /// debug build of 100+ MB, which gzip would take minutes to compress on a shared machine.
 fn stand_in_binary(dir: &Path) -> PathBuf {
     let path = dir.join("modelgate-stand-in");
-    fs::write(&path, format!("#!/usr/bin/env bash\nexec \"{BINARY}\" \"$@\"\n"))
-        .expect("stand-in");
+    fs::write(
+        &path,
+        format!("#!/usr/bin/env bash\nexec \"{BINARY}\" \"$@\"\n"),
+    )
+    .expect("stand-in");
     let mut perms = fs::metadata(&path).expect("meta").permissions();
     std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
     fs::set_permissions(&path, perms).expect("chmod");

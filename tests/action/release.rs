@@ -113,8 +113,10 @@ fn the_action_installs_the_targets_the_release_builds() {
             "{line}"
         );
         assert!(
-            TARGETS.iter().any(|t| file.ends_with(&format!("-{t}.tar.gz"))
-                || file.ends_with(&format!("-{t}.zip"))),
+            TARGETS
+                .iter()
+                .any(|t| file.ends_with(&format!("-{t}.tar.gz"))
+                    || file.ends_with(&format!("-{t}.zip"))),
             "{line}"
         );
     }
@@ -151,7 +153,11 @@ fn package_script_lays_out_the_host_archive() {
     let dist = tempfile::tempdir().expect("tmp");
     let archive = package(&host, dist.path());
     let name = format!("modelgate-{VERSION}-{host}");
-    let exe = if host.contains("-windows-") { ".exe" } else { "" };
+    let exe = if host.contains("-windows-") {
+        ".exe"
+    } else {
+        ""
+    };
     let ext = if exe.is_empty() { "tar.gz" } else { "zip" };
     assert_eq!(archive, dist.path().join(format!("{name}.{ext}")));
     assert!(ext == "tar.gz", "the host test covers the tar.gz layout");
@@ -184,7 +190,10 @@ fn package_script_lays_out_the_host_archive() {
         } else if let Some(doc) = path.strip_prefix(&format!("{name}/")) {
             if !doc.is_empty() {
                 assert_eq!(mode & 0o777, 0o644, "{path}");
-                assert_eq!(content, &fs::read(Path::new(MANIFEST_DIR).join(doc)).expect("doc"));
+                assert_eq!(
+                    content,
+                    &fs::read(Path::new(MANIFEST_DIR).join(doc)).expect("doc")
+                );
             }
         }
     }
@@ -334,9 +343,10 @@ fn dockerfile_builds_a_static_binary_into_a_minimal_non_root_image() {
     assert!(final_stage.contains(&r#"ENTRYPOINT ["modelgate"]"#));
     assert!(final_stage.contains(&r#"CMD ["scan", "/scan"]"#));
     assert!(final_stage.contains(&"WORKDIR /scan"));
-    assert!(final_stage.contains(
-        &"COPY --from=builder /src/target/dist/modelgate /usr/local/bin/modelgate"
-    ));
+    assert!(
+        final_stage
+            .contains(&"COPY --from=builder /src/target/dist/modelgate /usr/local/bin/modelgate")
+    );
     let label = final_stage
         .iter()
         .find(|i| i.starts_with("LABEL "))

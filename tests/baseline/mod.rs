@@ -8,7 +8,10 @@ use super::support::*;
 fn repo_with_findings() -> Repo {
     let repo = Repo::new();
     repo.file("evil.pkl", pickle_call("os", "system", "id"))
-        .file("models/legacy.bin", pickle_call("mypkg.layers", "Custom", "x"))
+        .file(
+            "models/legacy.bin",
+            pickle_call("mypkg.layers", "Custom", "x"),
+        )
         .file("README.md", "---\nlicense: mit\n---\n# model\n");
     repo
 }
@@ -51,10 +54,12 @@ fn baseline_lets_the_scan_pass_until_a_baselined_file_changes() {
         let path = f["path"].as_str().expect("path");
         let digest = file(&before, path)["sha256"].as_str().expect("sha256");
         assert!(
-            entries.iter().any(|e| e["rule"].as_str() == f["rule"].as_str()
-                && e["path"].as_str() == Some(path)
-                && e["sha256"].as_str() == Some(digest)
-                && e["reason"].as_str().is_some_and(|r| r.starts_with("TODO"))),
+            entries
+                .iter()
+                .any(|e| e["rule"].as_str() == f["rule"].as_str()
+                    && e["path"].as_str() == Some(path)
+                    && e["sha256"].as_str() == Some(digest)
+                    && e["reason"].as_str().is_some_and(|r| r.starts_with("TODO"))),
             "{f} not baselined in\n{written}"
         );
     }
@@ -64,7 +69,10 @@ fn baseline_lets_the_scan_pass_until_a_baselined_file_changes() {
     assert_eq!(code, 0, "{after}");
     assert_eq!(after["summary"]["denied"], 0);
     assert_eq!(after["summary"]["warned"], 0);
-    assert!(findings(&after, "POL002").is_empty(), "every exception is used");
+    assert!(
+        findings(&after, "POL002").is_empty(),
+        "every exception is used"
+    );
 
     // One baselined file changes: it fails again; so does a new file.
     repo.file("evil.pkl", pickle_call("os", "system", "rm -rf /"));
@@ -88,7 +96,10 @@ fn baseline_expires_in_90_days_by_default_with_iso_dates() {
     let out = baseline(&repo, &["-o", "-"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let text = String::from_utf8(out.stdout).expect("utf-8");
-    assert!(!repo.abs("modelgate.toml").exists(), "-o - writes only to stdout");
+    assert!(
+        !repo.abs("modelgate.toml").exists(),
+        "-o - writes only to stdout"
+    );
     let entries = exceptions(&text);
     assert!(!entries.is_empty());
     for e in &entries {
@@ -134,7 +145,10 @@ fn baseline_rerun_does_not_duplicate_and_never_overwrites_silently() {
         .filter(|e| e["path"].as_str() == Some("new.pkl"))
         .collect();
     assert!(!added.is_empty());
-    assert_eq!(exceptions(&third).len(), exceptions(&first).len() + added.len());
+    assert_eq!(
+        exceptions(&third).len(),
+        exceptions(&first).len() + added.len()
+    );
     let (code, _) = scan_json(repo.path(), &[]);
     assert_eq!(code, 0);
 }
@@ -150,5 +164,8 @@ fn baseline_keeps_the_settings_of_the_policy_in_use() {
     );
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let text = String::from_utf8(out.stdout).expect("utf-8");
-    assert!(text.starts_with("version = 1\n[rules]\nCARD001 = \"deny\"\n"), "{text}");
+    assert!(
+        text.starts_with("version = 1\n[rules]\nCARD001 = \"deny\"\n"),
+        "{text}"
+    );
 }
