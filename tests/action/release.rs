@@ -187,14 +187,14 @@ fn package_script_lays_out_the_host_archive() {
             assert_eq!(mode & 0o777, 0o755);
             let packaged = stand_in_binary(dist.path());
             assert_eq!(content, &fs::read(packaged).expect("binary"));
-        } else if let Some(doc) = path.strip_prefix(&format!("{name}/")) {
-            if !doc.is_empty() {
-                assert_eq!(mode & 0o777, 0o644, "{path}");
-                assert_eq!(
-                    content,
-                    &fs::read(Path::new(MANIFEST_DIR).join(doc)).expect("doc")
-                );
-            }
+        } else if let Some(doc) = path.strip_prefix(&format!("{name}/"))
+            && !doc.is_empty()
+        {
+            assert_eq!(mode & 0o777, 0o644, "{path}");
+            assert_eq!(
+                content,
+                &fs::read(Path::new(MANIFEST_DIR).join(doc)).expect("doc")
+            );
         }
     }
 
