@@ -314,6 +314,31 @@ pub enum PolicyCommand {
         #[arg(long)]
         force: bool,
     },
+    /// Accept today's findings: write a digest-bound exception for each one the policy denies
+    /// or warns, so that only new problems fail the gate.
+    Baseline(BaselineArgs),
+}
+
+/// `modelgate policy baseline`.
+#[derive(Debug, Args)]
+pub struct BaselineArgs {
+    /// The repository to scan.
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    /// Policy to evaluate with (default: modelgate.toml at the scan root, else the built-in
+    /// default).
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<PathBuf>,
+    /// Where to write the policy with the exceptions (default: the --policy file, else
+    /// modelgate.toml at the scan root; `-` for stdout).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Add to an existing output file (keeping its text) instead of refusing to touch it.
+    #[arg(long)]
+    pub append: bool,
+    /// Days until the exceptions expire.
+    #[arg(long, value_name = "DAYS", default_value_t = modelgate::policy::baseline::DEFAULT_EXPIRY_DAYS)]
+    pub expires_in: u32,
 }
 
 /// `modelgate rules`.

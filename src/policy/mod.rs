@@ -7,8 +7,10 @@
 //! narrow on purpose (rule + path glob, optionally pinned to the file's SHA-256) and must carry a
 //! reason; expired and unused ones are reported (POL001/POL002) so a stale exception cannot silently
 //! cover a file nobody reviewed. Parsing and validation live in [`config`]; rendering for the
-//! `policy check`, `policy init` and `explain` commands lives in [`render`].
+//! `policy check`, `policy init` and `explain` commands lives in [`render`]; `policy baseline`'s
+//! exceptions for today's findings are written by [`baseline`].
 
+pub mod baseline;
 pub mod config;
 pub mod render;
 

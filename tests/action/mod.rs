@@ -20,6 +20,9 @@ use serde_json::Value;
 
 use super::support::pickle_call;
 
+mod install;
+mod release;
+
 const MANIFEST_DIR: &str = env!("CARGO_MANIFEST_DIR");
 const BINARY: &str = env!("CARGO_BIN_EXE_modelgate");
 
@@ -77,6 +80,21 @@ struct Step {
     env: BTreeMap<String, String>,
     #[serde(default)]
     with: BTreeMap<String, String>,
+}
+
+/// A small stand-in for the test binary to package: a script that runs it. The real binary is a
+/// debug build of 100+ MB, which gzip would take minutes to compress on a shared machine.
+fn stand_in_binary(dir: &Path) -> PathBuf {
+    let path = dir.join("modelgate-stand-in");
+    fs::write(
+        &path,
+        format!("#!/usr/bin/env bash\nexec \"{BINARY}\" \"$@\"\n"),
+    )
+    .expect("stand-in");
+    let mut perms = fs::metadata(&path).expect("meta").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    fs::set_permissions(&path, perms).expect("chmod");
+    path
 }
 
 fn repo_file(rel: &str) -> String {
@@ -311,6 +329,8 @@ impl std::fmt::Debug for ActionRun {
 struct Runner {
     workspace: tempfile::TempDir,
     temp: tempfile::TempDir,
+    /// Extra environment for every step (as a workflow's `env:` would set).
+    env: Vec<(String, String)>,
 }
 
 impl Runner {
@@ -319,7 +339,14 @@ impl Runner {
         Runner {
             workspace: tempfile::tempdir().expect("workspace"),
             temp: tempfile::tempdir().expect("runner temp"),
+            env: Vec::new(),
         }
+    }
+
+    /// Sets an environment variable for every step.
+    fn with_env(mut self, name: &str, value: &str) -> Self {
+        self.env.push((name.to_string(), value.to_string()));
+        self
     }
 
     fn ws(&self) -> &Path {
@@ -345,6 +372,17 @@ impl Runner {
     }
 
     fn run_raw(&self, with: &[(&str, &str)], execute: bool) -> ActionRun {
+        self.run_seeded(with, execute, &[])
+    }
+
+    /// Like `run_raw`, with some steps' outputs given up front (`(step id, output, value)`), as
+    /// if those steps had already run: lets a dry run follow the branches a step's outputs pick.
+    fn run_seeded(
+        &self,
+        with: &[(&str, &str)],
+        execute: bool,
+        seeded: &[(&str, &str, &str)],
+    ) -> ActionRun {
         let action = action();
         let mut inputs: BTreeMap<String, String> = action
             .inputs
@@ -358,6 +396,12 @@ impl Runner {
         let summary_path = self.temp.path().join("step_summary.md");
         fs::write(&summary_path, "").expect("summary file");
         let mut steps: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+        for (id, name, value) in seeded {
+            steps
+                .entry(id.to_string())
+                .or_default()
+                .insert(name.to_string(), value.to_string());
+        }
         let mut run = ActionRun {
             status: 0,
             failed_step: None,
@@ -414,6 +458,7 @@ impl Runner {
                 .env("RUNNER_OS", "Linux")
                 .env("RUNNER_ARCH", "X64")
                 .env("RUNNER_TEMP", self.temp.path())
+                .envs(self.env.iter().cloned())
                 .envs(env)
                 .output()
                 .expect("bash runs");
@@ -614,6 +659,7 @@ fn action_is_composite_with_documented_inputs_used_through_env() {
         "summary",
         "args",
         "binary",
+        "version",
     ]
     .into();
     assert_eq!(
@@ -644,6 +690,7 @@ fn third_party_actions_are_pinned_by_commit_sha() {
         "examples/workflows/release.yml",
         ".github/workflows/ci.yml",
         ".github/workflows/action-selftest.yml",
+        ".github/workflows/release.yml",
     ];
     let mut pinned = 0;
     for rel in files {
@@ -681,9 +728,15 @@ fn third_party_actions_are_pinned_by_commit_sha() {
 fn cache_and_build_steps_run_only_without_a_binary() {
     let runner = Runner::new();
     let with_binary = runner.run_raw(&[("binary", BINARY)], false);
-    assert_eq!(with_binary.skipped.len(), 3, "{:?}", with_binary.skipped);
-    let building = runner.run_raw(&[], false);
+    // install, cache restore, build, cache save.
+    assert_eq!(with_binary.skipped.len(), 4, "{:?}", with_binary.skipped);
+    // Without a binary the install step decides: the source build (cache, build, save) runs
+    // only when it chose `source`; a verified release binary skips all three.
+    let building = runner.run_seeded(&[], false, &[("install", "method", "source")]);
     assert!(building.skipped.is_empty(), "{:?}", building.skipped);
+    let downloaded = runner.run_seeded(&[], false, &[("install", "method", "binary")]);
+    assert_eq!(downloaded.skipped.len(), 3, "{:?}", downloaded.skipped);
+    assert!(!downloaded.skipped.contains(&"install".to_string()));
 
     // The setup step alone: the cache key names the OS, arch, version and a source digest.
     let action = action();
@@ -1107,6 +1160,7 @@ fn workflows_use_only_declared_inputs_and_minimal_permissions() {
         "examples/workflows/release.yml",
         ".github/workflows/ci.yml",
         ".github/workflows/action-selftest.yml",
+        ".github/workflows/release.yml",
     ] {
         let wf = yaml(rel);
         assert_eq!(
@@ -1215,7 +1269,10 @@ fn pre_commit_hooks_scan_the_staged_files() {
     let hooks: Vec<Hook> =
         serde_norway::from_str(&repo_file(".pre-commit-hooks.yaml")).expect("hooks parse");
     let ids: BTreeSet<&str> = hooks.iter().map(|h| h.id.as_str()).collect();
-    assert_eq!(ids, ["modelgate", "modelgate-system"].into());
+    assert_eq!(
+        ids,
+        ["modelgate", "modelgate-docker", "modelgate-system"].into()
+    );
     let config = yaml("examples/workflows/pre-commit-config.yaml");
     let repo = &config["repos"][0];
     assert_eq!(
@@ -1239,12 +1296,18 @@ fn pre_commit_hooks_scan_the_staged_files() {
     );
     for hook in &hooks {
         assert!(!hook.name.is_empty() && !hook.description.is_empty());
-        assert!(["rust", "system"].contains(&hook.language.as_str()));
+        assert!(["rust", "system", "docker_image"].contains(&hook.language.as_str()));
         assert!(hook.pass_filenames);
         assert!(hook.files.contains("safetensors") && hook.files.contains("pt"));
-        // Run the entry as pre-commit would: entry words, then the staged file names.
+        // Run the entry as pre-commit would: entry words, then the staged file names. The
+        // container hook's first word is the release image, whose entrypoint is modelgate.
         let mut words = hook.entry.split_whitespace();
-        assert_eq!(words.next(), Some("modelgate"));
+        let program = if hook.language == "docker_image" {
+            format!("ghcr.io/modelgate/modelgate:{}", env!("CARGO_PKG_VERSION"))
+        } else {
+            "modelgate".to_string()
+        };
+        assert_eq!(words.next(), Some(program.as_str()));
         let args: Vec<&str> = words.collect();
         let staged = |files: &[PathBuf]| {
             Command::new(BINARY)
