@@ -446,6 +446,7 @@ mod action;
 mod architecture;
 mod engine;
 mod hostile;
+mod precision;
 mod reports;
 
 // ---- provenance (issue 6) ----
