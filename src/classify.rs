@@ -74,9 +74,41 @@ pub fn claimed_format(rel: &str) -> Option<&'static [Format]> {
     if name == "saved_model.pb" {
         return Some(&[TfSavedmodel]);
     }
+    // Research code saves `torch.save(...)` output as `model.pth.tar` / `checkpoint.pt.tar`: the
+    // `.tar` is habit, and torch.load opens the file by content (a zip or a legacy pickle), so the
+    // compound name claims the PyTorch family as well as a real tar.
+    let lower = name.to_ascii_lowercase();
+    if [".pth.tar", ".pt.tar", ".ckpt.tar", ".pkl.tar"]
+        .iter()
+        .any(|s| lower.ends_with(s))
+    {
+        return Some(&[
+            PytorchZip,
+            PytorchLegacy,
+            PytorchTar,
+            Torchscript,
+            Pickle,
+            Tar,
+            Zip,
+        ]);
+    }
     Some(match ext.as_str() {
         "safetensors" => &[Safetensors],
-        "pt" | "pth" | "ckpt" | "bin" => &[
+        // `.ckpt` is every framework's checkpoint (Lightning's torch zip, Keras HDF5, Flax
+        // msgpack): none of those contradicts the name.
+        "ckpt" => &[
+            PytorchZip,
+            PytorchLegacy,
+            PytorchTar,
+            Torchscript,
+            Pickle,
+            Safetensors,
+            Zip,
+            Hdf5,
+            Msgpack,
+            Empty,
+        ],
+        "pt" | "pth" | "bin" => &[
             PytorchZip,
             PytorchLegacy,
             PytorchTar,
@@ -414,5 +446,22 @@ mod tests {
         assert_eq!(kind_of("config.json", Format::Json), Kind::Config);
         assert_eq!(kind_of("modeling.py", Format::Python), Kind::Code);
         assert_eq!(kind_of("x.txt", Format::Pickle), Kind::Weights);
+    }
+
+    #[test]
+    fn compound_torch_names_claim_the_torch_family() {
+        // Issue 15, cause 3.
+        for name in ["model_best.pth.tar", "ckpt/Checkpoint.PT.TAR", "x.ckpt.tar"] {
+            let c = claimed_format(name).unwrap();
+            for f in [Format::PytorchZip, Format::PytorchLegacy, Format::Pickle, Format::Tar] {
+                assert!(c.contains(&f), "{name} {f:?}");
+            }
+            assert!(!c.contains(&Format::Gguf), "{name}");
+        }
+        let ckpt = claimed_format("last.ckpt").unwrap();
+        assert!(ckpt.contains(&Format::PytorchZip) && ckpt.contains(&Format::Zip));
+        assert!(!ckpt.contains(&Format::Onnx));
+        // A plain tar name still claims a tar only.
+        assert!(!claimed_format("data.tar").unwrap().contains(&Format::PytorchZip));
     }
 }

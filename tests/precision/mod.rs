@@ -3,6 +3,14 @@
 
 use crate::support::*;
 
+/// A protocol-2 torch-style zip: `archive/data.pkl` holding an OrderedDict, plus `version`.
+fn torch_zip() -> Vec<u8> {
+    zip_stored(&[
+        ("archive/data.pkl", &pickle_ordered_dict()),
+        ("archive/version", b"3\n"),
+    ])
+}
+
 #[test]
 fn text_whose_ninth_byte_is_a_brace_is_not_safetensors() {
     // Cause 1: a one-line Python module and notes; both were denied as ST001.
@@ -38,4 +46,15 @@ fn null_metadata_as_mlx_writes_it_is_valid() {
     let (code, r) = scan_json(repo.path(), &[]);
     assert_eq!(code, 0, "{:#}", r["findings"]);
     assert_eq!(file(&r, "mlx/model.safetensors")["facts"]["valid"], true);
+}
+
+#[test]
+fn torch_checkpoints_under_compound_names_are_not_mismatches() {
+    // Cause 3: `model_best.pth.tar`, `checkpoint.pt.tar`, `last.ckpt`.
+    let repo = Repo::new();
+    repo.file("ckpt/model_best.pth.tar", torch_zip())
+        .file("ckpt/checkpoint.pt.tar", pickle_ordered_dict())
+        .file("ckpt/last.ckpt", torch_zip());
+    let (_, r) = scan_json(repo.path(), &[]);
+    assert!(findings(&r, "FMT001").is_empty(), "{:#}", r["findings"]);
 }
