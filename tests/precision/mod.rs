@@ -58,3 +58,59 @@ fn torch_checkpoints_under_compound_names_are_not_mismatches() {
     let (_, r) = scan_json(repo.path(), &[]);
     assert!(findings(&r, "FMT001").is_empty(), "{:#}", r["findings"]);
 }
+
+#[test]
+fn an_empty_weight_file_is_invalid() {
+    // Cause 9: a 0-byte `.safetensors` passed silently.
+    let repo = Repo::new();
+    repo.file("model.safetensors", "")
+        .file("model.onnx", "")
+        .file("empty.txt", "");
+    let (code, r) = scan_json(repo.path(), &[]);
+    assert_eq!(code, 1);
+    assert_eq!(rules_on(&r, "model.safetensors"), ["ST001"]);
+    assert_eq!(rules_on(&r, "model.onnx"), ["FMT002"]);
+    assert!(rules_on(&r, "empty.txt").is_empty());
+}
+
+#[test]
+fn long_protocol0_string_lines_are_data_not_malformed() {
+    // Cause 9: a CRF model pickled with protocol 0 holds its weights as one multi-megabyte
+    // STRING line (and UNICODE the same way).
+    let mut p = b"(dp0\nS'model'\np1\nS'".to_vec();
+    p.extend(std::iter::repeat_n(b'x', 3 << 20));
+    p.extend_from_slice(b"'\np2\nsVtext\np3\nV");
+    p.extend(std::iter::repeat_n(b'y', 2 << 20));
+    p.extend_from_slice(b"\np4\ns.");
+    let repo = Repo::new();
+    repo.file("crf.pkl", &p);
+    let (code, r) = scan_json(repo.path(), &[]);
+    assert_eq!(code, 0, "{:#}", r["findings"]);
+    assert!(findings(&r, "PKL004").is_empty(), "{:#}", r["findings"]);
+}
+
+#[test]
+fn an_executable_named_like_weights_is_high() {
+    // Cause 8: an ELF renamed `weights.pt` is not a low "unrecognised weights".
+    let mut elf = b"\x7fELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x02\0\x3e\0".to_vec();
+    elf.resize(256, 0);
+    let mut pe = vec![0u8; 256];
+    pe[..2].copy_from_slice(b"MZ");
+    pe[0x3c] = 0x80;
+    pe[0x80..0x84].copy_from_slice(b"PE\0\0");
+    let repo = Repo::new();
+    repo.file("weights.pt", &elf)
+        .file("pytorch_model.bin", &pe)
+        .file("junk.pt", [0x01u8, 0x02, 0x03, 0x00]);
+    let (_, r) = scan_json(repo.path(), &[]);
+    let fmt = findings(&r, "FMT002");
+    let sev = |p: &str| {
+        fmt.iter()
+            .find(|f| f["path"] == p)
+            .unwrap_or_else(|| panic!("no FMT002 on {p}: {:#}", r["findings"]))["severity"]
+            .clone()
+    };
+    assert_eq!(sev("weights.pt"), "high");
+    assert_eq!(sev("pytorch_model.bin"), "high");
+    assert_eq!(sev("junk.pt"), "low");
+}
