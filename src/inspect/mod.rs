@@ -435,6 +435,20 @@ fn dispatch(
         {
             archive::inspect_compressed(ctx, r, compress::Compression::Lzma, Format::Lzma, None, 0)?
         }
+        Format::Text | Format::Unknown if is_joblib_zfile(head) => {
+            // joblib < 0.10 (and `sklearn.externals.joblib` of that era) wrote compressed dumps
+            // as `ZF`, the pickle's length in hex padded to 19 bytes, then a zlib stream. Left
+            // unknown, the pickle inside would escape analysis (issue 15, cause 6).
+            r.consume(JOBLIB_ZF_HEADER);
+            archive::inspect_compressed(
+                ctx,
+                r,
+                compress::Compression::Zlib,
+                Format::Zlib,
+                None,
+                0,
+            )?
+        }
         Format::Text | Format::Unknown if pickle::looks_like_pickle(head) => {
             // A protocol 0/1 pickle hiding under any name: pickle.load reads it all the same.
             inspect_pickle_stream(ctx, r, None)?;
@@ -447,6 +461,27 @@ fn dispatch(
         }
         other => other,
     })
+}
+
+/// Bytes before the zlib stream of a joblib < 0.10 compressed dump: `ZF` and the hex length
+/// left-justified to `len(hex(2**64))` (joblib `numpy_pickle_compat._MAX_LEN`).
+const JOBLIB_ZF_HEADER: usize = 2 + 19;
+
+/// A joblib < 0.10 `ZF` container: `ZF0x<hex digits>`, space padding, then a zlib header.
+fn is_joblib_zfile(head: &[u8]) -> bool {
+    let Some(len) = head.get(2..JOBLIB_ZF_HEADER) else {
+        return false;
+    };
+    let digits = len.get(2..).unwrap_or_default();
+    let hex_then_spaces = digits
+        .iter()
+        .skip_while(|b| b.is_ascii_hexdigit())
+        .all(|&b| b == b' ');
+    head.starts_with(b"ZF0x")
+        && digits.first().is_some_and(u8::is_ascii_hexdigit)
+        && hex_then_spaces
+        && compress::sniff(head.get(JOBLIB_ZF_HEADER..).unwrap_or_default())
+            == Some(compress::Compression::Zlib)
 }
 
 /// `.joblib` pickles are reported as joblib; everything else keeps what the content said.

@@ -89,6 +89,40 @@ fn long_protocol0_string_lines_are_data_not_malformed() {
     assert!(findings(&r, "PKL004").is_empty(), "{:#}", r["findings"]);
 }
 
+/// A joblib < 0.10 compressed dump: `ZF`, the length in hex padded to 19 bytes, then zlib (one
+/// stored block, as `zlib.compress(data, 0)` writes it).
+fn joblib_zfile(data: &[u8]) -> Vec<u8> {
+    let mut out = b"ZF".to_vec();
+    out.extend_from_slice(format!("{:<19}", format!("0x{:x}", data.len())).as_bytes());
+    out.extend_from_slice(&[0x78, 0x01, 0x01]);
+    let n = data.len() as u16;
+    out.extend_from_slice(&n.to_le_bytes());
+    out.extend_from_slice(&(!n).to_le_bytes());
+    out.extend_from_slice(data);
+    let (mut a, mut b) = (1u32, 0u32);
+    for &x in data {
+        a = (a + u32::from(x)) % 65521;
+        b = (b + a) % 65521;
+    }
+    out.extend_from_slice(&((b << 16) | a).to_be_bytes());
+    out
+}
+
+#[test]
+fn old_joblib_zfile_containers_are_analysed() {
+    // Cause 6: `ZF` + zlib was `unknown`, so the pickle inside escaped analysis.
+    let repo = Repo::new();
+    repo.file("old/model.pkl", joblib_zfile(&pickle_ordered_dict()));
+    let (code, r) = scan_json(repo.path(), &[]);
+    assert_eq!(code, 0, "{:#}", r["findings"]);
+    assert_eq!(file(&r, "old/model.pkl")["format"], "joblib");
+    let evil = Repo::new();
+    evil.file("old/model.pkl", joblib_zfile(&pickle_call("os", "system", "id")));
+    let (code, r) = scan_json(evil.path(), &[]);
+    assert_eq!(code, 1);
+    assert!(rules_on(&r, "old/model.pkl").contains(&"PKL001".to_string()));
+}
+
 #[test]
 fn an_executable_named_like_weights_is_high() {
     // Cause 8: an ELF renamed `weights.pt` is not a low "unrecognised weights".
