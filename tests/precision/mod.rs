@@ -89,6 +89,25 @@ fn long_protocol0_string_lines_are_data_not_malformed() {
     assert!(findings(&r, "PKL004").is_empty(), "{:#}", r["findings"]);
 }
 
+#[test]
+fn a_data_pickle_with_many_memo_entries_is_not_malformed() {
+    // Cause 5: 1.3 million memo entries (a 20 MB data-only pickle had 1.26 million).
+    let mut p = b"\x80\x02]q\x00".to_vec();
+    for i in 1u32..1_300_000 {
+        p.push(b'K');
+        p.push((i % 200) as u8);
+        p.push(b'r');
+        p.extend_from_slice(&i.to_le_bytes());
+        p.push(b'a');
+    }
+    p.push(b'.');
+    let repo = Repo::new();
+    repo.file("big.pkl", &p);
+    let (code, r) = scan_json(repo.path(), &[]);
+    assert_eq!(code, 0, "{:#}", r["findings"]);
+    assert!(findings(&r, "PKL004").is_empty(), "{:#}", r["findings"]);
+}
+
 /// A joblib < 0.10 compressed dump: `ZF`, the length in hex padded to 19 bytes, then zlib (one
 /// stored block, as `zlib.compress(data, 0)` writes it).
 fn joblib_zfile(data: &[u8]) -> Vec<u8> {
