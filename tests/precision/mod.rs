@@ -108,6 +108,28 @@ fn a_data_pickle_with_many_memo_entries_is_not_malformed() {
     assert!(findings(&r, "PKL004").is_empty(), "{:#}", r["findings"]);
 }
 
+#[test]
+fn compiled_python_in_a_model_directory_is_code() {
+    // Cause 8: `.pyc` beside the weights runs when the directory's code is imported.
+    let repo = Repo::new();
+    repo.file(
+        "m/model.safetensors",
+        safetensors(&[("w", "F32", &[2], &[0u8; 8])], None),
+    )
+    .file("m/README.md", "# m\n")
+    .file(
+        "m/__pycache__/modeling.cpython-311.pyc",
+        b"\xa7\r\r\n\0\0\0\0\0\0\0\0\0\0\0\0\xe3\0\0\0",
+    )
+    .file("m/modeling.cpython-311.pyc", b"\xa7\r\r\n\0\0\0\0\0\0\0\0\0\0\0\0\xe3\0\0\0");
+    let (_, r) = scan_json(repo.path(), &[]);
+    let src: Vec<_> = findings(&r, "SRC001")
+        .into_iter()
+        .filter(|f| f["path"] == "m/modeling.cpython-311.pyc")
+        .collect();
+    assert_eq!(src.len(), 1, "{:#}", r["findings"]);
+}
+
 /// A joblib < 0.10 compressed dump: `ZF`, the length in hex padded to 19 bytes, then zlib (one
 /// stored block, as `zlib.compress(data, 0)` writes it).
 fn joblib_zfile(data: &[u8]) -> Vec<u8> {
