@@ -405,7 +405,10 @@ mod tests {
         let padded = st("{}      ");
         assert_eq!(sniff(&padded, padded.len() as u64), Format::Safetensors);
         // A header longer than `head` is judged on what is visible.
-        let mut long = st(&format!("{{\"__metadata__\":{{\"k\":\"{}\"}}}}", "v".repeat(100)));
+        let mut long = st(&format!(
+            "{{\"__metadata__\":{{\"k\":\"{}\"}}}}",
+            "v".repeat(100)
+        ));
         let size = long.len() as u64;
         long.truncate(40);
         assert_eq!(sniff(&long, size), Format::Safetensors);
@@ -453,7 +456,12 @@ mod tests {
         // Issue 15, cause 3.
         for name in ["model_best.pth.tar", "ckpt/Checkpoint.PT.TAR", "x.ckpt.tar"] {
             let c = claimed_format(name).unwrap();
-            for f in [Format::PytorchZip, Format::PytorchLegacy, Format::Pickle, Format::Tar] {
+            for f in [
+                Format::PytorchZip,
+                Format::PytorchLegacy,
+                Format::Pickle,
+                Format::Tar,
+            ] {
                 assert!(c.contains(&f), "{name} {f:?}");
             }
             assert!(!c.contains(&Format::Gguf), "{name}");
@@ -462,6 +470,10 @@ mod tests {
         assert!(ckpt.contains(&Format::PytorchZip) && ckpt.contains(&Format::Zip));
         assert!(!ckpt.contains(&Format::Onnx));
         // A plain tar name still claims a tar only.
-        assert!(!claimed_format("data.tar").unwrap().contains(&Format::PytorchZip));
+        assert!(
+            !claimed_format("data.tar")
+                .unwrap()
+                .contains(&Format::PytorchZip)
+        );
     }
 }

@@ -440,14 +440,7 @@ fn dispatch(
             // as `ZF`, the pickle's length in hex padded to 19 bytes, then a zlib stream. Left
             // unknown, the pickle inside would escape analysis (issue 15, cause 6).
             r.consume(JOBLIB_ZF_HEADER);
-            archive::inspect_compressed(
-                ctx,
-                r,
-                compress::Compression::Zlib,
-                Format::Zlib,
-                None,
-                0,
-            )?
+            archive::inspect_compressed(ctx, r, compress::Compression::Zlib, Format::Zlib, None, 0)?
         }
         Format::Text | Format::Unknown if pickle::looks_like_pickle(head) => {
             // A protocol 0/1 pickle hiding under any name: pickle.load reads it all the same.

@@ -121,7 +121,10 @@ fn compiled_python_in_a_model_directory_is_code() {
         "m/__pycache__/modeling.cpython-311.pyc",
         b"\xa7\r\r\n\0\0\0\0\0\0\0\0\0\0\0\0\xe3\0\0\0",
     )
-    .file("m/modeling.cpython-311.pyc", b"\xa7\r\r\n\0\0\0\0\0\0\0\0\0\0\0\0\xe3\0\0\0");
+    .file(
+        "m/modeling.cpython-311.pyc",
+        b"\xa7\r\r\n\0\0\0\0\0\0\0\0\0\0\0\0\xe3\0\0\0",
+    );
     let (_, r) = scan_json(repo.path(), &[]);
     let src: Vec<_> = findings(&r, "SRC001")
         .into_iter()
@@ -158,7 +161,10 @@ fn old_joblib_zfile_containers_are_analysed() {
     assert_eq!(code, 0, "{:#}", r["findings"]);
     assert_eq!(file(&r, "old/model.pkl")["format"], "joblib");
     let evil = Repo::new();
-    evil.file("old/model.pkl", joblib_zfile(&pickle_call("os", "system", "id")));
+    evil.file(
+        "old/model.pkl",
+        joblib_zfile(&pickle_call("os", "system", "id")),
+    );
     let (code, r) = scan_json(evil.path(), &[]);
     assert_eq!(code, 1);
     assert!(rules_on(&r, "old/model.pkl").contains(&"PKL001".to_string()));

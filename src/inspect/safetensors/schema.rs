@@ -579,7 +579,11 @@ mod tests {
     #[test]
     fn accepts_null_metadata_once() {
         // Byte-exact: what MLX writes for a model without metadata (issue 15, cause 2).
-        let h = check(&file(r#"{"__metadata__":null,"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}"#, 8)).unwrap();
+        let h = check(&file(
+            r#"{"__metadata__":null,"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}"#,
+            8,
+        ))
+        .unwrap();
         assert_eq!(h.metadata, None);
         assert_eq!(h.tensors.len(), 1);
         assert_eq!(
