@@ -3,6 +3,24 @@
 //! Attackers choose file names; loaders sniff content (torch.load opens anything that is a zip
 //! or a pickle). So the format comes from magic bytes, and the name only breaks ties and sets what
 //! the file *claims* to be. When the claim and the content disagree, that is `FMT001`.
+//!
+//! # Strong and weak signatures
+//!
+//! A *strong* signature is one text or an ordinary file does not produce by accident: the zip,
+//! HDF5, GGUF, NumPy, gzip/bzip2/xz, tar, 7z and RAR magics, the legacy PyTorch magic pickle, a
+//! binary pickle (`\x80` + protocol 2..5 followed by valid opcodes). A strong signature decides
+//! the format whatever the name says, because the loader that opens the file sniffs the same
+//! bytes (a zip named `.bin` is still what `torch.load` reads); the name then only decides
+//! whether to report `FMT001`.
+//!
+//! The safetensors signature (a little-endian length, then `{`) is *weak*: the content decides it
+//! alone only when the whole check in [`sniff`] passes (the length fits the file, the header is
+//! text and closes with `}`). Otherwise a `.safetensors` name sends the file to the validator,
+//! which reports why it is broken, and any other name leaves it text or unknown. So a Python
+//! module `P={...}` or a `notes.txt` whose ninth byte is `{` is never taken for safetensors.
+//! The check runs before the strong magics: no zip, GGUF, HDF5, NumPy or binary pickle passes it
+//! (their would-be length is absurd or what follows is not a text header), while a real
+//! safetensors header of, say, 0x0280 bytes starts `\x80\x02` and must not become a pickle.
 
 pub use crate::model::format::{Format, Kind};
 
@@ -56,9 +74,41 @@ pub fn claimed_format(rel: &str) -> Option<&'static [Format]> {
     if name == "saved_model.pb" {
         return Some(&[TfSavedmodel]);
     }
+    // Research code saves `torch.save(...)` output as `model.pth.tar` / `checkpoint.pt.tar`: the
+    // `.tar` is habit, and torch.load opens the file by content (a zip or a legacy pickle), so the
+    // compound name claims the PyTorch family as well as a real tar.
+    let lower = name.to_ascii_lowercase();
+    if [".pth.tar", ".pt.tar", ".ckpt.tar", ".pkl.tar"]
+        .iter()
+        .any(|s| lower.ends_with(s))
+    {
+        return Some(&[
+            PytorchZip,
+            PytorchLegacy,
+            PytorchTar,
+            Torchscript,
+            Pickle,
+            Tar,
+            Zip,
+        ]);
+    }
     Some(match ext.as_str() {
         "safetensors" => &[Safetensors],
-        "pt" | "pth" | "ckpt" | "bin" => &[
+        // `.ckpt` is every framework's checkpoint (Lightning's torch zip, Keras HDF5, Flax
+        // msgpack): none of those contradicts the name.
+        "ckpt" => &[
+            PytorchZip,
+            PytorchLegacy,
+            PytorchTar,
+            Torchscript,
+            Pickle,
+            Safetensors,
+            Zip,
+            Hdf5,
+            Msgpack,
+            Empty,
+        ],
+        "pt" | "pth" | "bin" => &[
             PytorchZip,
             PytorchLegacy,
             PytorchTar,
@@ -157,6 +207,16 @@ pub fn is_legacy_torch(head: &[u8]) -> bool {
     head.starts_with(b"\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19")
 }
 
+/// The weak safetensors signature, checked as a whole: an 8-byte little-endian length `N` that
+/// fits the file and the 100 MB cap of the reference reader, then `{`, then a header that is
+/// text (UTF-8 without NUL) and, when all of it is in `head`, ends with `}` before its padding.
+///
+/// A length prefix and a brace are cheap to match by accident: eight ASCII bytes read as a
+/// little-endian number are at least 0x2020_2020_2020_2020, so no text file passes the "fits the
+/// file" test, and a binary file with a small count before a `{` fails the text test. A file that
+/// fails here but is *named* `.safetensors` still goes to the validator (see `inspect::dispatch`),
+/// which then says exactly which rule it breaks; so a broken header with an absurd `N` is still
+/// reported, only never decided by content alone.
 fn is_safetensors(head: &[u8], size: u64) -> bool {
     let Some(len) = head.get(0..8) else {
         return false;
@@ -164,9 +224,26 @@ fn is_safetensors(head: &[u8], size: u64) -> bool {
     let mut b = [0u8; 8];
     b.copy_from_slice(len);
     let n = u64::from_le_bytes(b);
-    // The byte after the length must open the JSON header; the length must be plausible. A file
-    // with a huge N still counts as (broken) safetensors so the validator can say why.
-    head.get(8) == Some(&b'{') && n >= 2 && (n <= size.saturating_sub(8) || n > 100_000_000)
+    // 100 MB is the reference reader's own header cap: a larger N is no file it would open, and
+    // the cap keeps text out even where the size is unknown (an archive member).
+    if head.get(8) != Some(&b'{') || n < 2 || n > size.saturating_sub(8) || n > 100_000_000 {
+        return false;
+    }
+    let end = usize::try_from(n)
+        .ok()
+        .and_then(|n| n.checked_add(8))
+        .unwrap_or(usize::MAX);
+    let Some(visible) = head.get(8..end.min(head.len())) else {
+        return false;
+    };
+    if !is_text(visible) {
+        return false;
+    }
+    if end <= head.len() {
+        let trimmed = visible.trim_ascii_end();
+        return trimmed.last() == Some(&b'}');
+    }
+    true
 }
 
 fn is_zlib(head: &[u8]) -> bool {
@@ -303,6 +380,62 @@ mod tests {
     }
 
     #[test]
+    fn weak_safetensors_signature_needs_a_plausible_header() {
+        // Issue 15, cause 1: text whose ninth byte is `{` (byte-exact neighbours).
+        let py = b"P={'a': {'b': 1}}\n";
+        assert_eq!(py[8], b'{');
+        assert_eq!(sniff(py, py.len() as u64), Format::Text);
+        let notes = b"Notes:\n\n{todo} check the weights\n";
+        assert_eq!(notes[8], b'{');
+        assert_eq!(sniff(notes, notes.len() as u64), Format::Text);
+        // A binary record with a small count, then `{`, then NULs: not a JSON header.
+        let mut bin = 4u64.to_le_bytes().to_vec();
+        bin.extend_from_slice(b"{\0\0\0\x01\x02");
+        assert_eq!(sniff(&bin, bin.len() as u64), Format::Unknown);
+        // A header that does not close within its length.
+        let open = st("{\"a\":1 ");
+        assert_eq!(sniff(&open, open.len() as u64), Format::Unknown);
+        // A length past the end of the file.
+        let mut past = st("{}");
+        past[0] = 200;
+        assert_eq!(sniff(&past, past.len() as u64), Format::Unknown);
+        // Text where the size is unknown (an archive member): its would-be length is absurd.
+        assert_eq!(sniff(py, u64::MAX), Format::Text);
+        // Space padding after `}` is what writers do.
+        let padded = st("{}      ");
+        assert_eq!(sniff(&padded, padded.len() as u64), Format::Safetensors);
+        // A header longer than `head` is judged on what is visible.
+        let mut long = st(&format!(
+            "{{\"__metadata__\":{{\"k\":\"{}\"}}}}",
+            "v".repeat(100)
+        ));
+        let size = long.len() as u64;
+        long.truncate(40);
+        assert_eq!(sniff(&long, size), Format::Safetensors);
+    }
+
+    #[test]
+    fn strong_signatures_are_not_taken_for_safetensors() {
+        // Each strong magic with a `{` as ninth byte stays what its magic says: its length field
+        // is absurd for any real file, and the binary fields after it are not a JSON header.
+        for (magic, want) in [
+            (&b"PK\x03\x04\x14\x00\x00\x00{"[..], Format::Zip),
+            (b"GGUF\x03\x00\x00\x00{", Format::Gguf),
+            (b"\x89HDF\r\n\x1a\n{", Format::Hdf5),
+            (b"\x93NUMPY\x01\x00{", Format::Numpy),
+        ] {
+            let mut v = magic.to_vec();
+            v.extend_from_slice(b"\x00\x00\x01\x00 }");
+            assert_eq!(sniff(&v, v.len() as u64), want, "{magic:?}");
+            assert_eq!(sniff(&v, 1 << 50), want, "{magic:?} in a huge file");
+        }
+        // A real pickle cannot be a plausible safetensors: bytes 5..8 of its length would be
+        // zero, which no opcode sequence after PROTO produces.
+        let p = b"\x80\x02}q\x00(X\x01\x00\x00\x00aK\x01u.";
+        assert_eq!(sniff(p, p.len() as u64), Format::Pickle);
+    }
+
+    #[test]
     fn extension_is_lowercased_and_dotfiles_have_none() {
         assert_eq!(extension("a/B.SafeTensors"), "safetensors");
         assert_eq!(extension(".gitattributes"), "");
@@ -316,5 +449,31 @@ mod tests {
         assert_eq!(kind_of("config.json", Format::Json), Kind::Config);
         assert_eq!(kind_of("modeling.py", Format::Python), Kind::Code);
         assert_eq!(kind_of("x.txt", Format::Pickle), Kind::Weights);
+    }
+
+    #[test]
+    fn compound_torch_names_claim_the_torch_family() {
+        // Issue 15, cause 3.
+        for name in ["model_best.pth.tar", "ckpt/Checkpoint.PT.TAR", "x.ckpt.tar"] {
+            let c = claimed_format(name).unwrap();
+            for f in [
+                Format::PytorchZip,
+                Format::PytorchLegacy,
+                Format::Pickle,
+                Format::Tar,
+            ] {
+                assert!(c.contains(&f), "{name} {f:?}");
+            }
+            assert!(!c.contains(&Format::Gguf), "{name}");
+        }
+        let ckpt = claimed_format("last.ckpt").unwrap();
+        assert!(ckpt.contains(&Format::PytorchZip) && ckpt.contains(&Format::Zip));
+        assert!(!ckpt.contains(&Format::Onnx));
+        // A plain tar name still claims a tar only.
+        assert!(
+            !claimed_format("data.tar")
+                .unwrap()
+                .contains(&Format::PytorchZip)
+        );
     }
 }

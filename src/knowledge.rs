@@ -156,6 +156,9 @@ const MODULE_ALIASES: &[(&str, &str)] = &[
     ("xmlrpclib", "xmlrpc.client"),
     ("UserDict", "collections"),
     ("UserList", "collections"),
+    // `_compat_pickle.IMPORT_MAPPING` too: Python 3.4 wrote `collections.defaultdict` as
+    // `UserString.defaultdict` for protocols 0-2 (issue 15, cause 7).
+    ("UserString", "collections"),
     ("_collections", "collections"),
 ];
 
@@ -816,6 +819,89 @@ const SAFE: &[(&str, &[&str])] = &[
     ),
 ];
 
+/// Standard names that real, harmless pickles write (issue 15, cause 7): a separate group so the
+/// reason for each is visible. Sources: CPython `Lib/_compat_pickle.py` `NAME_MAPPING` (Python 2
+/// `long`/`unicode`/`unichr` are `int`/`str`/`chr`, which protocol 0-2 pickles still spell with
+/// `__builtin__`); NumPy `numpy/__init__.py` scalar types (estimators store `dtype=np.float64`)
+/// and `numpy/matrixlib/defmatrix.py` (`matrix.__module__`); NumPy 1.16+ pickles naming
+/// `numpy.core._multiarray_umath` (and 2.x `numpy._core._multiarray_umath`) for `_reconstruct` and
+/// `scalar`; CPython `typing.Any` and `argparse.Namespace` (a plain attribute bag, pickled with
+/// training arguments); joblib 0.9-0.14 and the copy vendored as `sklearn.externals.joblib`
+/// (scikit-learn < 0.23), whose `numpy_pickle` module held `NDArrayWrapper`/`ZNDArrayWrapper`
+/// before `numpy_pickle_compat` existed. Every entry is a type or a rebuilder that only builds
+/// data; none runs code named by the pickle.
+const SAFE_STANDARD: &[(&str, &[&str])] = &[
+    ("builtins", &["long", "unicode", "unichr", "chr"]),
+    (
+        "numpy",
+        &[
+            "bool_",
+            "bool",
+            "int8",
+            "int16",
+            "int32",
+            "int64",
+            "uint8",
+            "uint16",
+            "uint32",
+            "uint64",
+            "intc",
+            "uintc",
+            "intp",
+            "uintp",
+            "int_",
+            "uint",
+            "longlong",
+            "ulonglong",
+            "float16",
+            "float32",
+            "float64",
+            "float128",
+            "half",
+            "single",
+            "double",
+            "longdouble",
+            "float_",
+            "complex64",
+            "complex128",
+            "complex256",
+            "complex_",
+            "csingle",
+            "cdouble",
+            "clongdouble",
+            "str_",
+            "bytes_",
+            "unicode_",
+            "string_",
+            "object_",
+            "void",
+            "datetime64",
+            "timedelta64",
+            "number",
+            "integer",
+            "floating",
+            "generic",
+        ],
+    ),
+    ("numpy.matrixlib.defmatrix", &["matrix"]),
+    ("numpy.core._multiarray_umath", &["_reconstruct", "scalar"]),
+    ("numpy._core._multiarray_umath", &["_reconstruct", "scalar"]),
+    ("typing", &["Any"]),
+    ("argparse", &["Namespace"]),
+    (
+        "joblib.numpy_pickle",
+        &["NDArrayWrapper", "ZNDArrayWrapper"],
+    ),
+    (
+        "sklearn.externals.joblib.numpy_pickle",
+        &["NumpyArrayWrapper", "NDArrayWrapper", "ZNDArrayWrapper"],
+    ),
+    (
+        "sklearn.externals.joblib.numpy_pickle_compat",
+        &["NDArrayWrapper", "ZNDArrayWrapper"],
+    ),
+];
+
 /// Canonical spelling of a module name: the first dotted component is renamed through the alias
 /// table (`posix` and `nt` -> `os`, `__builtin__` -> `builtins`, `copy_reg` -> `copyreg`,
 /// `_operator` -> `operator`, `_pickle` -> `pickle`, `_io` -> `io`, ...).
@@ -860,6 +946,7 @@ pub fn classify_global(module: &str, name: &str, extra: &ExtraLists) -> Verdict 
     }
     let builtin_safe = SAFE
         .iter()
+        .chain(SAFE_STANDARD)
         .any(|(m, names)| *m == module && names.contains(&name));
     if builtin_safe {
         return Verdict::Safe;
@@ -947,6 +1034,38 @@ mod tests {
 
     fn dangerous(m: &str, n: &str) -> bool {
         matches!(classify(m, n), Verdict::Dangerous { .. })
+    }
+
+    #[test]
+    fn standard_names_real_pickles_write_are_safe() {
+        // Issue 15, cause 7: the spellings seen in real packages' pickles.
+        for (m, n) in [
+            ("__builtin__", "long"),
+            ("__builtin__", "unicode"),
+            ("copy_reg", "_reconstructor"),
+            ("UserString", "defaultdict"),
+            ("numpy", "float64"),
+            ("numpy", "int64"),
+            ("numpy", "bool_"),
+            ("numpy", "matrix"),
+            ("numpy.matrixlib.defmatrix", "matrix"),
+            ("numpy.core._multiarray_umath", "_reconstruct"),
+            ("typing", "Any"),
+            ("argparse", "Namespace"),
+            ("sklearn.externals.joblib.numpy_pickle", "NumpyArrayWrapper"),
+            ("sklearn.externals.joblib.numpy_pickle", "NDArrayWrapper"),
+            (
+                "sklearn.externals.joblib.numpy_pickle_compat",
+                "ZNDArrayWrapper",
+            ),
+            ("joblib.numpy_pickle", "NDArrayWrapper"),
+        ] {
+            assert_eq!(classify(m, n), Verdict::Safe, "{m}.{n}");
+        }
+        // The aliases do not open a door: the dangerous spellings stay dangerous.
+        assert!(dangerous("__builtin__", "eval"));
+        assert_eq!(classify("argparse", "ArgumentParser"), Verdict::Unknown);
+        assert_eq!(classify("typing", "get_type_hints"), Verdict::Unknown);
     }
 
     #[test]

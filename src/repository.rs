@@ -293,6 +293,22 @@ pub fn check_model_dirs(
                 .with("kind", "model-directory-python"),
             );
         }
+        // Compiled Python runs the same way when a loader imports the directory (issue 15,
+        // cause 8): `.pyc` next to the weights is code, not an unrecognised file.
+        for f in here
+            .iter()
+            .filter(|f| matches!(classify::extension(&f.path).as_str(), "pyc" | "pyo"))
+        {
+            detections.push(
+                Detection::new(
+                    RuleId::CustomCode,
+                    f.path.clone(),
+                    "model-dir-compiled-code",
+                    "compiled python file in a model directory: loaders that import the repository's code run it",
+                )
+                .with("kind", "model-directory-compiled-python"),
+            );
+        }
         let members: Vec<&str> = here.iter().map(|f| f.path.as_str()).collect();
         entry.insert("files".into(), json!(members));
         dirs.push(Value::Object(entry));

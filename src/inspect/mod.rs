@@ -256,22 +256,71 @@ fn inspect_file(
     let format = dispatch(ctx, r, &head, sniffed, size)?;
     check_claim(ctx, format);
     let kind = classify::kind_of(ctx.rel, format);
+    // An empty file under a weight name whose format has no empty form (`.onnx`, `.gguf`, ...)
+    // is a truncated upload or a stub a loader will choke on: say so like unknown content.
+    let empty_weights = format == Format::Empty
+        && classify::claimed_format(ctx.rel).is_some_and(|c| !c.contains(&Format::Empty));
     if (kind == Kind::Weights
         || classify::WEIGHT_EXTENSIONS.contains(&classify::extension(ctx.rel).as_str()))
-        && matches!(format, Format::Unknown | Format::Text)
+        && (matches!(format, Format::Unknown | Format::Text) || empty_weights)
         && is_weight_name(ctx.rel)
     {
-        ctx.detect(
-            RuleId::UnknownWeights,
-            "unknown",
-            format!(
-                "weight-like name `{}` but the content is not a recognised model format",
-                classify::basename(ctx.rel)
-            ),
-            Location::default(),
-        );
+        if let Some(exe) = executable_kind(&head) {
+            // A native executable disguised as weights is not "unrecognised": it is the payload
+            // of a dropper that renames and runs it (issue 15, cause 8).
+            let d = ctx.detect(
+                RuleId::UnknownWeights,
+                "executable",
+                format!(
+                    "weight-like name `{}` but the content is a native executable ({exe})",
+                    classify::basename(ctx.rel)
+                ),
+                Location::default(),
+            );
+            d.severity = crate::model::finding::Severity::High;
+            d.evidence.insert("executable".into(), json!(exe));
+        } else {
+            ctx.detect(
+                RuleId::UnknownWeights,
+                "unknown",
+                format!(
+                    "weight-like name `{}` but the content is not a recognised model format",
+                    classify::basename(ctx.rel)
+                ),
+                Location::default(),
+            );
+        }
     }
     Ok((format, kind))
+}
+
+/// ELF, PE (an `MZ` stub whose `e_lfanew` points at `PE\0\0`) or Mach-O (thin or fat).
+fn executable_kind(head: &[u8]) -> Option<&'static str> {
+    if head.starts_with(b"\x7fELF") {
+        return Some("ELF");
+    }
+    if head.starts_with(b"MZ") {
+        let pe = head
+            .get(0x3c..0x40)
+            .and_then(|b| <[u8; 4]>::try_from(b).ok())
+            .map(u32::from_le_bytes)
+            .and_then(|off| usize::try_from(off).ok())
+            .and_then(|off| head.get(off..off.checked_add(4)?));
+        if pe == Some(b"PE\0\0") {
+            return Some("PE");
+        }
+    }
+    const MACHO: [[u8; 4]; 5] = [
+        [0xfe, 0xed, 0xfa, 0xce],
+        [0xfe, 0xed, 0xfa, 0xcf],
+        [0xce, 0xfa, 0xed, 0xfe],
+        [0xcf, 0xfa, 0xed, 0xfe],
+        [0xca, 0xfe, 0xba, 0xbe],
+    ];
+    MACHO
+        .iter()
+        .any(|m| head.starts_with(m))
+        .then_some("Mach-O")
 }
 
 fn is_weight_name(rel: &str) -> bool {
@@ -298,7 +347,9 @@ fn dispatch(
     let _ = head;
     // A `.safetensors` file that does not even start like one still goes through the validator,
     // so the finding names the exact rule broken (ST001) instead of "unrecognised".
-    let sniffed = if matches!(sniffed, Format::Unknown | Format::Text)
+    // An empty one too: a 0-byte `.safetensors` is a broken file (`file-too-small`), not a
+    // placeholder that passes silently.
+    let sniffed = if matches!(sniffed, Format::Unknown | Format::Text | Format::Empty)
         && classify::extension(ctx.rel) == "safetensors"
         && !pickle::looks_like_pickle(head)
     {
@@ -384,6 +435,13 @@ fn dispatch(
         {
             archive::inspect_compressed(ctx, r, compress::Compression::Lzma, Format::Lzma, None, 0)?
         }
+        Format::Text | Format::Unknown if is_joblib_zfile(head) => {
+            // joblib < 0.10 (and `sklearn.externals.joblib` of that era) wrote compressed dumps
+            // as `ZF`, the pickle's length in hex padded to 19 bytes, then a zlib stream. Left
+            // unknown, the pickle inside would escape analysis (issue 15, cause 6).
+            r.consume(JOBLIB_ZF_HEADER);
+            archive::inspect_compressed(ctx, r, compress::Compression::Zlib, Format::Zlib, None, 0)?
+        }
         Format::Text | Format::Unknown if pickle::looks_like_pickle(head) => {
             // A protocol 0/1 pickle hiding under any name: pickle.load reads it all the same.
             inspect_pickle_stream(ctx, r, None)?;
@@ -396,6 +454,27 @@ fn dispatch(
         }
         other => other,
     })
+}
+
+/// Bytes before the zlib stream of a joblib < 0.10 compressed dump: `ZF` and the hex length
+/// left-justified to `len(hex(2**64))` (joblib `numpy_pickle_compat._MAX_LEN`).
+const JOBLIB_ZF_HEADER: usize = 2 + 19;
+
+/// A joblib < 0.10 `ZF` container: `ZF0x<hex digits>`, space padding, then a zlib header.
+fn is_joblib_zfile(head: &[u8]) -> bool {
+    let Some(len) = head.get(2..JOBLIB_ZF_HEADER) else {
+        return false;
+    };
+    let digits = len.get(2..).unwrap_or_default();
+    let hex_then_spaces = digits
+        .iter()
+        .skip_while(|b| b.is_ascii_hexdigit())
+        .all(|&b| b == b' ');
+    head.starts_with(b"ZF0x")
+        && digits.first().is_some_and(u8::is_ascii_hexdigit)
+        && hex_then_spaces
+        && compress::sniff(head.get(JOBLIB_ZF_HEADER..).unwrap_or_default())
+            == Some(compress::Compression::Zlib)
 }
 
 /// `.joblib` pickles are reported as joblib; everything else keeps what the content said.
@@ -412,7 +491,10 @@ pub fn pickle_limits(cfg: &ScanConfig) -> pickle::Limits {
     pickle::Limits {
         max_opcodes: cfg.limits.pickle_opcodes,
         max_memo: usize::try_from(cfg.limits.pickle_memo).unwrap_or(usize::MAX),
-        max_line_len: cfg.limits.pickle_string_bytes,
+        // A protocol-0 STRING/UNICODE line is streamed and only a short prefix kept (like a long
+        // binary string), so its length bounds no memory: a CRF model's multi-megabyte line is
+        // data, not a malformed pickle (issue 15, cause 9).
+        max_line_len: u64::MAX,
         ..pickle::Limits::default()
     }
 }

@@ -83,7 +83,8 @@ limits! {
     safetensors_header_bytes = MAX_SAFETENSORS_HEADER, [1, MAX_SAFETENSORS_HEADER],
         "safetensors JSON header size (same as `[safetensors] max_header_bytes`)";
     pickle_opcodes = 50_000_000, [0, ANY], "opcodes walked in one pickle stream";
-    pickle_memo = 1_000_000, [0, ANY], "memo entries tracked in one pickle stream";
+    // Sized for real files (issue 15): a 20 MB data-only pickle holds 1.26 million memo entries.
+    pickle_memo = 20_000_000, [0, ANY], "memo entries tracked in one pickle stream";
     pickle_string_bytes = MIB, [0, ANY],
         "longest pickle string argument read into memory (longer ones are skipped over)";
     archive_depth = 4, [0, ANY], "archives nested inside archives";

@@ -31,7 +31,7 @@
 //! | `header-trailing-bytes` | after the closing `}`, a byte other than 0x20 before `8 + N` | accepts tab, LF, CR |
 //! | `duplicate-key` | a key repeated in any object, compared after unescaping | accepts (last wins) |
 //! | `too-many-tensors` | more tensors than [`Limits::max_tensors`] | accepts |
-//! | `metadata-not-string-map` | `__metadata__` is not an object of strings (`null` included) | accepts `null` |
+//! | `metadata-not-string-map` | `__metadata__` is neither `null` (read as absent, as MLX writes it) nor an object of strings | accepts `null` too |
 //! | `tensor-not-object` | a tensor entry is not a JSON object | accepts the array form `[dtype, shape, offsets]` |
 //! | `tensor-missing-field` | a tensor lacks `dtype`, `shape` or `data_offsets` | rejects |
 //! | `tensor-extra-field` | a tensor has any other field | accepts (ignored) |

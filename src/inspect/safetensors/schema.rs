@@ -37,6 +37,8 @@ impl<'a> Schema<'a> {
         let mut tensors = Vec::new();
         let mut names: HashSet<String> = HashSet::new();
         let mut metadata = None;
+        // `"__metadata__": null` leaves `metadata` empty, so a second key is caught by this flag.
+        let mut seen_metadata = false;
         self.p.expect_byte(b'{')?;
         self.p.skip_ws();
         if self.p.peek() == Some(b'}') {
@@ -51,13 +53,20 @@ impl<'a> Schema<'a> {
             self.p.expect_byte(b':')?;
             self.p.skip_ws();
             if key == "__metadata__" {
-                if metadata.is_some() {
+                if seen_metadata {
                     return Err(
                         Violation::new(code::DUPLICATE_KEY, "__metadata__ appears twice")
                             .at(self.p.file_offset(key_pos)),
                     );
                 }
-                metadata = Some(self.metadata()?);
+                seen_metadata = true;
+                // MLX writes `"__metadata__": null` when there is no metadata, and the official
+                // readers take it as absent: it hides nothing, so it is not a violation.
+                if self.p.peek() == Some(b'n') {
+                    self.p.literal("null")?;
+                } else {
+                    metadata = Some(self.metadata()?);
+                }
             } else {
                 // Two entries for one name: loaders keep the first or the last, so a reviewer
                 // and a loader can see different weights.
@@ -568,9 +577,28 @@ mod tests {
     }
 
     #[test]
+    fn accepts_null_metadata_once() {
+        // Byte-exact: what MLX writes for a model without metadata (issue 15, cause 2).
+        let h = check(&file(
+            r#"{"__metadata__":null,"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}"#,
+            8,
+        ))
+        .unwrap();
+        assert_eq!(h.metadata, None);
+        assert_eq!(h.tensors.len(), 1);
+        assert_eq!(
+            code_of(r#"{"__metadata__":null,"__metadata__":{}}"#, 0),
+            code::DUPLICATE_KEY
+        );
+        assert_eq!(
+            code_of(r#"{"__metadata__":{},"__metadata__":null}"#, 0),
+            code::DUPLICATE_KEY
+        );
+    }
+
+    #[test]
     fn rejects_metadata_not_string_map() {
         for m in [
-            "null",
             "[]",
             "1",
             "\"s\"",

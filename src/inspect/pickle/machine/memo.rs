@@ -59,7 +59,7 @@ impl Machine<'_> {
                 at,
                 "limit-memo",
                 format!(
-                    "memo at offset {at} exceeds {} entries",
+                    "memo at offset {at} exceeds {} entries (the `pickle_memo` limit; raise it in the policy's [limits] table)",
                     self.limits.max_memo
                 ),
             ));
