@@ -446,6 +446,7 @@ mod action;
 mod architecture;
 mod engine;
 mod hostile;
+mod pickle_fixtures;
 mod reports;
 
 // ---- provenance (issue 6) ----
