@@ -295,8 +295,9 @@ fn sniff(head: &[u8]) -> (bool, bool) {
         match sim.apply(op) {
             Some(true) => return (structural || sim.imported, sim.after_import),
             Some(false) => {}
-            // Underflow stays a rejection: text lines that happen to parse fail this way.
-            None => return (false, false),
+            // Underflow rejects text lines that happen to parse, but not a stream that starts
+            // with PROTO/MARK and has already imported (no text gets that far).
+            None => return (structural && sim.imported, false),
         }
     }
     (structural || sim.after_import, sim.after_import)
