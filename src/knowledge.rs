@@ -564,7 +564,15 @@ const DANGEROUS: &[Danger] = &[
         NET,
         "opens network connections (dns exfiltration via get_server_certificate)",
     ),
-    d("http", NET, "http clients and servers"),
+    // `http` itself holds value types (`http.HTTPStatus`, `http.HTTPMethod` enums) that benign
+    // pickles carry; only its client/server submodules reach the network (issue 16 precision).
+    d("http.client", NET, "http client connections"),
+    d(
+        "http.server",
+        NET,
+        "http servers (CGIHTTPRequestHandler runs scripts)",
+    ),
+    d("http.cookiejar", NET, "loads and saves cookie files"),
     d("urllib", NET, "fetches urls"),
     d("urllib3", NET, "fetches urls"),
     d("requests", NET, "fetches urls"),
@@ -589,6 +597,96 @@ const DANGEROUS: &[Danger] = &[
         "loads shared libraries and writes raw memory",
     ),
     d("cffi", NATIVE, "loads shared libraries"),
+    // ---- issue 16: published gaps (dangerous side) ----
+    // `mailcap.findmatch` builds a shell command line from data (CVE-2015-20107; module removed
+    // in 3.13): picklescan `_unsafe_globals` lists it.
+    d("mailcap", PROC, "findmatch builds a shell command line"),
+    // `torch.fx.graph_module` reduce hooks (`reduce_graph_module`, `_deserialize_graph_module`,
+    // `reduce_package_graph_module`) exec generated python source; picklescan lists
+    // `torch.fx.graph_module` (GHSA-m5vv-6r4h-3vj9 family). The weights-only unpickler refuses them.
+    d(
+        "torch.fx.graph_module",
+        CODE,
+        "graph module reduce hooks exec generated source",
+    ),
+    // Native-library loaders: `torch.ops.load_library` / `torch.classes.load_library` dlopen a
+    // path (PyTorch docs, torch/_ops.py and torch/_classes.py); ModelAudit SUSPICIOUS_GLOBALS.
+    d("torch.ops.load_library", NATIVE, "loads a shared library"),
+    d(
+        "torch.classes.load_library",
+        NATIVE,
+        "loads a shared library",
+    ),
+    d(
+        "torch._ops.ops.load_library",
+        NATIVE,
+        "loads a shared library",
+    ),
+    d(
+        "torch._ops._Ops.load_library",
+        NATIVE,
+        "loads a shared library",
+    ),
+    d(
+        "torch._classes.classes.load_library",
+        NATIVE,
+        "loads a shared library",
+    ),
+    d(
+        "torch._classes._Classes.load_library",
+        NATIVE,
+        "loads a shared library",
+    ),
+    // TorchScript loaders run the archive's code (torch.jit.load docs; CVE-2025-32434 showed
+    // `weights_only=True` loads TorchScript on torch < 2.6).
+    d(
+        "torch.jit.load",
+        DESER,
+        "loads and runs a TorchScript archive",
+    ),
+    d(
+        "torch.jit._serialization",
+        DESER,
+        "loads and runs a TorchScript archive",
+    ),
+    d(
+        "torch.jit._script",
+        CODE,
+        "compiles python source to TorchScript",
+    ),
+    d("torch.jit.frontend", CODE, "parses python source"),
+    d(
+        "torch._C.import_ir_module",
+        DESER,
+        "loads a TorchScript archive",
+    ),
+    d(
+        "torch._C._load_for_lite_interpreter",
+        DESER,
+        "loads a TorchScript archive",
+    ),
+    d(
+        "torch.package",
+        DESER,
+        "package importer runs archived modules",
+    ),
+    // transformers remote-code loaders download and import repository python
+    // (`trust_remote_code`; transformers/dynamic_module_utils.py), ModelAudit lists them.
+    d(
+        "transformers.dynamic_module_utils",
+        IMPORT,
+        "imports python modules from a repository (remote code)",
+    ),
+    d("huggingface_hub.hf_hub_download", NET, "downloads files"),
+    d(
+        "huggingface_hub.snapshot_download",
+        NET,
+        "downloads a repository",
+    ),
+    // setuptools / distutils process helpers (`spawn`, `_spawn`) named in picklescan issues.
+    d("setuptools._distutils", PROC, "spawn runs a command"),
+    d("distutils.spawn", PROC, "spawn runs a command"),
+    d("_distutils_hack", IMPORT, "rewrites the import system"),
 ];
 
 /// Dunder names that are dangerous wherever they appear (as the name or as a component of a
@@ -641,6 +739,136 @@ const DANGEROUS_METHODS: &[(&str, &[&str])] = &[(
         "rglob",
     ],
 )];
+
+// ---- issue 16: attribute traversal through module objects (dangerous side) ----
+// Since protocol 4, `find_class` resolves a dotted name with a getattr chain from the imported
+// module, so any module a library imported is one step away: `STACK_GLOBAL('torch.serialization',
+// 'os.system')`, `numpy.core._internal` + `sys.modules`, `collections` + `_sys.modules`.
+// Sources: fickling GHSA-5j3x-jp52-966f (dotted names reach any attribute); picklescan
+// GHSA-655q-fx9r-782v and the JFrog 2025 picklescan bypass write-up (module re-exports).
+
+/// Attribute names that are module objects wherever they appear in a dotted name: reaching one
+/// hands the pickle everything that module holds. A single leading underscore is ignored
+/// (`collections._sys`, `typing._os`-style private re-imports).
+const MODULE_STEPS: &[&str] = &[
+    "os",
+    "sys",
+    "subprocess",
+    "builtins",
+    "__builtin__",
+    "importlib",
+    "imp",
+    "runpy",
+    "shutil",
+    "socket",
+    "ctypes",
+    "marshal",
+    "pickle",
+    "cPickle",
+    "posix",
+    "nt",
+    "posixpath",
+    "ntpath",
+    "pty",
+    "posixsubprocess",
+];
+
+/// Module names that are only counted when they are a *step* (not the last component): as a
+/// final name they are ordinary method or attribute names (`Foo.code`, `Model.inspect`).
+const MODULE_STEPS_INNER: &[&str] = &[
+    "types",
+    "code",
+    "io",
+    "inspect",
+    "gc",
+    "signal",
+    "threading",
+    "operator",
+    "functools",
+    "pdb",
+    "codecs",
+    "pathlib",
+    "tempfile",
+];
+
+/// What a dotted name reaches beyond its module, if anything: the category and reason of the
+/// verdict, and the traversal spelled out for the finding's message.
+struct Traversal {
+    category: &'static str,
+    reason: &'static str,
+    path: String,
+}
+
+/// Is this name component a module object (see [`MODULE_STEPS`])?
+fn module_step(part: &str, last: bool) -> bool {
+    let bare = part.strip_prefix('_').filter(|b| !b.starts_with('_'));
+    [Some(part), bare]
+        .into_iter()
+        .flatten()
+        .any(|p| MODULE_STEPS.contains(&p) || (!last && MODULE_STEPS_INNER.contains(&p)))
+}
+
+/// Walk `name` from `module` one getattr at a time; report a dangerous `module.name` suffix or a
+/// step through a module object.
+fn traverse(module: &str, name: &str) -> Option<Traversal> {
+    let parts: Vec<&str> = name.split('.').collect();
+    let spelled = |upto: usize, note: &str| {
+        let mut s = format!("`{module}`");
+        for p in &parts[..=upto] {
+            s.push_str(&format!(" -> `.{p}`"));
+        }
+        format!("{s} ({note})")
+    };
+    // A suffix of the name that is itself a dangerous `module.name` (two components or more).
+    for i in 0..parts.len().saturating_sub(1) {
+        let head = parts[i];
+        let bare = head.strip_prefix('_').filter(|b| !b.starts_with('_'));
+        for h in [Some(head), bare].into_iter().flatten() {
+            let rest = parts[i + 1..].join(".");
+            let candidate = format!("{}.{rest}", normalize_module(h));
+            if let Some(danger) = DANGEROUS.iter().find(|e| covers(e.path, &candidate)) {
+                return Some(Traversal {
+                    category: danger.category,
+                    reason: danger.reason,
+                    path: spelled(
+                        parts.len() - 1,
+                        &format!("`.{head}` is a module object: reaches `{candidate}`"),
+                    ),
+                });
+            }
+        }
+    }
+    let last = parts.len() - 1;
+    let step = parts
+        .iter()
+        .enumerate()
+        .find(|(i, p)| module_step(p, *i == last))?;
+    Some(Traversal {
+        category: TRAVERSAL,
+        reason: "steps through a module object; getattr reaches everything that module holds",
+        path: spelled(step.0, &format!("`.{}` is a module object", step.1)),
+    })
+}
+
+/// The traversal a dotted (or module-valued) name performs, spelled out for a message, e.g.
+/// ``"`torch.serialization` -> `.os` -> `.system` (`.os` is a module object: reaches `os.system`)"``.
+/// `None` when the name stays inside its module.
+pub fn explain_traversal(module: &str, name: &str) -> Option<String> {
+    let module = normalize_module(module);
+    if let Some(t) = traverse(&module, name) {
+        return Some(t.path);
+    }
+    let parts: Vec<&str> = name.split('.').collect();
+    let dunder = parts.iter().position(|p| {
+        DANGEROUS_DUNDERS.contains(p)
+            || (parts.len() > 1 && p.starts_with("__") && p.ends_with("__"))
+    })?;
+    let mut s = format!("`{module}`");
+    for p in &parts[..=dunder] {
+        s.push_str(&format!(" -> `.{p}`"));
+    }
+    Some(format!("{s} (`{}` is a dunder step)", parts[dunder]))
+}
 
 /// Globals that ordinary PyTorch, NumPy, joblib and plain-Python pickles import.
 /// Sources: picklescan `_safe_globals`; fickling `SAFE_BUILTINS` (type constructors only) and
@@ -931,6 +1159,12 @@ pub fn classify_global(module: &str, name: &str, extra: &ExtraLists) -> Verdict 
             reason: danger.reason,
         };
     }
+    if let Some(t) = traverse(&module, name) {
+        return Verdict::Dangerous {
+            category: t.category,
+            reason: t.reason,
+        };
+    }
     if let Some(verdict) = classify_name_shape(&module, name) {
         return verdict;
     }
@@ -1198,5 +1432,129 @@ mod tests {
             classify_global("sklearn.tree._classes", "DecisionTreeClassifier", &extra),
             Verdict::Safe
         );
+    }
+
+    // ---- issue 16 tests ----
+
+    #[test]
+    fn attribute_traversal_through_module_objects_is_dangerous() {
+        for (m, n) in [
+            ("torch.serialization", "os.system"),
+            ("torch.serialization", "os"),
+            ("numpy.core._internal", "sys.modules"),
+            ("collections", "_sys.modules"),
+            ("torch", "serialization.pickle.loads"),
+            ("typing", "_os.popen"),
+            ("torch.nn.modules.module", "torch.load"),
+            ("functools", "partial.__call__"),
+            ("collections", "OrderedDict.__init__"),
+            ("torch._utils", "_rebuild_tensor.__globals__"),
+            ("builtins", "object.__subclasses__"),
+            ("argparse", "Namespace.__dict__"),
+            ("enum", "Enum.__class__"),
+            ("torch", "nn.Module.__init__.__builtins__"),
+            ("numpy", "lib.npyio.pickle.load"),
+            ("json", "decoder.re.sys.modules"),
+            ("mylib", "builtins.exec"),
+            ("mylib", "_io.FileIO"),
+        ] {
+            assert!(dangerous(m, n), "{m}.{n} must be dangerous");
+        }
+        let why = explain_traversal("torch.serialization", "os.system").unwrap();
+        assert!(why.contains("`.os` is a module object"), "{why}");
+        assert!(why.contains("os.system"), "{why}");
+        assert!(matches!(
+            classify("torch.serialization", "os.system"),
+            Verdict::Dangerous { category: PROC, .. }
+        ));
+        let why = explain_traversal("collections", "OrderedDict.__init__.__globals__").unwrap();
+        assert!(why.contains("dunder"), "{why}");
+    }
+
+    #[test]
+    fn legitimate_nested_qualnames_keep_their_classification() {
+        assert_eq!(classify("mylib.models", "Outer.Inner"), Verdict::Unknown);
+        assert_eq!(classify("mylib", "Config.Defaults"), Verdict::Unknown);
+        assert_eq!(classify("mylib", "Model.code"), Verdict::Unknown);
+        assert_eq!(classify("collections", "OrderedDict"), Verdict::Safe);
+        assert_eq!(explain_traversal("mylib.models", "Outer.Inner"), None);
+        assert_eq!(
+            explain_traversal("torch._utils", "_rebuild_tensor_v2"),
+            None
+        );
+    }
+
+    #[test]
+    fn methods_of_dangerous_classes_are_dangerous() {
+        for (m, n) in [
+            ("code", "InteractiveInterpreter.runsource"),
+            ("code", "InteractiveConsole.push"),
+            ("bdb", "Bdb.run"),
+            ("cProfile", "Profile.runctx"),
+            ("profile", "Profile.runctx"),
+            ("timeit", "Timer.timeit"),
+            ("trace", "Trace.runctx"),
+            ("mailcap", "findmatch"),
+            ("imp", "load_source"),
+            ("pydoc", "pipepager"),
+            ("pydoc", "tempfilepager"),
+            ("doctest", "debug_script"),
+            ("_xxsubinterpreters", "run_string"),
+            ("_interpreters", "exec"),
+            ("idlelib.run", "Executive.runcode"),
+            ("ensurepip", "_run_pip"),
+            ("torch.utils.bottleneck.__main__", "run_autograd_prof"),
+            ("torch.fx.graph_module", "reduce_graph_module"),
+            ("torch.fx.graph_module", "_deserialize_graph_module"),
+            ("torch.ops", "load_library"),
+            ("torch.classes", "load_library"),
+            ("torch._ops", "ops.load_library"),
+            ("torch._classes", "_Classes.load_library"),
+            ("torch.jit", "load"),
+            ("torch.jit._serialization", "load"),
+            (
+                "transformers.dynamic_module_utils",
+                "get_class_from_dynamic_module",
+            ),
+            ("pip._internal.cli.main", "main"),
+            ("setuptools._distutils.spawn", "spawn"),
+            ("distutils.spawn", "spawn"),
+            ("pkgutil", "resolve_name"),
+            ("importlib", "import_module"),
+            ("importlib.util", "spec_from_file_location"),
+            ("_operator", "attrgetter"),
+            ("operator", "methodcaller"),
+            ("functools", "partial"),
+            ("sys", "modules.__setitem__"),
+            ("http.client", "HTTPConnection"),
+            ("http.server", "CGIHTTPRequestHandler"),
+        ] {
+            assert!(dangerous(m, n), "{m}.{n} must be dangerous");
+        }
+    }
+
+    #[test]
+    fn benign_stdlib_value_types_are_not_dangerous() {
+        for (m, n) in [
+            ("http", "HTTPStatus"),
+            ("uuid", "UUID"),
+            ("decimal", "Decimal"),
+            ("fractions", "Fraction"),
+            ("datetime", "datetime"),
+            ("datetime", "timedelta"),
+            ("pathlib", "PosixPath"),
+            ("pathlib", "WindowsPath"),
+            ("pathlib", "PurePosixPath"),
+            ("argparse", "Namespace"),
+            ("re", "_compile"),
+            ("collections", "OrderedDict"),
+            ("collections", "defaultdict"),
+            ("collections", "deque"),
+            ("collections", "Counter"),
+            ("enum", "Enum"),
+            ("torch", "bfloat16"),
+        ] {
+            assert!(!dangerous(m, n), "{m}.{n} must not be dangerous");
+        }
     }
 }

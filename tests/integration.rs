@@ -447,6 +447,7 @@ mod architecture;
 mod baseline;
 mod engine;
 mod hostile;
+mod pickle_fixtures;
 mod precision;
 mod reports;
 mod signing;

@@ -599,7 +599,13 @@ fn record_pickle(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) 
                     } else {
                         crate::model::finding::Severity::High
                     },
-                    format!("pickle{within} {how} `{name}`: {reason}"),
+                    // Issue 16: a dotted name that walks out of its module says how.
+                    match crate::knowledge::explain_traversal(m, n) {
+                        Some(path) => {
+                            format!("pickle{within} {how} `{name}`: {reason}; traversal {path}")
+                        }
+                        None => format!("pickle{within} {how} `{name}`: {reason}"),
+                    },
                     category,
                 ),
                 crate::knowledge::Verdict::Safe => continue,

@@ -247,8 +247,22 @@ pub fn looks_like_pickle(head: &[u8]) -> bool {
         return false;
     };
     if first == 0x80 && !matches!(head.get(1), Some(2..=5)) {
-        return false;
+        // An unsupported PROTO in front of an import is a payload hiding from sniffers
+        // (issue 16): accept it only when an import and another opcode follow.
+        return head.get(2..).is_some_and(|rest| sniff(rest).1);
     }
+    sniff(head).0
+}
+
+/// [`looks_like_pickle`] without the PROTO check: (looks like a pickle, an identifier-shaped
+/// import was followed by at least one more opcode). Once an import and one well-formed opcode
+/// have been seen, a later unknown opcode or malformed argument does not undo it, nor does the
+/// head ending inside an opcode after an import: a broken tail after an import is how payloads
+/// hide from scanners (issue 16). A stack underflow still rejects (text fails that way).
+fn sniff(head: &[u8]) -> (bool, bool) {
+    let Some(&first) = head.first() else {
+        return (false, false);
+    };
     let structural = matches!(first, 0x80 | b'(' | b']' | b'}' | b')');
     let mut sim = Sniff::default();
     let limits = Limits {
@@ -262,26 +276,31 @@ pub fn looks_like_pickle(head: &[u8]) -> bool {
             break;
         };
         let Some(op) = ops::lookup(byte) else {
-            return false;
+            return (sim.after_import, sim.after_import);
         };
         let arg = match ops::read_arg(&mut src, op, &limits) {
             Ok(arg) => arg,
-            Err(e) if e.code == "truncated" => break,
-            Err(_) => return false,
+            // The file ends inside an opcode right after an import: a cut-off payload.
+            Err(e) if e.code == "truncated" => {
+                return (structural || sim.imported, sim.imported);
+            }
+            Err(_) => return (sim.after_import, sim.after_import),
         };
         if !plausible_arg(op, &arg) {
-            return false;
+            return (sim.after_import, sim.after_import);
         }
         if sim.imported {
             sim.after_import = true;
         }
         match sim.apply(op) {
-            Some(true) => return structural || sim.imported,
+            Some(true) => return (structural || sim.imported, sim.after_import),
             Some(false) => {}
-            None => return false,
+            // Underflow rejects text lines that happen to parse, but not a stream that starts
+            // with PROTO/MARK and has already imported (no text gets that far).
+            None => return (structural && sim.imported, false),
         }
     }
-    structural || sim.after_import
+    (structural || sim.after_import, sim.after_import)
 }
 
 /// Opcodes [`looks_like_pickle`] checks. Enough to reject text and raw numeric data (which fail

@@ -1240,3 +1240,37 @@ fn mark_fence_matches_cpython() {
         Some("stack-underflow")
     );
 }
+
+// ---- issue 16: broken streams that hide a payload ----
+
+/// Each broken form after `os.system('id')`: the stream is still sniffed as a pickle and the
+/// import is still found, next to the parse error.
+#[test]
+fn broken_streams_keep_the_dangerous_import() {
+    let forms: [(&[u8], &str); 6] = [
+        (b"cos\nsystem\nS'id'\n\x85R\xff.", "unknown-opcode"),
+        (
+            b"\x80\x09cos\nsystem\nS'id'\n\x85R.",
+            "unsupported-protocol",
+        ),
+        (b"\x80\x02cos\nsystem\nS'id'\n\x85Rhc.", "memo-missing"),
+        (
+            b"\x80\x02cos\nsystem\nS'id'\n\x85R00000.",
+            "stack-underflow",
+        ),
+        (b"\x80\x02cos\nsystem\nS'id'\n\x85R", "truncated"),
+        (b"cos\nsystem\nS'id", "truncated"),
+    ];
+    for (data, want) in forms {
+        assert!(looks_like_pickle(data), "{data:?} must sniff as a pickle");
+        let a = run(data);
+        assert!(has(&a, "os", "system"), "{data:?}: {:?}", a.imports);
+        assert_eq!(code(&a), Some(want), "{data:?}");
+    }
+}
+
+#[test]
+fn unsupported_protocol_without_an_import_is_not_sniffed() {
+    assert!(!looks_like_pickle(b"\x80\x09N."));
+    assert!(!looks_like_pickle(b"\x80\x09cat\ndog\n"));
+}

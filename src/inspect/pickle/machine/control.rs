@@ -62,11 +62,13 @@ impl Machine<'_> {
             ));
         };
         if v > 5 {
-            return Err(err(
+            // Keep reading: a payload after a bogus PROTO must still be seen (issue 16).
+            self.deferred.get_or_insert(err(
                 at,
                 "unsupported-protocol",
                 format!("PROTO at offset {at} names protocol {v}; the highest is 5"),
             ));
+            return Ok(());
         }
         self.proto = self.proto.max(v);
         Ok(())

@@ -103,6 +103,9 @@ struct Machine<'l> {
     tracked_bytes: usize,
     proto: u8,
     nested: Option<Box<Saved>>,
+    /// A problem CPython would stop at but a scanner must read past (an unsupported PROTO):
+    /// what follows can still be an import, and other loaders may not stop. Reported at the end.
+    deferred: Option<Malformed>,
 }
 /// Read one pickle (up to and including its STOP) and record its imports in `out`.
 pub(super) fn run_pickle<R: BufRead>(
@@ -122,6 +125,7 @@ pub(super) fn run_pickle<R: BufRead>(
         tracked_bytes: 0,
         proto: 0,
         nested: None,
+        deferred: None,
     };
     let start = src.pos;
     let mut count: u64 = 0;
@@ -166,6 +170,11 @@ pub(super) fn run_pickle<R: BufRead>(
             Ok(Flow::Stop) => break Ok(()),
             Err(e) => break Err(e),
         }
+    };
+    // The first problem is the one reported; the imports after it were still recorded.
+    let result = match m.deferred.take() {
+        Some(first) => Err(first),
+        None => result,
     };
     out.pickles.push(PickleInfo {
         offset: start,
