@@ -10,7 +10,7 @@ use std::io::{self, BufRead, Read};
 
 use serde_json::json;
 
-use super::problem::Problem;
+use super::problem::{Problem, ProblemKind};
 use super::{Ctx, compress, inspect_pickle_stream, numpy, pickle, read, tar, zip};
 use crate::classify::{self, Format};
 use crate::model::finding::Location;
@@ -18,38 +18,6 @@ use crate::model::rules::RuleId;
 
 /// How many member names a file's facts list (the rest are counted).
 const MAX_LISTED_MEMBERS: usize = 1000;
-
-fn zip_limits(ctx: &Ctx<'_>) -> zip::Limits {
-    let l = &ctx.cfg.limits;
-    zip::Limits {
-        max_members: usize::try_from(l.archive_members).unwrap_or(usize::MAX),
-        max_member_bytes: l.archive_member_bytes,
-        max_total_bytes: l.archive_total_bytes,
-        max_ratio: l.archive_ratio,
-        max_depth: u32::try_from(l.archive_depth).unwrap_or(u32::MAX),
-        ..zip::Limits::default()
-    }
-}
-
-fn tar_limits(ctx: &Ctx<'_>) -> tar::Limits {
-    let l = &ctx.cfg.limits;
-    tar::Limits {
-        max_members: usize::try_from(l.archive_members).unwrap_or(usize::MAX),
-        max_member_bytes: l.archive_member_bytes,
-        max_total_bytes: l.archive_total_bytes,
-        max_depth: u32::try_from(l.archive_depth).unwrap_or(u32::MAX),
-        ..tar::Limits::default()
-    }
-}
-
-fn compress_limits(ctx: &Ctx<'_>) -> compress::Limits {
-    let l = &ctx.cfg.limits;
-    compress::Limits {
-        max_decompressed: l.archive_member_bytes,
-        max_ratio: l.archive_ratio,
-        ..compress::Limits::default()
-    }
-}
 
 /// `outer!inner` naming for nested members.
 fn nest(parent: Option<&str>, name: &str) -> String {
@@ -71,10 +39,33 @@ fn archive_problem(ctx: &mut Ctx<'_>, p: &Problem, container: Option<&str>) {
         p.code,
         member.as_deref().or(container).unwrap_or_default()
     );
-    let d = ctx.detect(RuleId::ArchiveMalformed, key, p.message.clone(), loc);
+    // Archive limits stay ARC001 (a container that cannot be fully opened), but name the policy
+    // limit that stopped the walk so the report says what to raise.
+    let limit = archive_limit(p.code).filter(|_| p.kind == ProblemKind::LimitExceeded);
+    let message = match limit {
+        Some(name) => format!("{}; {}", p.message, super::raise_hint(name)),
+        None => p.message.clone(),
+    };
+    let cfg = ctx.cfg;
+    let d = ctx.detect(RuleId::ArchiveMalformed, key, message, loc);
     d.evidence.insert("problem".into(), json!(p.code));
     if let Some(m) = &member {
         d.evidence.insert("member".into(), json!(m));
+    }
+    if let Some(name) = limit {
+        super::name_limit(d, cfg, name);
+    }
+}
+
+/// The policy limit behind an archive limit sub-code (zip, tar and compressed streams).
+fn archive_limit(code: &str) -> Option<&'static str> {
+    match code {
+        "depth-exceeded" => Some("archive_depth"),
+        "too-many-members" => Some("archive_members"),
+        "member-too-large" | "limit-decompressed" => Some("archive_member_bytes"),
+        "limit-total-bytes" => Some("archive_total_bytes"),
+        "bomb" => Some("archive_ratio"),
+        _ => None,
     }
 }
 
@@ -136,7 +127,7 @@ fn walk_zip(
     container: Option<&str>,
     depth: u32,
 ) -> zip::ZipReport {
-    let limits = zip_limits(ctx);
+    let limits = zip::Limits::from(&ctx.cfg.limits);
     let report = zip::walk(r, size, depth, &limits, &mut |m, stream| {
         let name = nest(container, &m.name);
         // A member whose stream stops early (limit, corruption) is already a zip problem.
@@ -162,7 +153,7 @@ pub fn inspect_tar(
     container: Option<&str>,
     depth: u32,
 ) -> Format {
-    let limits = tar_limits(ctx);
+    let limits = tar::Limits::from(&ctx.cfg.limits);
     let report = tar::walk(r, depth, &limits, &mut |m, stream| {
         let name = nest(container, &m.name);
         let _ = inspect_member(ctx, stream, &name, Some(m.size), depth + 1);
@@ -202,7 +193,7 @@ pub fn inspect_compressed(
         archive_problem(ctx, &p, container);
         return Ok(outer);
     }
-    let limits = compress_limits(ctx);
+    let limits = compress::Limits::from(&ctx.cfg.limits);
     let mut dec = compress::decompressor(kind, r, &limits);
     let label = nest(container, "(decompressed)");
     let inner = inspect_member(ctx, &mut dec, &label, None, depth + 1);
@@ -237,9 +228,29 @@ pub fn inspect_npy(
     member: Option<&str>,
     size: Option<u64>,
 ) -> io::Result<()> {
-    let limits = numpy::Limits::default();
+    let limits = numpy::Limits::from(&ctx.cfg.limits);
     let header = match numpy::read_header(r, &limits) {
         Ok(h) => h,
+        Err(p) if p.kind == ProblemKind::LimitExceeded => {
+            // The header is larger than `numpy_header_bytes`: not a broken file, an unread one.
+            let loc = Location {
+                offset: p.offset,
+                member: member.map(str::to_string),
+                ..Location::default()
+            };
+            let name = "numpy_header_bytes";
+            let key = format!("{name}:{}", member.unwrap_or_default());
+            let message = format!(
+                ".npy header not read: {}; {}",
+                p.message,
+                super::raise_hint(name)
+            );
+            let cfg = ctx.cfg;
+            let d = ctx.detect(RuleId::LimitExceeded, key, message, loc);
+            d.evidence.insert("problem".into(), json!(p.code));
+            super::name_limit(d, cfg, name);
+            return Ok(());
+        }
         Err(p) => {
             let loc = Location {
                 offset: p.offset,

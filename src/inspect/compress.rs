@@ -66,16 +66,24 @@ pub struct Limits {
     pub max_lzma_dict: usize,
 }
 
-impl Default for Limits {
-    fn default() -> Self {
+impl From<&crate::model::limits::Limits> for Limits {
+    /// A compressed stream is one archive member: `archive_member_bytes` and `archive_ratio`.
+    /// Streams followed and lzma buffer sizes are fixed internal caps.
+    fn from(l: &crate::model::limits::Limits) -> Self {
         Limits {
-            max_decompressed: 32 << 30,
-            max_ratio: 250,
+            max_decompressed: l.archive_member_bytes,
+            max_ratio: l.archive_ratio,
             ratio_min_bytes: 1 << 20,
             max_streams: 64,
             max_lzma_buffer: 256 << 20,
             max_lzma_dict: 256 << 20,
         }
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self::from(&crate::model::limits::Limits::default())
     }
 }
 

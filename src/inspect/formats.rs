@@ -14,12 +14,15 @@ use crate::model::finding::Location;
 use crate::model::rules::RuleId;
 
 /// Records problems: `Unsafe` -> the format's rule, `CustomOp` -> FMT008, `Malformed` ->
-/// FMT007, `LimitExceeded` -> SCAN004, `Note` -> a fact (`notes`).
+/// FMT007, `LimitExceeded` -> SCAN004, `Note` -> a fact (`notes`). `limits` names the policy
+/// limit behind each limit sub-code (`(code, limit)`), so SCAN004 says which `[limits]` entry
+/// to raise; limit problems of fixed internal caps name none.
 pub fn record_problems(
     ctx: &mut Ctx<'_>,
     problems: &[Problem],
     unsafe_rule: RuleId,
     member: Option<&str>,
+    limits: &[(&str, &'static str)],
 ) {
     let mut notes: Vec<Value> = Vec::new();
     for p in problems {
@@ -60,10 +63,23 @@ pub fn record_problems(
                 key.push_str(v);
             }
         }
-        let d = ctx.detect(rule, key, p.message.clone(), loc);
+        let limit = limits
+            .iter()
+            .find(|(code, _)| *code == p.code)
+            .map(|(_, limit)| *limit)
+            .filter(|_| rule == RuleId::LimitExceeded);
+        let cfg = ctx.cfg;
+        let message = match limit {
+            Some(name) => format!("{}; {}", p.message, super::raise_hint(name)),
+            None => p.message.clone(),
+        };
+        let d = ctx.detect(rule, key, message, loc);
         d.evidence.insert("problem".into(), json!(p.code));
         for (k, v) in &p.evidence {
             d.evidence.insert(k.clone(), json!(v));
+        }
+        if let Some(name) = limit {
+            super::name_limit(d, cfg, name);
         }
     }
     if !notes.is_empty() {
@@ -77,29 +93,31 @@ fn facts_of(value: &impl Serialize) -> Value {
 
 /// GGUF: header, metadata, tensor infos, chat template checks (FMT005).
 pub fn inspect_gguf(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> Format {
-    let limits = gguf::Limits {
-        max_tensors: ctx.cfg.limits.gguf_tensor_count,
-        max_kv: ctx.cfg.limits.gguf_kv_count,
-        max_header_bytes: ctx.cfg.limits.gguf_metadata_bytes,
-        ..gguf::Limits::default()
-    };
+    let limits = gguf::Limits::from(&ctx.cfg.limits);
     let (facts, problems) = gguf::inspect(r, size, &limits);
     if let Some(n) = facts.parameter_count {
         ctx.fact("parameters", n);
     }
     ctx.fact("tensor_count", facts.tensor_count);
     ctx.fact("gguf", facts_of(&facts));
-    record_problems(ctx, &problems, RuleId::GgufTemplateSuspicious, None);
+    record_problems(
+        ctx,
+        &problems,
+        RuleId::GgufTemplateSuspicious,
+        None,
+        &[
+            ("header-too-large", "gguf_metadata_bytes"),
+            ("too-many-tensors", "gguf_tensor_count"),
+            ("too-many-kv", "gguf_kv_count"),
+        ],
+    );
     Format::Gguf
 }
 
 /// ONNX: model header facts, external data locations (checked against the tree later: FMT004),
 /// custom-op domains (FMT008).
 pub fn inspect_onnx(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> Format {
-    let limits = onnx::Limits {
-        max_depth: usize::try_from(ctx.cfg.limits.onnx_depth).unwrap_or(usize::MAX),
-        ..onnx::Limits::default()
-    };
+    let limits = onnx::Limits::from(&ctx.cfg.limits);
     let (facts, problems) = onnx::inspect(r, size, &limits);
     let locations: Vec<&str> = facts
         .external_data
@@ -110,16 +128,19 @@ pub fn inspect_onnx(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> Format
         ctx.fact("external_data_locations", json!(locations));
     }
     ctx.fact("onnx", facts_of(&facts));
-    record_problems(ctx, &problems, RuleId::OnnxExternalData, None);
+    record_problems(
+        ctx,
+        &problems,
+        RuleId::OnnxExternalData,
+        None,
+        &[("too-deep", "onnx_depth")],
+    );
     Format::Onnx
 }
 
 /// TensorFlow SavedModel / frozen GraphDef: op types, PyFunc and file-system ops (FMT006).
 pub fn inspect_tf(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64, saved_model: bool) -> Format {
-    let limits = tf::Limits {
-        max_depth: usize::try_from(ctx.cfg.limits.onnx_depth).unwrap_or(usize::MAX),
-        ..tf::Limits::default()
-    };
+    let limits = tf::Limits::from(&ctx.cfg.limits);
     let kind = if saved_model {
         tf::GraphFile::SavedModel
     } else {
@@ -127,7 +148,13 @@ pub fn inspect_tf(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64, saved_model
     };
     let (facts, problems) = tf::inspect(r, size, kind, &limits);
     ctx.fact("tf", facts_of(&facts));
-    record_problems(ctx, &problems, RuleId::TfUnsafeOp, None);
+    record_problems(
+        ctx,
+        &problems,
+        RuleId::TfUnsafeOp,
+        None,
+        &[("too-deep", "tf_depth")],
+    );
     if saved_model {
         Format::TfSavedmodel
     } else {
@@ -140,34 +167,61 @@ pub fn inspect_tf(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64, saved_model
 /// only small structures are read.
 pub fn inspect_hdf5(ctx: &mut Ctx<'_>, size: u64) -> io::Result<Format> {
     let mut file = super::open_regular(ctx.path)?;
-    let (facts, problems) = hdf5::inspect(&mut file, size, &hdf5::Limits::default());
+    let (facts, problems) = hdf5::inspect(&mut file, size, &hdf5::Limits::from(&ctx.cfg.limits));
     let format = if facts.keras.is_some() {
         Format::Keras
     } else {
         Format::Hdf5
     };
     ctx.fact("hdf5", facts_of(&facts));
-    record_problems(ctx, &problems, RuleId::KerasUnsafeLayer, None);
+    record_problems(
+        ctx,
+        &problems,
+        RuleId::KerasUnsafeLayer,
+        None,
+        &[
+            ("too-many-messages", "hdf5_messages"),
+            ("value-too-large", "json_bytes"),
+            ("config-too-large", "json_bytes"),
+            ("too-deep", "json_depth"),
+        ],
+    );
     Ok(format)
 }
 
 /// TFLite flatbuffer: version, operator codes, custom ops (FMT008). Random access, small reads.
 pub fn inspect_tflite(ctx: &mut Ctx<'_>, size: u64) -> io::Result<Format> {
     let mut file = super::open_regular(ctx.path)?;
-    let (facts, problems) = tflite::inspect(&mut file, size, &tflite::Limits::default());
+    let (facts, problems) =
+        tflite::inspect(&mut file, size, &tflite::Limits::from(&ctx.cfg.limits));
     ctx.fact("tflite", facts_of(&facts));
-    record_problems(ctx, &problems, RuleId::CustomOperator, None);
+    record_problems(
+        ctx,
+        &problems,
+        RuleId::CustomOperator,
+        None,
+        &[("too-many-operator-codes", "tflite_operator_codes")],
+    );
     Ok(Format::Tflite)
 }
 
 /// Keras v3 archive members: `config.json` (layers) and `metadata.json` (version).
 pub fn inspect_keras_member(ctx: &mut Ctx<'_>, name: &str, bytes: &[u8]) {
-    let limits = keras::Limits::default();
+    let limits = keras::Limits::from(&ctx.cfg.limits);
     match name {
         "config.json" => {
             let (facts, problems) = keras::check_config(bytes, &limits);
             ctx.fact("keras", facts_of(&facts));
-            record_problems(ctx, &problems, RuleId::KerasUnsafeLayer, Some(name));
+            record_problems(
+                ctx,
+                &problems,
+                RuleId::KerasUnsafeLayer,
+                Some(name),
+                &[
+                    ("config-too-large", "json_bytes"),
+                    ("too-deep", "json_depth"),
+                ],
+            );
         }
         "metadata.json" => {
             if let Ok(m) = keras::parse_metadata(bytes, &limits) {

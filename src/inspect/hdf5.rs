@@ -49,20 +49,31 @@ pub struct Limits {
     pub keras: keras::Limits,
 }
 
-impl Default for Limits {
-    fn default() -> Self {
+impl From<&crate::model::limits::Limits> for Limits {
+    /// `hdf5_messages`, and `json_bytes` for the attribute values (the attributes read are Keras
+    /// JSON configs). The superblock probe bound, continuation, heap, B-tree, name and block caps
+    /// are fixed internal bounds on the few small structures this reader visits (the scan only
+    /// sends files with the signature at offset 0 here, so the probe bound is not a user knob).
+    fn from(l: &crate::model::limits::Limits) -> Self {
+        use crate::model::limits::usize_of;
         Self {
             max_superblock_offset: 1 << 30,
-            max_messages: 4096,
+            max_messages: usize_of(l.hdf5_messages),
             max_continuations: 64,
-            max_attribute_bytes: 64 << 20,
+            max_attribute_bytes: l.json_bytes,
             max_heap_objects: 1 << 16,
             max_btree_nodes: 1024,
             max_names: 4096,
             max_name_len: 1024,
             max_block_bytes: 1 << 20,
-            keras: keras::Limits::default(),
+            keras: keras::Limits::from(l),
         }
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self::from(&crate::model::limits::Limits::default())
     }
 }
 
@@ -289,6 +300,16 @@ fn find_superblock<R: Read + Seek>(reader: &mut R, size: u64, limits: &Limits) -
             return Ok(at);
         }
         at = if at == 0 { 512 } else { at.saturating_mul(2) };
+    }
+    if at > limits.max_superblock_offset && at.saturating_add(8) <= size {
+        return Err(limit(
+            "superblock-beyond-limit",
+            format!(
+                "no hdf5 superblock at or below offset {}; later user-block boundaries were not probed",
+                limits.max_superblock_offset
+            ),
+            0,
+        ));
     }
     Err(malformed(
         "no-superblock",
@@ -906,7 +927,7 @@ fn read_symbol_table<R: Read + Seek>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::io::Cursor;
 
@@ -932,7 +953,7 @@ mod tests {
     }
 
     /// A v1 attribute message holding a scalar fixed-length string.
-    fn string_attribute(name: &str, value: &[u8]) -> Vec<u8> {
+    pub(crate) fn string_attribute(name: &str, value: &[u8]) -> Vec<u8> {
         let mut name_z = name.as_bytes().to_vec();
         name_z.push(0);
         let mut datatype = vec![0x13, 0, 0, 0];
@@ -951,7 +972,7 @@ mod tests {
 
     /// Superblock v0 (8-byte offsets and lengths) after `user_block` zero bytes, then a v1
     /// root object header holding `messages`. Addresses are relative to the superblock.
-    fn h5_file(user_block: usize, messages: &[Vec<u8>]) -> Vec<u8> {
+    pub(crate) fn h5_file(user_block: usize, messages: &[Vec<u8>]) -> Vec<u8> {
         let mut out = vec![0u8; user_block];
         out.extend(SIGNATURE);
         out.extend([0, 0, 0, 0, 0, 8, 8, 0]);

@@ -31,14 +31,23 @@ pub struct Limits {
     pub max_problems: usize,
 }
 
-impl Default for Limits {
-    fn default() -> Self {
+impl From<&crate::model::limits::Limits> for Limits {
+    /// A Keras config is a JSON document: `json_bytes` and `json_depth`. Layer classes and
+    /// problems kept are fixed internal caps on the report.
+    fn from(l: &crate::model::limits::Limits) -> Self {
+        use crate::model::limits::usize_of;
         Self {
-            max_config_bytes: 64 << 20,
-            max_depth: 100,
+            max_config_bytes: usize_of(l.json_bytes),
+            max_depth: usize_of(l.json_depth),
             max_layer_classes: 1024,
             max_problems: 256,
         }
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self::from(&crate::model::limits::Limits::default())
     }
 }
 

@@ -25,6 +25,9 @@ pub mod tf;
 pub mod tflite;
 pub mod zip;
 
+#[cfg(test)]
+mod limit_tests;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::io::{self, BufRead};
@@ -486,17 +489,24 @@ fn pickle_format(rel: &str, sniffed: Format) -> Format {
     }
 }
 
+/// How to raise the limit called `name`, for a SCAN004 message.
+pub fn raise_hint(name: &str) -> String {
+    format!(
+        "reached the `{name}` limit; raise it with `[limits] {name} = N` in the policy if such files are expected"
+    )
+}
+
+/// Names the policy limit `name` and its value in a detection's evidence (`limit`, `value`).
+pub fn name_limit(d: &mut Detection, cfg: &ScanConfig, name: &str) {
+    d.evidence.insert("limit".into(), json!(name));
+    if let Some(v) = cfg.limits.get(name) {
+        d.evidence.insert("value".into(), json!(v));
+    }
+}
+
 /// The pickle reader's limits from the scan's (also used by `inspect --disassemble`).
 pub fn pickle_limits(cfg: &ScanConfig) -> pickle::Limits {
-    pickle::Limits {
-        max_opcodes: cfg.limits.pickle_opcodes,
-        max_memo: usize::try_from(cfg.limits.pickle_memo).unwrap_or(usize::MAX),
-        // A protocol-0 STRING/UNICODE line is streamed and only a short prefix kept (like a long
-        // binary string), so its length bounds no memory: a CRF model's multi-megabyte line is
-        // data, not a malformed pickle (issue 15, cause 9).
-        max_line_len: u64::MAX,
-        ..pickle::Limits::default()
-    }
+    pickle::Limits::from(&cfg.limits)
 }
 
 /// Reads every pickle in the stream and records what it imports: PKL001 for dangerous or
@@ -648,6 +658,7 @@ fn record_pickle(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) 
     }
 
     if let Some(err) = &a.error {
+        let cfg = ctx.cfg;
         let d = ctx.detect(
             RuleId::PickleMalformed,
             format!("{prefix}{}", err.code),
@@ -660,6 +671,17 @@ fn record_pickle(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) 
             at(err.offset),
         );
         d.evidence.insert("problem".into(), json!(err.code));
+        // Limit stops stay PKL004 (the stream was not read to its end) and name the limit.
+        let limit = match err.code {
+            "limit-opcodes" => Some("pickle_opcodes"),
+            "limit-memo" => Some("pickle_memo"),
+            "limit-line" => Some("pickle_string_bytes"),
+            _ => None,
+        };
+        if let Some(name) = limit {
+            d.message = format!("{}; {}", d.message, raise_hint(name));
+            name_limit(d, cfg, name);
+        }
     }
 }
 
@@ -697,14 +719,14 @@ fn inspect_text(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, format: Format) -> io::R
         let limit = ctx.cfg.limits.json_bytes;
         let (bytes, more) = read::read_bounded(r, limit)?;
         if more {
-            ctx.detect(
+            let cfg = ctx.cfg;
+            let d = ctx.detect(
                 RuleId::LimitExceeded,
                 "json_bytes",
                 format!("file is larger than the json_bytes limit ({limit}); not checked"),
                 Location::default(),
-            )
-            .evidence
-            .insert("limit".into(), json!("json_bytes"));
+            );
+            name_limit(d, cfg, "json_bytes");
         } else {
             ctx.text = Some(bytes);
         }
@@ -752,14 +774,28 @@ fn inspect_lfs_pointer(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<()>
 
 /// Strict safetensors validation (ST001), facts, optional value scan (ST002).
 fn inspect_safetensors(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> io::Result<()> {
-    let limits = safetensors::Limits {
-        max_header_bytes: ctx.cfg.limits.safetensors_header_bytes,
-        max_json_depth: ctx.cfg.limits.json_depth.min(usize::MAX as u64) as usize,
-        ..safetensors::Limits::default()
-    };
+    let limits = safetensors::Limits::from(&ctx.cfg.limits);
     let header = match safetensors::read_header(&mut &mut *r, size, &limits) {
         Ok(h) => h,
         Err(safetensors::HeaderError::Io(e)) => return Err(e),
+        Err(safetensors::HeaderError::Invalid(v)) if safetensors_limit(v.code).is_some() => {
+            // A resource limit, not a rule of the format: the file may be valid.
+            let name = safetensors_limit(v.code).unwrap_or_default();
+            let key = match &v.tensor {
+                Some(t) => format!("{name}:{t}"),
+                None => name.to_string(),
+            };
+            let loc = v.offset.map(Location::offset).unwrap_or_default();
+            let cfg = ctx.cfg;
+            let message = format!("{}; {}; not validated", v.message, raise_hint(name));
+            let d = ctx.detect(RuleId::LimitExceeded, key, message, loc);
+            d.evidence.insert("problem".into(), json!(v.code));
+            if let Some(t) = &v.tensor {
+                d.evidence.insert("tensor".into(), json!(t));
+            }
+            name_limit(d, cfg, name);
+            return Ok(());
+        }
         Err(safetensors::HeaderError::Invalid(v)) => {
             let key = match &v.tensor {
                 Some(t) => format!("{}:{t}", v.code),
@@ -831,6 +867,17 @@ fn inspect_safetensors(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> io:
         }
     }
     Ok(())
+}
+
+/// The policy limit behind a safetensors sub-code that is a resource limit, not a format rule.
+/// The header size stays ST001: past 100 MB the safetensors library itself refuses the file.
+fn safetensors_limit(code: &str) -> Option<&'static str> {
+    match code {
+        safetensors::code::TOO_MANY_TENSORS => Some("safetensors_tensor_count"),
+        safetensors::code::RANK_TOO_LARGE => Some("tensor_rank"),
+        safetensors::code::JSON_TOO_DEEP => Some("json_depth"),
+        _ => None,
+    }
 }
 
 /// JSON numbers above u64 (parameter counts of absurd headers) are written as strings.

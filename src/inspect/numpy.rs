@@ -28,14 +28,22 @@ pub struct Limits {
     pub max_dims: usize,
 }
 
-impl Default for Limits {
-    fn default() -> Self {
+impl From<&crate::model::limits::Limits> for Limits {
+    /// `numpy_header_bytes` from the policy; depth, items and dimensions of the header literal
+    /// are fixed internal caps (a header within the byte limit cannot hold much more).
+    fn from(l: &crate::model::limits::Limits) -> Self {
         Limits {
-            max_header_len: 65_536,
+            max_header_len: crate::model::limits::usize_of(l.numpy_header_bytes),
             max_depth: 16,
             max_items: 10_000,
             max_dims: 64,
         }
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self::from(&crate::model::limits::Limits::default())
     }
 }
 

@@ -40,15 +40,23 @@ pub struct Limits {
     pub max_entries: usize,
 }
 
-impl Default for Limits {
-    fn default() -> Self {
+impl From<&crate::model::limits::Limits> for Limits {
+    /// `onnx_depth` from the policy; string lengths and how many op types, references and
+    /// entries are recorded are fixed internal caps on the facts kept.
+    fn from(l: &crate::model::limits::Limits) -> Self {
         Self {
-            max_depth: 64,
+            max_depth: crate::model::limits::usize_of(l.onnx_depth),
             max_string_len: 1024,
             max_op_types: 1024,
             max_external_refs: 10_000,
             max_entries: 1024,
         }
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self::from(&crate::model::limits::Limits::default())
     }
 }
 
@@ -181,7 +189,12 @@ pub fn inspect(reader: &mut dyn BufRead, size: u64, limits: &Limits) -> (Facts, 
     if let Err(err) = walk(&mut r, limits, &mut facts, &mut problems) {
         problems.push(
             Problem::new(
-                ProblemKind::Malformed,
+                // Nesting past the configured depth is a resource limit, not a broken file.
+                if matches!(err, crate::inspect::protobuf::WireError::TooDeep { .. }) {
+                    ProblemKind::LimitExceeded
+                } else {
+                    ProblemKind::Malformed
+                },
                 err.code(),
                 format!("malformed onnx protobuf: {err}"),
                 Some(err.offset()),

@@ -23,13 +23,14 @@ fn read_text(
 ) -> io::Result<Option<String>> {
     let (bytes, more) = read::read_bounded(r, limit)?;
     if more {
+        let cfg = ctx.cfg;
         let d = ctx.detect(
             RuleId::LimitExceeded,
             limit_name,
             format!("file is larger than the {limit_name} limit ({limit} bytes); its contents were not checked"),
             Location::default(),
         );
-        d.evidence.insert("limit".into(), json!(limit_name));
+        super::name_limit(d, cfg, limit_name);
         return Ok(None);
     }
     Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
@@ -228,6 +229,7 @@ pub fn inspect_card(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<Option
     let facts = card::parse_card(&text, &limits);
     if let card::FrontMatterState::TooLarge { bytes, limit } = &facts.front_matter {
         // Padding the front matter must not turn its fields into a mere "missing field" warning.
+        let cfg = ctx.cfg;
         let d = ctx.detect(
             RuleId::LimitExceeded,
             "yaml_bytes",
@@ -236,7 +238,7 @@ pub fn inspect_card(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<Option
             ),
             Location::default(),
         );
-        d.evidence.insert("limit".into(), json!("yaml_bytes"));
+        super::name_limit(d, cfg, "yaml_bytes");
     }
     let mut v = serde_json::to_value(&facts).unwrap_or(Value::Null);
     // The SPDX form of each license, for the SBOM.

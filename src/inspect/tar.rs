@@ -35,17 +35,26 @@ pub struct Limits {
     pub max_problems: usize,
 }
 
-impl Default for Limits {
-    fn default() -> Self {
+impl From<&crate::model::limits::Limits> for Limits {
+    /// The policy's `archive_*` limits; name and PAX header lengths and the problems kept are
+    /// fixed internal caps.
+    fn from(l: &crate::model::limits::Limits) -> Self {
+        use crate::model::limits::{u32_of, usize_of};
         Limits {
-            max_members: 100_000,
+            max_members: usize_of(l.archive_members),
             max_name_len: 4096,
             max_pax_len: 65_536,
-            max_member_bytes: 32 << 30,
-            max_total_bytes: 128 << 30,
-            max_depth: 4,
+            max_member_bytes: l.archive_member_bytes,
+            max_total_bytes: l.archive_total_bytes,
+            max_depth: u32_of(l.archive_depth),
             max_problems: 1000,
         }
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self::from(&crate::model::limits::Limits::default())
     }
 }
 

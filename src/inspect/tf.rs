@@ -47,14 +47,22 @@ pub struct Limits {
     pub max_problems: usize,
 }
 
-impl Default for Limits {
-    fn default() -> Self {
+impl From<&crate::model::limits::Limits> for Limits {
+    /// `tf_depth` from the policy; string lengths, op types and problems kept are fixed
+    /// internal caps on the facts kept.
+    fn from(l: &crate::model::limits::Limits) -> Self {
         Self {
-            max_depth: 32,
+            max_depth: crate::model::limits::usize_of(l.tf_depth),
             max_string_len: 1024,
             max_op_types: 2048,
             max_problems: 256,
         }
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self::from(&crate::model::limits::Limits::default())
     }
 }
 
@@ -127,7 +135,12 @@ pub fn inspect(
     if let Err(err) = walk(&mut r, kind, limits, &mut facts, &mut problems) {
         problems.push(
             Problem::new(
-                ProblemKind::Malformed,
+                // Nesting past the configured depth is a resource limit, not a broken file.
+                if matches!(err, crate::inspect::protobuf::WireError::TooDeep { .. }) {
+                    ProblemKind::LimitExceeded
+                } else {
+                    ProblemKind::Malformed
+                },
                 err.code(),
                 format!("malformed tensorflow protobuf: {err}"),
                 Some(err.offset()),

@@ -29,13 +29,20 @@ pub struct Limits {
     pub max_vtable_len: u16,
 }
 
-impl Default for Limits {
-    fn default() -> Self {
+impl From<&crate::model::limits::Limits> for Limits {
+    /// `tflite_operator_codes` from the policy; string and vtable sizes are fixed internal caps.
+    fn from(l: &crate::model::limits::Limits) -> Self {
         Self {
-            max_operator_codes: 4096,
+            max_operator_codes: crate::model::limits::u32_of(l.tflite_operator_codes),
             max_string_len: 4096,
             max_vtable_len: 1024,
         }
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self::from(&crate::model::limits::Limits::default())
     }
 }
 
@@ -336,7 +343,7 @@ fn parse<R: Read + Seek>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::io::Cursor;
 
@@ -397,7 +404,7 @@ mod tests {
     }
 
     /// Builds a model whose operator codes are (builtin, custom code).
-    fn model(ops: &[(i32, Option<&str>)]) -> Vec<u8> {
+    pub(crate) fn model(ops: &[(i32, Option<&str>)]) -> Vec<u8> {
         let mut fb = Fb { buf: vec![0; 8] };
         fb.buf[4..8].copy_from_slice(b"TFL3");
         // Model: version, operator_codes, subgraphs, description, buffers.

@@ -85,8 +85,14 @@ limits! {
     pickle_opcodes = 50_000_000, [0, ANY], "opcodes walked in one pickle stream";
     // Sized for real files (issue 15): a 20 MB data-only pickle holds 1.26 million memo entries.
     pickle_memo = 20_000_000, [0, ANY], "memo entries tracked in one pickle stream";
-    pickle_string_bytes = MIB, [0, ANY],
-        "longest pickle string argument read into memory (longer ones are skipped over)";
+    safetensors_tensor_count = 1_000_000, [0, ANY], "tensors declared in one safetensors header";
+    tensor_rank = 1024, [0, ANY],
+        "dimensions of one safetensors tensor (the format sets no limit; a valid 65-dim tensor passes)";
+    // A protocol-0 STRING/UNICODE line is streamed and only a short prefix is kept (like a long
+    // binary string), so this bounds reading, not memory: a CRF model's multi-megabyte line is
+    // data, not a malformed pickle (issue 15, cause 9).
+    pickle_string_bytes = GIB, [0, ANY],
+        "longest protocol-0 pickle string line read (only a prefix is kept in memory)";
     archive_depth = 4, [0, ANY], "archives nested inside archives";
     archive_members = 100_000, [0, ANY], "members of one archive";
     archive_member_bytes = 16 * GIB, [0, ANY], "decompressed size of one archive member";
@@ -102,6 +108,21 @@ limits! {
     gguf_tensor_count = 1_000_000, [0, ANY], "GGUF tensor descriptors";
     gguf_metadata_bytes = 512 * MIB, [0, ANY], "GGUF metadata section size";
     onnx_depth = 64, [0, ANY], "ONNX protobuf nesting depth (subgraphs)";
+    tf_depth = 64, [0, ANY], "TensorFlow graph protobuf nesting depth (functions, attributes)";
+    hdf5_messages = 4096, [0, ANY], "object header messages read for an HDF5 root group";
+    tflite_operator_codes = 4096, [0, ANY], "operator codes read from a TFLite model";
+    numpy_header_bytes = 64 * KIB, [0, ANY], "NumPy `.npy` header dictionary size";
+}
+
+/// A limit as a `usize` count or length (saturating on 32-bit targets, where a larger value
+/// could not be reached anyway).
+pub fn usize_of(value: u64) -> usize {
+    usize::try_from(value).unwrap_or(usize::MAX)
+}
+
+/// A limit as a `u32` (saturating: a larger value means "no bound" for a `u32` counter).
+pub fn u32_of(value: u64) -> u32 {
+    u32::try_from(value).unwrap_or(u32::MAX)
 }
 
 /// The limit called `name`, if there is one.

@@ -54,22 +54,31 @@ pub struct Limits {
     pub max_tensor_problems: usize,
 }
 
-impl Default for Limits {
-    fn default() -> Self {
+impl From<&crate::model::limits::Limits> for Limits {
+    /// The policy's `gguf_*` limits; key, name and string lengths, array sizes, the template
+    /// scan size and the problems kept are fixed internal caps.
+    fn from(l: &crate::model::limits::Limits) -> Self {
         Self {
-            max_tensors: 1 << 16,
-            max_kv: 1 << 16,
+            max_tensors: l.gguf_tensor_count,
+            max_kv: l.gguf_kv_count,
             max_key_len: 256,
             max_string_len: 64 * 1024,
             max_template_len: 1 << 20,
             max_array_len: 1 << 24,
             max_array_depth: 4,
             max_tensor_name_len: 256,
+            // A format rule (ggml tensors have at most 4 dimensions), not a resource limit.
             max_dims: 4,
-            max_header_bytes: 256 << 20,
+            max_header_bytes: l.gguf_metadata_bytes,
             max_template_hits: 16,
             max_tensor_problems: 64,
         }
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self::from(&crate::model::limits::Limits::default())
     }
 }
 

@@ -55,15 +55,17 @@ pub struct Limits {
     pub sniff_len: usize,
 }
 
-impl Default for Limits {
-    fn default() -> Self {
+impl From<&crate::model::limits::Limits> for Limits {
+    /// `pickle_opcodes`, `pickle_memo` and `pickle_string_bytes` from the policy; the symbolic
+    /// machine's stack, mark, node and tracking caps are fixed internal bounds.
+    fn from(l: &crate::model::limits::Limits) -> Self {
         Limits {
-            max_opcodes: 50_000_000,
-            max_memo: 1_000_000,
+            max_opcodes: l.pickle_opcodes,
+            max_memo: crate::model::limits::usize_of(l.pickle_memo),
             max_stack: 1_000_000,
             max_marks: 100_000,
             max_arg_len: 1 << 40,
-            max_line_len: 1 << 20,
+            max_line_len: l.pickle_string_bytes,
             keep_string: 1024,
             max_name_len: 256,
             max_pickles: 1024,
@@ -73,6 +75,12 @@ impl Default for Limits {
             max_container_items: 256,
             sniff_len: 1024,
         }
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self::from(&crate::model::limits::Limits::default())
     }
 }
 

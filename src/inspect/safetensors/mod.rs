@@ -177,15 +177,22 @@ pub struct Limits {
     pub max_index_bytes: u64,
 }
 
+impl From<&crate::model::limits::Limits> for Limits {
+    fn from(l: &crate::model::limits::Limits) -> Self {
+        use crate::model::limits::usize_of;
+        Self {
+            max_header_bytes: l.safetensors_header_bytes,
+            max_tensors: usize_of(l.safetensors_tensor_count),
+            max_json_depth: usize_of(l.json_depth),
+            max_rank: usize_of(l.tensor_rank),
+            max_index_bytes: l.json_bytes,
+        }
+    }
+}
+
 impl Default for Limits {
     fn default() -> Self {
-        Self {
-            max_header_bytes: 100_000_000,
-            max_tensors: 1_000_000,
-            max_json_depth: 64,
-            max_rank: 64,
-            max_index_bytes: 64 * 1024 * 1024,
-        }
+        Self::from(&crate::model::limits::Limits::default())
     }
 }
 

@@ -569,11 +569,30 @@ mod tests {
 
     #[test]
     fn rejects_rank_above_limit() {
+        // The format sets no rank limit; `tensor_rank` is a resource limit (default 1024), so
+        // the 65-dimension tensor is refused only under a limit of 64.
+        let limits = Limits {
+            max_rank: 64,
+            ..Limits::default()
+        };
         let h = format!(
             r#"{{"a":{{"dtype":"U8","shape":[{}],"data_offsets":[0,1]}}}}"#,
             vec!["1"; 65].join(",")
         );
-        assert_eq!(code_of(&h, 1), code::RANK_TOO_LARGE);
+        let b = file(&h, 1);
+        let v = parse_header_bytes(&b, b.len() as u64, &limits).unwrap_err();
+        assert_eq!(v.code, code::RANK_TOO_LARGE);
+    }
+
+    #[test]
+    fn accepts_a_65_dimension_tensor_by_default() {
+        let h = format!(
+            r#"{{"a":{{"dtype":"U8","shape":[{}],"data_offsets":[0,1]}}}}"#,
+            vec!["1"; 65].join(",")
+        );
+        let b = file(&h, 1);
+        let header = parse_header_bytes(&b, b.len() as u64, &Limits::default()).unwrap();
+        assert_eq!(header.tensors[0].shape.len(), 65);
     }
 
     #[test]

@@ -379,8 +379,8 @@ mod tests {
     fn rejects_too_deep_json() {
         let deep = format!(
             "{{\"__metadata__\":{}{}}}",
-            "[".repeat(100),
-            "]".repeat(100)
+            "[".repeat(200),
+            "]".repeat(200)
         );
         assert_eq!(code_of(&deep, 0), code::JSON_TOO_DEEP);
     }

@@ -110,20 +110,30 @@ pub struct Limits {
     pub max_problems: usize,
 }
 
-impl Default for Limits {
-    fn default() -> Self {
+impl From<&crate::model::limits::Limits> for Limits {
+    /// The policy's `archive_*` limits; the rest are fixed internal caps (name and comment
+    /// lengths, problems kept, the ratio grace size), not resource limits a user tunes.
+    fn from(l: &crate::model::limits::Limits) -> Self {
+        use crate::model::limits::{u32_of, usize_of};
         Limits {
-            max_members: 100_000,
+            max_members: usize_of(l.archive_members),
             max_name_len: 4096,
-            max_member_bytes: 32 << 30,
-            max_total_bytes: 128 << 30,
-            max_ratio: 250,
+            max_member_bytes: l.archive_member_bytes,
+            max_total_bytes: l.archive_total_bytes,
+            max_ratio: l.archive_ratio,
             ratio_min_bytes: 1 << 20,
-            max_depth: 4,
+            max_depth: u32_of(l.archive_depth),
+            // The central directory is a list of names and sizes, held like a member list.
             max_cd_bytes: 64 << 20,
             max_comment_len: 65_535,
             max_problems: 1000,
         }
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self::from(&crate::model::limits::Limits::default())
     }
 }
 
