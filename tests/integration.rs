@@ -444,6 +444,7 @@ fn truncated_pickle_reports_imports_before_damage() {
 
 mod action;
 mod architecture;
+mod configs;
 mod engine;
 mod hostile;
 mod reports;
