@@ -445,6 +445,7 @@ fn truncated_pickle_reports_imports_before_damage() {
 mod action;
 mod architecture;
 mod baseline;
+mod configs;
 mod engine;
 mod hostile;
 mod pickle_fixtures;

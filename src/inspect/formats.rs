@@ -30,6 +30,7 @@ pub fn record_problems(
             ProblemKind::Unsafe => unsafe_rule,
             ProblemKind::CustomOp => RuleId::CustomOperator,
             ProblemKind::Malformed => RuleId::FormatMalformed,
+            ProblemKind::Exploit => RuleId::FormatExploitShape,
             ProblemKind::LimitExceeded => RuleId::LimitExceeded,
             // An HDF5 file whose root attributes sit in dense storage (which this reader does not
             // walk) hides `model_config` from the Lambda check: storing a large config densely

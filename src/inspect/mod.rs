@@ -8,6 +8,7 @@
 
 pub mod archive;
 pub mod compress;
+pub mod config;
 pub mod formats;
 pub mod gguf;
 pub mod hdf5;
@@ -715,6 +716,10 @@ fn inspect_text(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, format: Format) -> io::R
         }
         _ => {}
     }
+    // YAML and JSON configs: `_target_` instantiation (CFG001/CFG003), python tags (CFG002).
+    if matches!(format, Format::Yaml | Format::Json) {
+        return inspect_config_text(ctx, r, format);
+    }
     if wants_text(ctx.rel) {
         let limit = ctx.cfg.limits.json_bytes;
         let (bytes, more) = read::read_bounded(r, limit)?;
@@ -730,6 +735,39 @@ fn inspect_text(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, format: Format) -> io::R
         } else {
             ctx.text = Some(bytes);
         }
+    }
+    Ok(())
+}
+
+/// Reads a YAML/JSON file (bounded by `json_bytes`), runs the config checks, and keeps the bytes
+/// when a repository-level check needs them.
+fn inspect_config_text(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, format: Format) -> io::Result<()> {
+    let limit = ctx.cfg.limits.json_bytes;
+    let (bytes, more) = read::read_bounded(r, limit)?;
+    // Large JSON data files (datasets, vocabularies) are common and were never read; a YAML file
+    // past the limit is not, and could pad a `_target_` out of reach.
+    if more && format == Format::Json && !wants_text(ctx.rel) {
+        ctx.fact("config_unchecked", "json_bytes");
+        return Ok(());
+    }
+    if more {
+        ctx.detect(
+            RuleId::LimitExceeded,
+            "json_bytes",
+            format!("file is larger than the json_bytes limit ({limit}); not checked"),
+            Location::default(),
+        )
+        .evidence
+        .insert("limit".into(), json!("json_bytes"));
+        return Ok(());
+    }
+    if format == Format::Yaml {
+        config::check_yaml(ctx, &bytes, None);
+    } else {
+        config::check_json(ctx, &bytes, None);
+    }
+    if wants_text(ctx.rel) {
+        ctx.text = Some(bytes);
     }
     Ok(())
 }

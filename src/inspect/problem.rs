@@ -20,6 +20,10 @@ pub enum ProblemKind {
     CustomOp,
     /// The file breaks a rule of its format.
     Malformed,
+    /// The header declares sizes, types or offsets that only a crafted file has and that
+    /// out-of-bounds exploits against loaders rely on (overflowing products, unknown tensor
+    /// types, bad alignment, data past the end): `format-exploit-shape`, deny by default.
+    Exploit,
     /// A configured limit stopped the parser before it saw everything.
     LimitExceeded,
     /// Worth recording, not a judgement (e.g. a check that could not be completed).

@@ -266,6 +266,7 @@ pub fn inspect_config(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<()> 
         config_over_limit(ctx, limit);
         return Ok(());
     }
+    super::config::check_json(ctx, &bytes, None);
     let limits = automap::Limits {
         max_json_bytes: usize::try_from(limit).unwrap_or(usize::MAX),
         ..automap::Limits::default()

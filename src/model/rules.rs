@@ -132,6 +132,18 @@ rules! {
     CustomOperator => "FMT008", "custom-operator", Medium, "format",
         "an ONNX custom-op domain or TFLite custom operator needs code outside the model format",
         "The model uses operators outside the standard operator sets. Running it needs a custom-op library (native code) that is not part of the model file; review where that library comes from.";
+    FormatExploitShape => "FMT009", "format-exploit-shape", High, "format",
+        "a model header declares sizes, types or offsets that overflow or point past the file",
+        "The header of the model file describes tensor shapes whose byte size overflows, unknown or negative tensor types, an alignment that is zero or not a power of two, tensor data past the end of the file, or counts that overflow allocation sizes. These are the shapes of the published out-of-bounds read/write exploits against llama.cpp/GGML-style loaders; a benign writer never produces them. Do not load the file.";
+    ConfigInstantiatesCode => "CFG001", "config-instantiates-code", Critical, "config",
+        "a config's `_target_` names a dangerous callable that Hydra-style loaders import and call",
+        "Hydra `instantiate` (used by NeMo, Lightning CLI, uni2TS, FlexTok on configs shipped with a model) imports the dotted name in `_target_` and calls it with the sibling keys as arguments. The named callable can run commands or code (NeMo CVE-2025-23304). Do not load the model.";
+    YamlUnsafeTag => "CFG002", "yaml-unsafe-tag", Critical, "config",
+        "a YAML file uses `!!python/object`, `/object/apply`, `/object/new`, `/name` or `/module` tags",
+        "PyYAML's unsafe_load (and full_load/load before 5.4) imports and calls Python objects named by these tags (CVE-2017-18342, CVE-2020-1747, CVE-2020-14343); Lightning `hparams.yaml` is the classic carrier. Replace the tags with plain values.";
+    ConfigUnknownTarget => "CFG003", "config-unknown-target", Medium, "config",
+        "a config's `_target_` names a callable that is not on the safe list",
+        "Hydra-style loaders import and call the dotted name in `_target_`. It is not known to be dangerous, but not on the safe list either: review it, and if it is harmless add it to `[pickle] safe_globals` (the same list classifies pickle globals).";
     LfsPointer => "LFS001", "lfs-pointer", Medium, "provenance",
         "only a Git LFS pointer is present; content not scanned",
         "The file is a Git LFS pointer, not the content it stands for. Run `git lfs pull` before scanning so the real file is checked; the pointer's oid is recorded as the expected digest.";

@@ -218,6 +218,16 @@ pub fn example(rule: RuleId) -> &'static str {
             "a `.gguf` file whose tensor data offsets point past the end of the file"
         }
         RuleId::CustomOperator => "an ONNX model importing operator domain `com.example.ops`",
+        RuleId::FormatExploitShape => {
+            "a `.gguf` tensor with dimensions `[4294967296, 4294967296]` (the byte size wraps) or ggml type -1"
+        }
+        RuleId::ConfigInstantiatesCode => {
+            "a NeMo `model_config.yaml` with `_target_: os.system` (CVE-2025-23304)"
+        }
+        RuleId::YamlUnsafeTag => {
+            "an `hparams.yaml` holding `!!python/object/apply:os.system [\"id\"]` (CVE-2017-18342, CVE-2020-1747)"
+        }
+        RuleId::ConfigUnknownTarget => "a `config.yaml` with `_target_: mypkg.models.Encoder`",
         RuleId::LfsPointer => {
             "a `model.safetensors` of 130 bytes starting `version https://git-lfs.github.com/spec/v1`"
         }

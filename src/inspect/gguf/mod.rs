@@ -142,11 +142,30 @@ enum GgufError {
     Io { offset: u64, message: String },
 }
 
+/// Sub-codes of header shapes that only crafted files have: the llama.cpp / GGML out-of-bounds
+/// advisories abuse exactly these (an overflowing `ne` product or array size that wraps the
+/// allocation, a tensor type indexing past the type table, alignment 0 dividing by zero, tensor
+/// data beyond the mapping). Reported under `format-exploit-shape` (deny) instead of
+/// `format-malformed` (warn).
+pub const EXPLOIT_CODES: &[&str] = &[
+    "bad-alignment",
+    "dimension-overflow",
+    "size-overflow",
+    "count-overflow",
+    "unknown-tensor-type",
+    "negative-dimension",
+    "data-past-eof",
+    "tensor-past-eof",
+];
+
 impl GgufError {
     fn into_problem(self) -> Problem {
         let (kind, code, offset) = match &self {
             Self::Truncated { offset } => (ProblemKind::Malformed, "truncated", *offset),
             Self::Limit { code, offset, .. } => (ProblemKind::LimitExceeded, *code, *offset),
+            Self::Invalid { code, offset, .. } if EXPLOIT_CODES.contains(code) => {
+                (ProblemKind::Exploit, *code, *offset)
+            }
             Self::Invalid { code, offset, .. } => (ProblemKind::Malformed, *code, *offset),
             Self::Io { offset, .. } => (ProblemKind::Malformed, "io-error", *offset),
         };
@@ -682,7 +701,13 @@ fn skip_array(s: &mut Stream<'_>, limits: &Limits) -> Result<(), GgufError> {
                 };
                 let total = remaining
                     .checked_mul(width)
-                    .ok_or(GgufError::Truncated { offset: s.size })?;
+                    .ok_or_else(|| GgufError::Invalid {
+                        code: "count-overflow",
+                        message: format!(
+                            "array of {remaining} elements of {width} bytes overflows a 64-bit size"
+                        ),
+                        offset: s.pos,
+                    })?;
                 *remaining = 0;
                 s.skip(total)?;
             }
@@ -725,12 +750,36 @@ fn read_tensor_infos(
         }
         let mut elements: Option<u64> = Some(1);
         let mut first_dim = 1;
+        let mut dims = Vec::new();
         for i in 0..n_dims {
             let dim = s.u64()?;
             if i == 0 {
                 first_dim = dim;
             }
+            dims.push(dim);
             elements = elements.and_then(|e| e.checked_mul(dim));
+        }
+        // ggml keeps dimensions in int64_t: a "dimension" with the top bit set is negative there.
+        if dims.iter().any(|&d| d > i64::MAX as u64) {
+            problems.push(exploit_problem(
+                "negative-dimension",
+                format!(
+                    "tensor '{}' has dimensions {dims:?}, negative as ggml's int64 sizes",
+                    excerpt(&name, 200)
+                ),
+                offset,
+                &name,
+            ));
+        } else if elements.is_none() {
+            problems.push(exploit_problem(
+                "dimension-overflow",
+                format!(
+                    "tensor '{}' has dimensions {dims:?} whose product overflows 64 bits",
+                    excerpt(&name, 200)
+                ),
+                offset,
+                &name,
+            ));
         }
         let ggml_type = s.u32()?;
         let data_offset = s.u64()?;
@@ -748,19 +797,34 @@ fn read_tensor_infos(
                         &name,
                     ));
                 }
-                (elements / block).checked_mul(*bytes)
+                let size = (elements / block).checked_mul(*bytes);
+                if size.is_none_or(|b| b > i64::MAX as u64) {
+                    problems.push(exploit_problem(
+                        "size-overflow",
+                        format!(
+                            "tensor '{}' of type {type_name} with {elements} elements has a byte size that overflows",
+                            excerpt(&name, 200)
+                        ),
+                        offset,
+                        &name,
+                    ));
+                }
+                size
             }
             _ => None,
         };
         let type_name = known.map_or_else(|| format!("unknown-{ggml_type}"), |t| t.1.to_owned());
         if known.is_none() {
+            // Loaders index their type-traits table with this number (a negative int32 or a
+            // number past the table reads out of bounds).
             problems.push(
                 Problem::new(
-                    ProblemKind::Note,
+                    ProblemKind::Exploit,
                     "unknown-tensor-type",
                     format!(
-                        "tensor '{}' has ggml type {ggml_type}, whose size is unknown here; its bounds were not checked",
-                        excerpt(&name, 200)
+                        "tensor '{}' has ggml type {} (not a known type); loaders index their type table with it, and its bounds were not checked",
+                        excerpt(&name, 200),
+                        ggml_type as i32
                     ),
                     Some(offset),
                 )
@@ -787,6 +851,11 @@ fn read_tensor_infos(
     Ok(tensors)
 }
 
+fn exploit_problem(code: &'static str, message: String, offset: u64, name: &str) -> Problem {
+    Problem::new(ProblemKind::Exploit, code, message, Some(offset))
+        .with("tensor", excerpt(name, 200))
+}
+
 fn tensor_problem(code: &'static str, message: String, offset: u64, name: &str) -> Problem {
     Problem::new(ProblemKind::Malformed, code, message, Some(offset))
         .with("tensor", excerpt(name, 200))
@@ -808,7 +877,7 @@ fn check_tensors(
     let mut found = Vec::new();
     if !tensors.is_empty() && data_start > file_size {
         found.push(Problem::new(
-            ProblemKind::Malformed,
+            ProblemKind::Exploit,
             "data-past-eof",
             format!(
                 "tensor data would start at {data_start}, past the end of the {file_size}-byte file"
@@ -834,7 +903,7 @@ fn check_tensors(
                 .checked_add(t.offset)
                 .and_then(|v| v.checked_add(size));
             if end.is_none_or(|end| end > file_size) {
-                found.push(tensor_problem(
+                found.push(exploit_problem(
                     "tensor-past-eof",
                     format!(
                         "tensor '{}' ({size} bytes at data offset {}) ends past the end of the {file_size}-byte file",
@@ -1065,6 +1134,54 @@ mod tests {
             .build(128);
         let (_, problems) = run(&bytes);
         assert_eq!(codes(&problems), ["overlapping-tensors"]);
+    }
+
+    fn kinds(problems: &[Problem]) -> Vec<(ProblemKind, &'static str)> {
+        problems.iter().map(|p| (p.kind, p.code)).collect()
+    }
+
+    #[test]
+    fn exploit_shapes_are_their_own_kind() {
+        use ProblemKind::Exploit;
+        let overflow = Builder::new()
+            .tensor("w", &[1 << 32, 1 << 32], 0, 0)
+            .build(64);
+        assert_eq!(kinds(&run(&overflow).1), [(Exploit, "dimension-overflow")]);
+        let negative = Builder::new().tensor("w", &[u64::MAX], 0, 0).build(64);
+        // A negative dimension also makes the byte size overflow: both are exploit shapes.
+        let negative_kinds = kinds(&run(&negative).1);
+        assert!(negative_kinds.contains(&(Exploit, "negative-dimension")));
+        assert!(negative_kinds.iter().all(|(k, _)| *k == Exploit));
+        let bytes = Builder::new().tensor("w", &[1 << 62], 0, 0).build(64);
+        assert_eq!(kinds(&run(&bytes).1), [(Exploit, "size-overflow")]);
+        let negative_type = Builder::new().tensor("w", &[8], u32::MAX, 0).build(64);
+        let (_, problems) = run(&negative_type);
+        assert_eq!(kinds(&problems), [(Exploit, "unknown-tensor-type")]);
+        assert!(problems[0].message.contains("type -1"), "{problems:?}");
+        let past = Builder::new().tensor("w", &[1024], 0, 0).build(64);
+        assert_eq!(kinds(&run(&past).1), [(Exploit, "tensor-past-eof")]);
+        let zero = Builder::new().kv_u32("general.alignment", 0).build(0);
+        assert_eq!(kinds(&run(&zero).1), [(Exploit, "bad-alignment")]);
+        // An array whose byte size wraps: count * width overflows u64 (a loader's size_t).
+        let mut raw = 4u32.to_le_bytes().to_vec();
+        raw.extend((u64::MAX / 2).to_le_bytes());
+        let wrap = Builder::new().kv_raw("a.arr", 9, &raw).build(0);
+        let limits = Limits {
+            max_array_len: u64::MAX,
+            ..Limits::default()
+        };
+        let mut cur = std::io::Cursor::new(wrap.clone());
+        let (_, problems) = inspect(&mut cur, wrap.len() as u64, &limits);
+        assert_eq!(kinds(&problems), [(Exploit, "count-overflow")]);
+    }
+
+    #[test]
+    fn harmless_oddities_stay_malformed() {
+        let bytes = Builder::new().tensor("q", &[33], 2, 0).build(64);
+        assert_eq!(
+            kinds(&run(&bytes).1),
+            [(ProblemKind::Malformed, "bad-tensor-shape")]
+        );
     }
 
     #[test]

@@ -1,0 +1,413 @@
+//! Configs that instantiate code: Hydra-style `_target_` keys (CFG001/CFG003) and PyYAML
+//! `!!python/...` tags (CFG002) in YAML and JSON files.
+//!
+//! Hydra's `instantiate` (and NeMo, Lightning CLI, uni2TS, FlexTok, which use it on configs shipped
+//! with a model) imports the dotted name in `_target_` and calls it with the sibling keys as
+//! arguments (`_args_` positionally; `_partial_` wraps it in `functools.partial`). A target the
+//! knowledge base calls dangerous (`builtins.exec`, `os.system`, `subprocess.*`) is code
+//! execution on load (NeMo CVE-2025-23304); any other target is named so it can be reviewed.
+//!
+//! PyYAML's `unsafe_load` (and `full_load`/`load` of versions before 5.4) builds Python objects
+//! from `!!python/object`, `/object/apply`, `/object/new`, `/name` and `/module` tags
+//! (CVE-2017-18342, CVE-2020-1747, CVE-2020-14343). `serde_norway` drops tags when it builds a
+//! value, so tags are found in the raw text, including the verbatim `!<tag:yaml.org,2002:python/…>`
+//! form and `%TAG` handles that expand to it.
+
+use serde_json::{Value, json};
+
+use super::Ctx;
+use crate::knowledge::{self, Verdict};
+use crate::model::finding::{Location, Severity};
+use crate::model::rules::RuleId;
+
+/// Advisories for code execution through `_target_` in configs shipped with a model.
+const TARGET_REFERENCES: &[&str] = &["CVE-2025-23304"];
+/// Advisories for PyYAML python tags.
+const TAG_REFERENCES: &[&str] = &["CVE-2017-18342", "CVE-2020-1747", "CVE-2020-14343"];
+
+/// The PyYAML tags that construct Python objects (after `tag:yaml.org,2002:`).
+const PYTHON_TAGS: &[&str] = &[
+    "python/object/apply",
+    "python/object/new",
+    "python/object",
+    "python/name",
+    "python/module",
+];
+
+/// Where the config came from, for messages and detection keys.
+fn prefix(member: Option<&str>) -> (String, Location, String) {
+    let key = member.map(|m| format!("{m}:")).unwrap_or_default();
+    let loc = Location {
+        member: member.map(str::to_string),
+        ..Location::default()
+    };
+    let within = member
+        .map(|m| format!(" (archive member `{m}`)"))
+        .unwrap_or_default();
+    (key, loc, within)
+}
+
+/// Checks a YAML document: unsafe tags in the text, then `_target_` keys in the parsed value.
+pub fn check_yaml(ctx: &mut Ctx<'_>, bytes: &[u8], member: Option<&str>) {
+    let text = String::from_utf8_lossy(bytes);
+    check_tags(ctx, &text, member);
+    // serde_norway bounds nesting (128) and rejects alias expansion bombs; a document it cannot
+    // read is simply not a config Hydra could instantiate either.
+    let value: serde_norway::Value = match serde_norway::from_str(&text) {
+        Ok(v) => v,
+        Err(_) => return,
+    };
+    check_value(ctx, &to_json(&value), member);
+}
+
+/// YAML to JSON for the walk. Keys that are not strings (numbers, `null`, sequences) are spelled
+/// out rather than refused, so an odd key cannot make the document unreadable and hide its
+/// `_target_`; tags (`!Thing`) keep their value. Recursion is bounded by the parser's nesting
+/// limit.
+fn to_json(v: &serde_norway::Value) -> Value {
+    use serde_norway::Value as Y;
+    match v {
+        Y::Null => Value::Null,
+        Y::Bool(b) => Value::Bool(*b),
+        Y::Number(n) => serde_json::to_value(n).unwrap_or(Value::Null),
+        Y::String(s) => Value::String(s.clone()),
+        Y::Sequence(items) => Value::Array(items.iter().map(to_json).collect()),
+        Y::Mapping(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| {
+                    let key = match k {
+                        Y::String(s) => s.clone(),
+                        other => serde_norway::to_string(other)
+                            .map(|s| s.trim_end().to_string())
+                            .unwrap_or_default(),
+                    };
+                    (key, to_json(v))
+                })
+                .collect(),
+        ),
+        Y::Tagged(t) => to_json(&t.value),
+    }
+}
+
+/// Checks a JSON document's `_target_` keys. Documents that cannot mention `_target_` (not even
+/// through a `\u` escape) are not parsed.
+pub fn check_json(ctx: &mut Ctx<'_>, bytes: &[u8], member: Option<&str>) {
+    if !contains(bytes, b"_target_") && !contains(bytes, b"\\u") {
+        return;
+    }
+    // serde_json's own recursion limit (128) bounds nesting.
+    if let Ok(value) = serde_json::from_slice::<Value>(bytes) {
+        check_value(ctx, &value, member);
+    }
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// CFG002: every python tag, once per distinct tag, with the line of its first use.
+fn check_tags(ctx: &mut Ctx<'_>, text: &str, member: Option<&str>) {
+    let (key_prefix, loc, within) = prefix(member);
+    // `%TAG !x! tag:yaml.org,2002:` makes `!x!python/object` the same tag as `!!python/object`.
+    let mut handles = vec!["!!".to_string(), "tag:yaml.org,2002:".to_string()];
+    for line in text.lines() {
+        let mut words = line.split_whitespace();
+        if words.next() != Some("%TAG") {
+            continue;
+        }
+        if let (Some(handle), Some(expansion)) = (words.next(), words.next()) {
+            if expansion == "tag:yaml.org,2002:" {
+                handles.push(handle.to_string());
+            } else if expansion.starts_with("tag:yaml.org,2002:python/") {
+                // `%TAG !p! tag:yaml.org,2002:python/` makes `!p!object` a python tag; the NUL
+                // marks a handle whose every use is one.
+                handles.push(format!("{handle}\u{0}"));
+            }
+        }
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for (number, line) in text.lines().enumerate() {
+        for handle in &handles {
+            let found = if let Some(h) = handle.strip_suffix('\u{0}') {
+                // A handle that already expands to `python/`: any use of it is a python tag.
+                find_all(line, h)
+                    .filter(|&i| !line[..i].trim_end().ends_with("%TAG"))
+                    .map(|i| format!("python/{}", tag_word(&line[i + h.len()..])))
+                    .collect::<Vec<_>>()
+            } else {
+                find_all(line, handle)
+                    .filter_map(|i| {
+                        let rest = &line[i + handle.len()..];
+                        PYTHON_TAGS
+                            .iter()
+                            .find(|t| rest.starts_with(*t))
+                            .map(|_| tag_word(rest).to_string())
+                    })
+                    .collect()
+            };
+            for tag in found {
+                if !seen.insert(tag.clone()) {
+                    continue;
+                }
+                let d = ctx.detect(
+                    RuleId::YamlUnsafeTag,
+                    format!("{key_prefix}{tag}"),
+                    format!(
+                        "YAML{within} uses the `!!{tag}` tag on line {}: PyYAML's unsafe_load (and full_load/load before 5.4) imports and calls Python objects from it",
+                        number + 1
+                    ),
+                    Location {
+                        line: Some(number as u64 + 1),
+                        ..loc.clone()
+                    },
+                );
+                d.evidence.insert("tag".into(), json!(tag));
+                d.evidence
+                    .insert("references".into(), json!(TAG_REFERENCES));
+            }
+        }
+    }
+}
+
+fn find_all<'a>(line: &'a str, needle: &'a str) -> impl Iterator<Item = usize> + 'a {
+    line.match_indices(needle).map(|(i, _)| i)
+}
+
+/// The tag up to the first character that ends it (`:` starts the suffix of `python/object:x`).
+fn tag_word(rest: &str) -> &str {
+    let end = rest
+        .find(|c: char| c.is_whitespace() || matches!(c, '>' | ',' | '[' | ']' | '{' | '}'))
+        .unwrap_or(rest.len());
+    &rest[..end]
+}
+
+/// Walks the document (depth-capped, iteratively) for mappings with a `_target_` key.
+fn check_value(ctx: &mut Ctx<'_>, value: &Value, member: Option<&str>) {
+    const MAX_DEPTH: usize = 256;
+    let mut targets: std::collections::BTreeMap<String, (String, bool)> = Default::default();
+    let mut stack: Vec<(&Value, String, usize)> = vec![(value, String::new(), 0)];
+    while let Some((v, path, depth)) = stack.pop() {
+        if depth > MAX_DEPTH {
+            continue;
+        }
+        match v {
+            Value::Object(map) => {
+                if let Some(t) = map.get("_target_") {
+                    let name = match t {
+                        Value::String(s) => s.trim().to_string(),
+                        other => other.to_string(),
+                    };
+                    let at = if path.is_empty() {
+                        "_target_".to_string()
+                    } else {
+                        format!("{path}._target_")
+                    };
+                    let partial = map.get("_partial_").and_then(Value::as_bool) == Some(true);
+                    targets.entry(name).or_insert((at, partial));
+                }
+                for (k, child) in map.iter().rev() {
+                    let p = if path.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{path}.{k}")
+                    };
+                    stack.push((child, p, depth + 1));
+                }
+            }
+            Value::Array(items) => {
+                for (i, child) in items.iter().enumerate().rev() {
+                    stack.push((child, format!("{path}[{i}]"), depth + 1));
+                }
+            }
+            _ => {}
+        }
+    }
+    let (key_prefix, loc, within) = prefix(member);
+    let mut names = Vec::new();
+    for (target, (at, partial)) in targets {
+        names.push(target.clone());
+        let (module, name) = match target.rsplit_once('.') {
+            Some((m, n)) if !m.is_empty() && !n.is_empty() => (m, n),
+            _ => ("builtins", target.as_str()),
+        };
+        let how = if partial {
+            "imports and wraps in functools.partial"
+        } else {
+            "imports and calls"
+        };
+        let (rule, severity, message, category) = match knowledge::classify_global(
+            module,
+            name,
+            &ctx.cfg.pickle_extra,
+        ) {
+            Verdict::Safe => continue,
+            Verdict::Dangerous { category, reason } => (
+                RuleId::ConfigInstantiatesCode,
+                Severity::Critical,
+                format!(
+                    "config{within} key `{at}` names `{target}`, which Hydra-style instantiation {how}: {reason}"
+                ),
+                category,
+            ),
+            Verdict::Unknown => (
+                RuleId::ConfigUnknownTarget,
+                RuleId::ConfigUnknownTarget.default_severity(),
+                format!(
+                    "config{within} key `{at}` names `{target}`, which Hydra-style instantiation {how}; it is not on the safe list"
+                ),
+                "unknown",
+            ),
+        };
+        let d = ctx.detect(rule, format!("{key_prefix}{target}"), message, loc.clone());
+        d.severity = severity;
+        d.evidence.insert("target".into(), json!(target));
+        d.evidence.insert("key".into(), json!(at));
+        d.evidence.insert("partial".into(), json!(partial));
+        d.evidence.insert("category".into(), json!(category));
+        if rule == RuleId::ConfigInstantiatesCode {
+            d.evidence
+                .insert("references".into(), json!(TARGET_REFERENCES));
+        }
+    }
+    if !names.is_empty() {
+        let mut all: Vec<String> = ctx
+            .facts
+            .get("config_targets")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        all.extend(names);
+        all.sort();
+        all.dedup();
+        ctx.fact("config_targets", json!(all));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inspect::ScanConfig;
+    use std::path::Path;
+
+    fn run(f: impl FnOnce(&mut Ctx<'_>)) -> Vec<crate::model::finding::Detection> {
+        let cfg = ScanConfig::default();
+        let mut ctx = Ctx {
+            cfg: &cfg,
+            rel: "model_config.yaml",
+            path: Path::new("model_config.yaml"),
+            facts: Default::default(),
+            detections: Vec::new(),
+            tensors: None,
+            text: None,
+            card: None,
+        };
+        f(&mut ctx);
+        ctx.detections
+    }
+
+    #[test]
+    fn dangerous_target_is_cfg001_with_key_and_references() {
+        let yaml = b"model:\n  preprocessor:\n    _target_: os.system\n    _args_: ['id']\n";
+        let d = run(|c| check_yaml(c, yaml, None));
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].rule, RuleId::ConfigInstantiatesCode);
+        assert!(d[0].message.contains("model.preprocessor._target_"));
+        assert!(d[0].message.contains("os.system"));
+        assert_eq!(d[0].evidence["references"], json!(["CVE-2025-23304"]));
+    }
+
+    #[test]
+    fn builtins_exec_and_subprocess_in_json() {
+        let j = br#"{"a": {"_target_": "builtins.exec", "_args_": ["x"]}, "b": [{"_target_": "subprocess.Popen", "_partial_": true}]}"#;
+        let d = run(|c| check_json(c, j, None));
+        let rules: Vec<_> = d.iter().map(|d| d.rule).collect();
+        assert_eq!(rules, vec![RuleId::ConfigInstantiatesCode; 2], "{d:?}");
+        assert!(d.iter().any(|d| d.evidence["partial"] == json!(true)));
+    }
+
+    #[test]
+    fn escaped_json_key_is_still_seen() {
+        let j = br#"{"\u005ftarget_": "os.system"}"#;
+        let d = run(|c| check_json(c, j, None));
+        assert_eq!(d.len(), 1);
+    }
+
+    #[test]
+    fn framework_target_is_unknown_at_most() {
+        let yaml = b"encoder:\n  _target_: nemo.collections.asr.modules.ConformerEncoder\n  d_model: 256\n";
+        let d = run(|c| check_yaml(c, yaml, None));
+        assert!(
+            d.iter().all(|d| d.rule == RuleId::ConfigUnknownTarget),
+            "{d:?}"
+        );
+        assert!(d[0].message.contains("ConformerEncoder"));
+    }
+
+    #[test]
+    fn odd_keys_and_custom_tags_do_not_hide_a_target() {
+        let yaml = b"? [a, b]\n: 1\n1: 2\nhead: !Thing\n  _target_: subprocess.check_output\n";
+        let d = run(|c| check_yaml(c, yaml, None));
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].rule, RuleId::ConfigInstantiatesCode);
+    }
+
+    #[test]
+    fn python_tags_are_cfg002() {
+        let yaml = b"a: !!python/object/apply:os.system ['id']\nb: !!python/name:os.system\nc: !<tag:yaml.org,2002:python/module:os> ''\n";
+        let d = run(|c| check_yaml(c, yaml, None));
+        let tags: Vec<_> = d
+            .iter()
+            .filter(|d| d.rule == RuleId::YamlUnsafeTag)
+            .map(|d| d.evidence["tag"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(
+            tags,
+            vec![
+                "python/object/apply:os.system",
+                "python/name:os.system",
+                "python/module:os"
+            ]
+        );
+        assert_eq!(d[0].location.line, Some(1));
+    }
+
+    #[test]
+    fn tag_directive_handles_are_expanded() {
+        let yaml =
+            b"%TAG !p! tag:yaml.org,2002:python/\n---\na: !p!object/apply:os.system ['id']\n";
+        let d = run(|c| check_yaml(c, yaml, None));
+        assert!(
+            d.iter()
+                .any(|d| d.rule == RuleId::YamlUnsafeTag && d.location.line == Some(3)),
+            "{d:?}"
+        );
+        let yaml = b"%TAG !y! tag:yaml.org,2002:\n---\na: !y!python/name:os.system\n";
+        let d = run(|c| check_yaml(c, yaml, None));
+        assert!(d.iter().any(|d| d.rule == RuleId::YamlUnsafeTag), "{d:?}");
+    }
+
+    #[test]
+    fn plain_yaml_and_alias_bombs_are_quiet() {
+        let yaml = b"lr: 0.001\ntags: [a, b]\n";
+        let d = run(|c| check_yaml(c, yaml, None));
+        assert!(d.is_empty(), "{d:?}");
+        let mut bomb = String::from("a: &a [x,x,x,x,x,x,x,x,x]\n");
+        for pair in ["a", "b", "c", "d", "e", "f", "g", "h", "i"].windows(2) {
+            bomb.push_str(&format!(
+                "{}: &{} [{}]\n",
+                pair[1],
+                pair[1],
+                vec![format!("*{}", pair[0]); 9].join(",")
+            ));
+        }
+        let started = std::time::Instant::now();
+        let d = run(|c| check_yaml(c, bomb.as_bytes(), None));
+        assert!(d.is_empty());
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    }
+}
