@@ -299,7 +299,7 @@ fn each_limit_set_low_takes_effect_and_names_itself() {
             !clean
                 .detections
                 .iter()
-                .any(|d| { d.rule == RuleId::LimitExceeded || d.evidence.get("limit").is_some() }),
+                .any(|d| { d.rule == RuleId::LimitExceeded || d.evidence.contains_key("limit") }),
             "{} on {} under the defaults: {:#?}",
             case.limit,
             case.name,

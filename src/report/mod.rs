@@ -2,7 +2,7 @@
 //! and the renderers that turn it into text, JSON, SARIF, Markdown and CycloneDX.
 //!
 //! Renderers write to `&mut dyn Write` and never decide the exit code: that is computed once,
-//! from the report, by [`Report::exit_code`].
+//! from the report, by [`crate::model::report::Report::exit_code`].
 
 pub mod cyclonedx;
 pub mod json;
