@@ -5,6 +5,7 @@
 //! `auto_map` references against the code that ships (SRC001), `.gitattributes` LFS coverage,
 //! Hugging Face cache blobs against their names (PRV004), and git state (PRV*).
 
+use crate::model::facts::{Fact, FactMap};
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value, json};
@@ -123,7 +124,7 @@ pub fn check_onnx_external_data(files: &[FileRecord]) -> Vec<Detection> {
     for f in files {
         let Some(locations) = f
             .facts
-            .get("external_data_locations")
+            .fact(Fact::ExternalDataLocations)
             .and_then(Value::as_array)
         else {
             continue;
@@ -202,7 +203,7 @@ pub fn mark_lfs_coverage(files: &mut [FileRecord], side: &BTreeMap<String, Vec<u
     for f in files.iter_mut() {
         if f.kind == Kind::Weights || f.format == Format::LfsPointer {
             f.facts
-                .insert("lfs_covered".into(), json!(stack.covers(&f.path)));
+                .set_fact(Fact::LfsCovered, json!(stack.covers(&f.path)));
         }
     }
 }
@@ -255,7 +256,7 @@ pub fn check_model_dirs(
                 if let Some(facts) = side.get(c.path.as_str()).and_then(|s| s.card.as_ref()) {
                     detections.extend(check_card(&c.path, facts, opts));
                 }
-                if let Some(facts) = c.facts.get("card") {
+                if let Some(facts) = c.facts.fact(Fact::Card) {
                     entry.insert("card".into(), facts.clone());
                 }
             }
@@ -274,7 +275,7 @@ pub fn check_model_dirs(
                 );
             }
         }
-        if let Some(c) = config.and_then(|c| c.facts.get("config")) {
+        if let Some(c) = config.and_then(|c| c.facts.fact(Fact::Config)) {
             entry.insert("config".into(), c.clone());
         }
         for name in ["config.json", "tokenizer_config.json"] {
@@ -346,7 +347,7 @@ fn check_auto_map(
 ) -> Vec<Detection> {
     let Some(entries) = cfg
         .facts
-        .get("config")
+        .fact(Fact::Config)
         .and_then(|c| c.get("auto_map"))
         .and_then(Value::as_array)
     else {
@@ -421,9 +422,9 @@ pub fn check_hf_cache(
     }
     for f in files.iter_mut() {
         if let Some(snap) = cache.snapshot_of(&f.path) {
-            f.facts.insert("hf_repo".into(), json!(snap.repo_id));
-            f.facts.insert("hf_commit".into(), json!(snap.commit));
-            f.facts.insert("hf_path".into(), json!(snap.path_in_repo));
+            f.facts.set_fact(Fact::HfRepo, json!(snap.repo_id));
+            f.facts.set_fact(Fact::HfCommit, json!(snap.commit));
+            f.facts.set_fact(Fact::HfPath, json!(snap.path_in_repo));
         }
         let Some(target) = link_targets.get(&f.path) else {
             continue;
@@ -438,7 +439,7 @@ pub fn check_hf_cache(
                 continue;
             }
         };
-        f.facts.insert("hf_blob".into(), json!(blob));
+        f.facts.set_fact(Fact::HfBlob, json!(blob));
         let Some(actual) = f.sha256.as_deref() else {
             continue;
         };
@@ -510,7 +511,7 @@ fn check_git_blob(
     )
     .ok()?;
     let actual = hfcache::git_blob_sha1(&bytes);
-    f.facts.insert("hf_git_blob".into(), json!(actual));
+    f.facts.set_fact(Fact::HfGitBlob, json!(actual));
     (actual != blob).then(|| {
         Detection::new(
             RuleId::CacheIntegrity,

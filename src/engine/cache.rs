@@ -350,6 +350,7 @@ fn decode(e: &Entry) -> Option<FileScan> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::facts::{Fact, FactMap};
 
     #[test]
     fn a_result_round_trips_through_an_entry() {
@@ -360,7 +361,7 @@ mod tests {
             kind: Some(Kind::Weights),
             ..FileScan::default()
         };
-        s.facts.insert("pickle_count".into(), Value::from(1));
+        s.facts.set_fact(Fact::PickleCount, Value::from(1));
         s.detections.push(
             Detection::new(
                 RuleId::PickleUnsafeGlobal,

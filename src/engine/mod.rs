@@ -25,6 +25,7 @@ mod schedule;
 
 pub use schedule::scan_guarded;
 
+use crate::model::facts::{Fact, FactMap};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -284,13 +285,13 @@ impl Scanner {
                 let mut entry = Map::new();
                 entry.insert("path".into(), json!(prefix));
                 entry.insert("git".into(), json!(c.git));
-                if let Some(hf) = c.repository.get("huggingface") {
-                    entry.insert("huggingface".into(), hf.clone());
+                if let Some(hf) = c.repository.fact(Fact::Huggingface) {
+                    entry.set_fact(Fact::Huggingface, hf.clone());
                 }
                 per_root.push(Value::Object(entry));
             } else {
                 for (k, v) in &c.repository {
-                    if k != "model_dirs" {
+                    if k != Fact::ModelDirs.name() {
                         repository.insert(k.clone(), v.clone());
                     }
                 }
@@ -298,7 +299,7 @@ impl Scanner {
             if i == 0 {
                 git = c.git.clone();
             }
-            if let Some(Value::Array(d)) = c.repository.get("model_dirs") {
+            if let Some(Value::Array(d)) = c.repository.fact(Fact::ModelDirs) {
                 model_dirs.extend(d.iter().cloned());
             }
             files.extend(c.files);
@@ -306,10 +307,10 @@ impl Scanner {
             excluded.extend(c.excluded);
         }
         if many || !model_dirs.is_empty() || roots.iter().any(|r| !r.is_file()) {
-            repository.insert("model_dirs".into(), Value::Array(model_dirs));
+            repository.set_fact(Fact::ModelDirs, Value::Array(model_dirs));
         }
         if many {
-            repository.insert("roots".into(), Value::Array(per_root));
+            repository.set_fact(Fact::Roots, Value::Array(per_root));
         }
         files.sort_by(|a, b| a.path.cmp(&b.path));
         excluded.sort();

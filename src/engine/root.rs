@@ -1,6 +1,7 @@
 //! One scan root: its crawl before the read stage, and everything after it (file records,
 //! repository checks, git) with root-relative paths, prefixed at the end for multi-root scans.
 
+use crate::model::facts::{Fact, FactMap};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -153,7 +154,7 @@ impl Crawled {
                     }
                     let mut facts = scan.facts.clone();
                     if let Some(t) = link_target {
-                        facts.insert("symlink_target".into(), json!(t));
+                        facts.set_fact(Fact::SymlinkTarget, json!(t));
                         link_targets.insert(e.rel.clone(), t.clone());
                     }
                     for d in &scan.detections {
@@ -175,14 +176,14 @@ impl Crawled {
                     &e.rel,
                     Format::Symlink,
                     [
-                        ("symlink_target", json!(target)),
-                        ("not_followed", json!(reason)),
+                        (Fact::SymlinkTarget, json!(target)),
+                        (Fact::NotFollowed, json!(reason)),
                     ],
                 )),
                 EntryKind::Special { what } => files.push(unread_record(
                     &e.rel,
                     Format::Special,
-                    [("special", Value::from(*what))],
+                    [(Fact::Special, Value::from(*what))],
                 )),
             }
         }
@@ -194,14 +195,14 @@ impl Crawled {
         if let Some(cache) = &hf {
             let (d, facts) = repository::check_hf_cache(cache, &root, &mut files, &link_targets);
             detections.extend(d);
-            repo_facts.insert("huggingface".into(), facts);
+            repo_facts.set_fact(Fact::Huggingface, facts);
         }
         // A single file given as the root (pre-commit hooks pass staged files) is not a model
         // directory: its neighbours were not scanned, so card checks would be noise.
         if !root.is_file() {
             let (d, model_dirs) = repository::check_model_dirs(&files, &side, after.repo);
             detections.extend(d);
-            repo_facts.insert("model_dirs".into(), Value::Array(model_dirs));
+            repo_facts.set_fact(Fact::ModelDirs, Value::Array(model_dirs));
         }
         let git = if after.no_git {
             None
@@ -239,7 +240,7 @@ impl Collected {
         for e in &mut self.excluded {
             *e = join(prefix, e);
         }
-        if let Some(Value::Array(dirs)) = self.repository.get_mut("model_dirs") {
+        if let Some(Value::Array(dirs)) = self.repository.get_mut(Fact::ModelDirs.name()) {
             for d in dirs.iter_mut().filter_map(Value::as_object_mut) {
                 for key in ["path", "card_path"] {
                     if let Some(Value::String(p)) = d.get_mut(key) {
@@ -255,7 +256,7 @@ impl Collected {
 fn unread_record<const N: usize>(
     rel: &str,
     format: Format,
-    facts: [(&str, Value); N],
+    facts: [(Fact, Value); N],
 ) -> FileRecord {
     FileRecord {
         path: rel.to_string(),
@@ -264,7 +265,7 @@ fn unread_record<const N: usize>(
         sha512: None,
         kind: Kind::Other,
         format,
-        facts: facts.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+        facts: facts.into_iter().map(|(k, v)| (k.key(), v)).collect(),
     }
 }
 

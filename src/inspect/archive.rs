@@ -6,6 +6,7 @@
 //! is still found. Problems of the container itself (CRC, directory mismatches, bombs) are
 //! `ARC001`; what the members hold goes through the same inspectors as top-level files.
 
+use crate::model::facts::{Fact, FactMap};
 use std::io::{self, BufRead, Read};
 
 use serde_json::json;
@@ -80,10 +81,10 @@ pub fn inspect_zip(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> Format 
         Some(zip::Layout::Npz { .. }) => (Format::Npz, "npz"),
         None => (Format::Zip, "zip"),
     };
-    ctx.fact("archive_layout", layout_name);
+    ctx.fact(Fact::ArchiveLayout, layout_name);
     if format != Format::Keras {
-        ctx.facts.remove("keras");
-        ctx.facts.remove("keras_metadata");
+        ctx.facts.take_fact(Fact::Keras);
+        ctx.facts.take_fact(Fact::KerasMetadata);
     }
     if format == Format::Torchscript {
         // TorchScript ships its model as Python source under `code/`; torch.jit.load compiles
@@ -106,16 +107,16 @@ pub fn inspect_zip(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> Format 
         && !t.unexpected.is_empty()
     {
         let listed: Vec<&String> = t.unexpected.iter().take(MAX_LISTED_MEMBERS).collect();
-        ctx.fact("archive_unexpected_members", json!(listed));
+        ctx.fact(Fact::ArchiveUnexpectedMembers, json!(listed));
     }
     format
 }
 
 /// Records a top-level archive's member count and its first [`MAX_LISTED_MEMBERS`] names as facts.
 fn record_members<'n>(ctx: &mut Ctx<'_>, count: usize, names: impl Iterator<Item = &'n str>) {
-    ctx.fact("archive_members", count as u64);
+    ctx.fact(Fact::ArchiveMembers, count as u64);
     let names: Vec<&str> = names.take(MAX_LISTED_MEMBERS).collect();
-    ctx.fact("archive_member_names", json!(names));
+    ctx.fact(Fact::ArchiveMemberNames, json!(names));
 }
 
 /// Walks a zip stream; members are inspected by content. Returns the walker's report after
@@ -140,7 +141,7 @@ fn walk_zip(
         let names = report.members.iter().map(|m| m.name.as_str());
         record_members(ctx, report.members.len(), names);
         if report.prefix_bytes > 0 {
-            ctx.fact("archive_prefix_bytes", report.prefix_bytes);
+            ctx.fact(Fact::ArchivePrefixBytes, report.prefix_bytes);
         }
     }
     report
@@ -203,8 +204,8 @@ pub fn inspect_compressed(
         archive_problem(ctx, p, container.or(Some(&label)));
     }
     if container.is_none() {
-        ctx.fact("compression", outer.as_str());
-        ctx.fact("decompressed_bytes", dec.bytes_out());
+        ctx.fact(Fact::Compression, outer.as_str());
+        ctx.fact(Fact::DecompressedBytes, dec.bytes_out());
     }
     let inner = inner.unwrap_or(Format::Unknown);
     let ext = classify::extension(ctx.rel);
@@ -269,17 +270,17 @@ pub fn inspect_npy(
         }
     };
     if member.is_none() {
-        ctx.fact("npy_dtype", header.dtype.as_str());
-        ctx.fact("npy_shape", json!(header.shape));
-        ctx.fact("npy_fortran_order", header.fortran_order);
+        ctx.fact(Fact::NpyDtype, header.dtype.as_str());
+        ctx.fact(Fact::NpyShape, json!(header.shape));
+        ctx.fact(Fact::NpyFortranOrder, header.fortran_order);
         if let Some(b) = header.data_bytes {
-            ctx.fact("data_bytes", b);
+            ctx.fact(Fact::DataBytes, b);
         }
     }
     if header.has_object_dtype {
         // np.load(allow_pickle=True) unpickles what follows the header.
         if member.is_none() {
-            ctx.fact("npy_object_dtype", true);
+            ctx.fact(Fact::NpyObjectDtype, true);
         }
         inspect_pickle_stream(ctx, r, member)?;
     } else if let Some(total) = size

@@ -13,6 +13,7 @@
 //! value, so tags are found in the raw text, including the verbatim `!<tag:yaml.org,2002:python/…>`
 //! form and `%TAG` handles that expand to it.
 
+use crate::model::facts::{Fact, FactMap};
 use serde_json::{Value, json};
 
 use super::Ctx;
@@ -272,7 +273,7 @@ fn check_value(ctx: &mut Ctx<'_>, value: &Value, member: Option<&str>) {
     if !names.is_empty() {
         let mut all: Vec<String> = ctx
             .facts
-            .get("config_targets")
+            .fact(Fact::ConfigTargets)
             .and_then(Value::as_array)
             .map(|a| {
                 a.iter()
@@ -284,7 +285,7 @@ fn check_value(ctx: &mut Ctx<'_>, value: &Value, member: Option<&str>) {
         all.extend(names);
         all.sort();
         all.dedup();
-        ctx.fact("config_targets", json!(all));
+        ctx.fact(Fact::ConfigTargets, json!(all));
     }
 }
 

@@ -2,6 +2,7 @@
 //! in this directory returns typed facts and [`Problem`]s; this module records the facts under
 //! the format's key and maps each problem's kind to a rule.
 
+use crate::model::facts::Fact;
 use std::io::{self, BufRead};
 
 use serde::Serialize;
@@ -84,7 +85,7 @@ pub fn record_problems(
         }
     }
     if !notes.is_empty() {
-        ctx.fact("notes", Value::Array(notes));
+        ctx.fact(Fact::Notes, Value::Array(notes));
     }
 }
 
@@ -97,10 +98,10 @@ pub fn inspect_gguf(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> Format
     let limits = gguf::Limits::from(&ctx.cfg.limits);
     let (facts, problems) = gguf::inspect(r, size, &limits);
     if let Some(n) = facts.parameter_count {
-        ctx.fact("parameters", n);
+        ctx.fact(Fact::Parameters, n);
     }
-    ctx.fact("tensor_count", facts.tensor_count);
-    ctx.fact("gguf", facts_of(&facts));
+    ctx.fact(Fact::TensorCount, facts.tensor_count);
+    ctx.fact(Fact::Gguf, facts_of(&facts));
     record_problems(
         ctx,
         &problems,
@@ -126,9 +127,9 @@ pub fn inspect_onnx(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> Format
         .map(|e| e.location.as_str())
         .collect();
     if !locations.is_empty() {
-        ctx.fact("external_data_locations", json!(locations));
+        ctx.fact(Fact::ExternalDataLocations, json!(locations));
     }
-    ctx.fact("onnx", facts_of(&facts));
+    ctx.fact(Fact::Onnx, facts_of(&facts));
     record_problems(
         ctx,
         &problems,
@@ -148,7 +149,7 @@ pub fn inspect_tf(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64, saved_model
         tf::GraphFile::FrozenGraph
     };
     let (facts, problems) = tf::inspect(r, size, kind, &limits);
-    ctx.fact("tf", facts_of(&facts));
+    ctx.fact(Fact::Tf, facts_of(&facts));
     record_problems(
         ctx,
         &problems,
@@ -174,7 +175,7 @@ pub fn inspect_hdf5(ctx: &mut Ctx<'_>, size: u64) -> io::Result<Format> {
     } else {
         Format::Hdf5
     };
-    ctx.fact("hdf5", facts_of(&facts));
+    ctx.fact(Fact::Hdf5, facts_of(&facts));
     record_problems(
         ctx,
         &problems,
@@ -195,7 +196,7 @@ pub fn inspect_tflite(ctx: &mut Ctx<'_>, size: u64) -> io::Result<Format> {
     let mut file = super::open_regular(ctx.path)?;
     let (facts, problems) =
         tflite::inspect(&mut file, size, &tflite::Limits::from(&ctx.cfg.limits));
-    ctx.fact("tflite", facts_of(&facts));
+    ctx.fact(Fact::Tflite, facts_of(&facts));
     record_problems(
         ctx,
         &problems,
@@ -212,7 +213,7 @@ pub fn inspect_keras_member(ctx: &mut Ctx<'_>, name: &str, bytes: &[u8]) {
     match name {
         "config.json" => {
             let (facts, problems) = keras::check_config(bytes, &limits);
-            ctx.fact("keras", facts_of(&facts));
+            ctx.fact(Fact::Keras, facts_of(&facts));
             record_problems(
                 ctx,
                 &problems,
@@ -226,7 +227,7 @@ pub fn inspect_keras_member(ctx: &mut Ctx<'_>, name: &str, bytes: &[u8]) {
         }
         "metadata.json" => {
             if let Ok(m) = keras::parse_metadata(bytes, &limits) {
-                ctx.fact("keras_metadata", facts_of(&m));
+                ctx.fact(Fact::KerasMetadata, facts_of(&m));
             }
         }
         _ => {}

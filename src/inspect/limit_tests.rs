@@ -2,6 +2,7 @@
 //! effect on a small file that reaches it, through the same `scan_file` the scan runs. A new
 //! limit without a case here fails `every_limit_has_a_case`.
 
+use crate::model::facts::{Fact, FactMap};
 use std::io::Write;
 
 use serde_json::json;
@@ -323,5 +324,5 @@ fn a_65_dimension_tensor_is_valid_by_default() {
     };
     let s = scan(&case, Limits::default());
     assert!(s.detections.is_empty(), "{:#?}", s.detections);
-    assert_eq!(s.facts.get("valid"), Some(&json!(true)));
+    assert_eq!(s.facts.fact(Fact::Valid), Some(&json!(true)));
 }

@@ -29,6 +29,7 @@ pub mod zip;
 #[cfg(test)]
 mod limit_tests;
 
+use crate::model::facts::{Fact, FactMap};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::io::{self, BufRead};
@@ -121,8 +122,8 @@ impl Ctx<'_> {
     }
 
     /// Records a fact.
-    pub fn fact(&mut self, key: &str, value: impl Into<Value>) {
-        self.facts.insert(key.to_string(), value.into());
+    pub fn fact(&mut self, key: Fact, value: impl Into<Value>) {
+        self.facts.set_fact(key, value);
     }
 }
 
@@ -538,7 +539,7 @@ fn record_pickle(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) 
     // Facts: protocol, globals, layout. Members add to the file's lists.
     let mut globals: BTreeSet<String> = ctx
         .facts
-        .get("pickle_globals")
+        .fact(Fact::PickleGlobals)
         .and_then(Value::as_array)
         .map(|a| {
             a.iter()
@@ -550,26 +551,26 @@ fn record_pickle(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) 
     for imp in &a.imports {
         globals.insert(import_name(imp));
     }
-    ctx.fact("pickle_globals", json!(globals));
+    ctx.fact(Fact::PickleGlobals, json!(globals));
     if let Some(first) = a.pickles.first() {
         ctx.facts
-            .entry("pickle_protocol")
+            .entry(Fact::PickleProtocol.key())
             .or_insert_with(|| json!(first.protocol));
     }
     let count = ctx
         .facts
-        .get("pickle_count")
+        .fact(Fact::PickleCount)
         .and_then(Value::as_u64)
         .unwrap_or(0);
-    ctx.fact("pickle_count", count + a.pickles.len() as u64);
+    ctx.fact(Fact::PickleCount, count + a.pickles.len() as u64);
     if let Some(t) = &a.trailing
         && member.is_none()
     {
-        ctx.fact("pickle_trailing_offset", t.offset);
+        ctx.fact(Fact::PickleTrailingOffset, t.offset);
     }
     if !a.raw_regions.is_empty() {
         let bytes: u64 = a.raw_regions.iter().map(|r| r.len).sum();
-        ctx.fact("pickle_raw_bytes", bytes);
+        ctx.fact(Fact::PickleRawBytes, bytes);
     }
 
     if !a.pickles.is_empty() || !a.imports.is_empty() {
@@ -747,7 +748,7 @@ fn inspect_config_text(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, format: Format) -
     // Large JSON data files (datasets, vocabularies) are common and were never read; a YAML file
     // past the limit is not, and could pad a `_target_` out of reach.
     if more && format == Format::Json && !wants_text(ctx.rel) {
-        ctx.fact("config_unchecked", "json_bytes");
+        ctx.fact(Fact::ConfigUnchecked, "json_bytes");
         return Ok(());
     }
     if more {
@@ -780,9 +781,9 @@ fn inspect_lfs_pointer(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<()>
     let (bytes, _) = read::read_bounded(r, 1025)?;
     match lfs::parse_pointer(&bytes) {
         Ok(p) => {
-            ctx.fact("lfs_oid", p.sha256());
-            ctx.fact("lfs_size", p.size);
-            ctx.fact("lfs_version", p.version.as_str());
+            ctx.fact(Fact::LfsOid, p.sha256());
+            ctx.fact(Fact::LfsSize, p.size);
+            ctx.fact(Fact::LfsVersion, p.version.as_str());
             let d = ctx.detect(
                 RuleId::LfsPointer,
                 "pointer",
@@ -797,7 +798,7 @@ fn inspect_lfs_pointer(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<()>
             d.evidence.insert("size".into(), json!(p.size));
         }
         Err(e) => {
-            ctx.fact("lfs_malformed", e.problem);
+            ctx.fact(Fact::LfsMalformed, e.problem);
             let d = ctx.detect(
                 RuleId::LfsPointer,
                 "malformed",
@@ -845,25 +846,25 @@ fn inspect_safetensors(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> io:
             if let Some(t) = &v.tensor {
                 d.evidence.insert("tensor".into(), json!(t));
             }
-            ctx.fact("valid", false);
+            ctx.fact(Fact::Valid, false);
             return Ok(());
         }
     };
     let f = safetensors::facts(&header);
-    ctx.fact("valid", true);
-    ctx.fact("tensor_count", f.tensor_count);
-    ctx.fact("parameters", big_number(f.parameters));
-    ctx.fact("dtypes", json!(f.dtypes));
-    ctx.fact("data_bytes", f.data_bytes);
-    ctx.fact("header_len", f.header_len);
+    ctx.fact(Fact::Valid, true);
+    ctx.fact(Fact::TensorCount, f.tensor_count);
+    ctx.fact(Fact::Parameters, big_number(f.parameters));
+    ctx.fact(Fact::Dtypes, json!(f.dtypes));
+    ctx.fact(Fact::DataBytes, f.data_bytes);
+    ctx.fact(Fact::HeaderLen, f.header_len);
     if let Some(m) = &f.metadata {
-        ctx.fact("metadata", json!(m));
+        ctx.fact(Fact::Metadata, json!(m));
     }
     if let Some(t) = &f.first_tensor {
-        ctx.fact("first_tensor", t.as_str());
+        ctx.fact(Fact::FirstTensor, t.as_str());
     }
     if let Some(t) = &f.last_tensor {
-        ctx.fact("last_tensor", t.as_str());
+        ctx.fact(Fact::LastTensor, t.as_str());
     }
     ctx.tensors = Some(
         header
@@ -880,7 +881,7 @@ fn inspect_safetensors(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> io:
             Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Vec::new(),
             Err(e) => return Err(e),
         };
-        ctx.fact("values_checked", true);
+        ctx.fact(Fact::ValuesChecked, true);
         for nf in bad {
             let d = ctx.detect(
                 RuleId::SafetensorsNonfinite,

@@ -4,6 +4,7 @@
 //!
 //! Parsing lives in `crate::provenance`; this module turns its items into facts and detections.
 
+use crate::model::facts::Fact;
 use std::io::{self, BufRead};
 
 use serde_json::{Value, json};
@@ -180,9 +181,9 @@ pub fn inspect_python(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<()> 
     for item in &report.calls {
         record_item(ctx, item, None);
     }
-    ctx.fact("python_syntax_errors", report.syntax_errors);
+    ctx.fact(Fact::PythonSyntaxErrors, report.syntax_errors);
     if let Some(by) = report.truncated_by {
-        ctx.fact("python_truncated_by", by);
+        ctx.fact(Fact::PythonTruncatedBy, by);
     }
     Ok(())
 }
@@ -206,12 +207,12 @@ pub fn inspect_notebook(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<()
             for item in &report.items {
                 record_item(ctx, &item.item, Some(item.cell_number));
             }
-            ctx.fact("notebook_cells_scanned", report.cells_scanned as u64);
+            ctx.fact(Fact::NotebookCellsScanned, report.cells_scanned as u64);
             if let Some(l) = &report.language {
-                ctx.fact("notebook_language", l.as_str());
+                ctx.fact(Fact::NotebookLanguage, l.as_str());
             }
         }
-        Err(e) => ctx.fact("notebook_error", e.to_string()),
+        Err(e) => ctx.fact(Fact::NotebookError, e.to_string()),
     }
     Ok(())
 }
@@ -252,7 +253,7 @@ pub fn inspect_card(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<Option
     {
         m.insert("license_spdx".into(), json!(spdx));
     }
-    ctx.fact("card", v);
+    ctx.fact(Fact::Card, v);
     Ok(Some(facts))
 }
 
@@ -273,11 +274,11 @@ pub fn inspect_config(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<()> 
     };
     match automap::config_facts(&bytes, &limits) {
         Ok(facts) => ctx.fact(
-            "config",
+            Fact::Config,
             serde_json::to_value(&facts).unwrap_or(Value::Null),
         ),
         Err(automap::Problem::TooLarge { .. }) => config_over_limit(ctx, limit),
-        Err(e) => ctx.fact("config_error", e.to_string()),
+        Err(e) => ctx.fact(Fact::ConfigError, e.to_string()),
     }
     Ok(())
 }

@@ -6,6 +6,7 @@
 //! other (a test in `tests/architecture` keeps it that way).
 
 pub mod clock;
+pub mod facts;
 pub mod finding;
 pub mod format;
 pub mod limits;

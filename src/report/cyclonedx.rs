@@ -18,6 +18,7 @@
 //! normalized strings forbid tabs and newlines, and XML 1.0 cannot carry most control
 //! characters at all, so a file named `a\nb` must not break the XML or be silently renamed.
 
+use crate::model::facts::{Fact, FactMap};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 
@@ -381,7 +382,7 @@ fn file_component(f: &FileRecord, cx: &Cx<'_>) -> Component {
     let mut hashes = Vec::new();
     let lfs_oid = f
         .facts
-        .get("lfs_oid")
+        .fact(Fact::LfsOid)
         .and_then(Value::as_str)
         .map(|s| s.strip_prefix("sha256:").unwrap_or(s))
         .filter(|s| is_sha256(s));
@@ -391,7 +392,7 @@ fn file_component(f: &FileRecord, cx: &Cx<'_>) -> Component {
         if let Some(d) = &f.sha256 {
             props.push(Property::new(prop::POINTER_SHA256, d));
         }
-        if let Some(size) = f.facts.get("lfs_size").and_then(scalar) {
+        if let Some(size) = f.facts.fact(Fact::LfsSize).and_then(scalar) {
             props.push(cx.prop(prop::LFS_SIZE, &size));
         }
         // The recorded digest is the content the pointer stands for: what a consumer gets
@@ -407,25 +408,25 @@ fn file_component(f: &FileRecord, cx: &Cx<'_>) -> Component {
             hashes.push(hash(HashAlgorithm::SHA_512, d));
         }
     }
-    if let Some(t) = f.facts.get("symlink_target").and_then(Value::as_str) {
+    if let Some(t) = f.facts.fact(Fact::SymlinkTarget).and_then(Value::as_str) {
         props.push(cx.prop(prop::SYMLINK_TARGET, t));
     }
-    if let Some(r) = f.facts.get("not_followed").and_then(Value::as_str) {
+    if let Some(r) = f.facts.fact(Fact::NotFollowed).and_then(Value::as_str) {
         props.push(cx.prop(prop::NOT_FOLLOWED, r));
     }
     for (key, name) in [
-        ("tensor_count", prop::TENSORS),
-        ("parameters", prop::PARAMETERS),
+        (Fact::TensorCount, prop::TENSORS),
+        (Fact::Parameters, prop::PARAMETERS),
     ] {
-        if let Some(v) = f.facts.get(key).and_then(scalar) {
+        if let Some(v) = f.facts.fact(key).and_then(scalar) {
             props.push(cx.prop(name, &v));
         }
     }
-    let dtypes = strings(f.facts.get("dtypes"), cx.limits.max_list);
+    let dtypes = strings(f.facts.fact(Fact::Dtypes), cx.limits.max_list);
     if !dtypes.is_empty() {
         props.push(cx.prop(prop::DTYPES, &dtypes.join(",")));
     }
-    for g in strings(f.facts.get("pickle_globals"), cx.limits.max_globals) {
+    for g in strings(f.facts.fact(Fact::PickleGlobals), cx.limits.max_globals) {
         props.push(cx.prop(prop::PICKLE_GLOBAL, &g));
     }
     cx.finding_props(&f.path, &mut props);

@@ -128,3 +128,75 @@ fn stages_do_not_call_the_engine() {
         assert!(!edges.contains("engine"), "{module} imports the engine");
     }
 }
+
+/// Facts are named by `model::facts::Fact`, never by a string literal, so a writer and a reader
+/// cannot drift apart on a spelling.
+#[test]
+fn facts_are_named_by_the_table_not_by_strings() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut bad = Vec::new();
+    for f in files {
+        let text = fs::read_to_string(&f).unwrap();
+        // Collapse whitespace so a call split over lines is seen whole.
+        let flat: String = text.split_whitespace().collect::<Vec<_>>().join("");
+        for pat in [
+            ".fact(\"",
+            "facts.get(\"",
+            "facts.insert(\"",
+            "facts.remove(\"",
+            "facts.entry(\"",
+            "facts.contains_key(\"",
+        ] {
+            if flat.contains(pat) {
+                bad.push(format!("{}: `{pat}`", f.display()));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "string fact keys: {bad:#?}");
+}
+
+/// The README's `facts` table names every key of the table and no other.
+#[test]
+fn readme_facts_table_matches_the_fact_table() {
+    use modelgate::model::facts::Fact;
+    let readme =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let start = readme
+        .find("### `facts` keys")
+        .expect("README has a facts section");
+    let section = &readme[start..];
+    let end = section[3..].find("\n### ").map_or(section.len(), |i| i + 3);
+    let mut documented = BTreeSet::new();
+    for row in section[..end].lines().filter(|l| l.starts_with("| ")) {
+        let keys = row.rsplit('|').nth(1).unwrap_or("");
+        // Values in parentheses (`escapes-root`, `pytorch`) are not keys.
+        let mut depth = 0;
+        let mut outside = String::new();
+        for c in keys.chars() {
+            match c {
+                '(' => depth += 1,
+                ')' => depth -= 1,
+                _ if depth == 0 => outside.push(c),
+                _ => {}
+            }
+        }
+        for (i, part) in outside.split('`').enumerate() {
+            if i % 2 == 1 {
+                documented.insert(part.to_string());
+            }
+        }
+    }
+    let table: BTreeSet<String> = Fact::ALL.iter().map(|f| f.name().to_string()).collect();
+    let missing: Vec<_> = table.difference(&documented).collect();
+    let unknown: Vec<_> = documented.difference(&table).collect();
+    assert!(
+        missing.is_empty(),
+        "facts missing from the README table: {missing:?}"
+    );
+    assert!(
+        unknown.is_empty(),
+        "README documents keys no code writes: {unknown:?}"
+    );
+}

@@ -1,0 +1,177 @@
+//! The one table of fact keys.
+//!
+//! Facts are what the scan learned about a file (or a root), as opposed to judgements: a tensor
+//! count, the pickle globals, the LFS oid a pointer names. They are written by the inspectors and
+//! the repository checks and read back by the SBOM, the repository checks and the policy, and they
+//! appear in the JSON report under `files[].facts` / `repository.roots[]`. Every key is declared
+//! once, in the `facts!` invocation below, so a writer and a reader cannot drift apart on a
+//! spelling: code names a [`Fact`], never a string (a test in `tests/architecture` refuses string
+//! keys), and the README's `facts` table lists exactly these names (a test checks it).
+
+use serde_json::{Map, Value};
+
+macro_rules! facts {
+    ($( $variant:ident = $name:literal, $doc:literal; )*) => {
+        /// A fact key. Its [`name`](Fact::name) is the key in the JSON report.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Fact {
+            $( #[doc = $doc] $variant, )*
+        }
+
+        impl Fact {
+            /// Every fact key, in declaration order.
+            pub const ALL: &[Fact] = &[ $( Fact::$variant, )* ];
+
+            /// The key as it appears in the JSON report.
+            pub const fn name(self) -> &'static str {
+                match self { $( Fact::$variant => $name, )* }
+            }
+
+            /// One line: what the fact holds.
+            pub const fn doc(self) -> &'static str {
+                match self { $( Fact::$variant => $doc, )* }
+            }
+
+            /// The key called `name`, if there is one.
+            pub fn from_name(name: &str) -> Option<Fact> {
+                match name { $( $name => Some(Fact::$variant), )* _ => None }
+            }
+        }
+    };
+}
+
+facts! {
+    // Any file.
+    SymlinkTarget = "symlink_target", "where a followed symlink points";
+    NotFollowed = "not_followed", "why a symlink was not followed (escapes-root, absolute, dangling, loop, directory, special)";
+    Special = "special", "what a special file is (fifo, socket, ...); it is never opened";
+    LfsCovered = "lfs_covered", "weights: whether a .gitattributes LFS rule covers the file";
+    HfRepo = "hf_repo", "Hugging Face cache: the repository id";
+    HfCommit = "hf_commit", "Hugging Face cache: the snapshot's commit";
+    HfPath = "hf_path", "Hugging Face cache: the path inside the repository";
+    HfBlob = "hf_blob", "Hugging Face cache: the blob the snapshot entry links to";
+    HfGitBlob = "hf_git_blob", "Hugging Face cache: the git blob id computed for a non-LFS blob";
+    Notes = "notes", "checks that could not be completed";
+    // Weights (safetensors, GGUF, numpy, archives).
+    Valid = "valid", "safetensors: whether every format rule held";
+    TensorCount = "tensor_count", "number of tensors";
+    Parameters = "parameters", "number of parameters (sum of tensor element counts)";
+    Dtypes = "dtypes", "count of tensors per dtype";
+    DataBytes = "data_bytes", "bytes of tensor data";
+    HeaderLen = "header_len", "safetensors: the header length N";
+    Metadata = "metadata", "safetensors: the __metadata__ map";
+    FirstTensor = "first_tensor", "safetensors: the tensor at the start of the buffer";
+    LastTensor = "last_tensor", "safetensors: the tensor at the end of the buffer";
+    ValuesChecked = "values_checked", "safetensors: whether tensor values were checked for NaN/Inf";
+    // Pickles, in any container.
+    PickleGlobals = "pickle_globals", "sorted module.name of every import";
+    PickleProtocol = "pickle_protocol", "protocol of the first pickle";
+    PickleCount = "pickle_count", "number of pickles read";
+    PickleTrailingOffset = "pickle_trailing_offset", "offset of non-pickle data after the last pickle";
+    PickleRawBytes = "pickle_raw_bytes", "joblib array bytes skipped inside pickles";
+    // Archives.
+    ArchiveLayout = "archive_layout", "pytorch, torchscript, keras, npz or zip";
+    ArchiveMembers = "archive_members", "number of members";
+    ArchiveMemberNames = "archive_member_names", "member names (the first 1000)";
+    ArchivePrefixBytes = "archive_prefix_bytes", "bytes before the first member";
+    ArchiveUnexpectedMembers = "archive_unexpected_members", "members a layout does not expect";
+    Compression = "compression", "compression of a compressed stream";
+    DecompressedBytes = "decompressed_bytes", "bytes after decompression";
+    // NumPy.
+    NpyDtype = "npy_dtype", "numpy: the array dtype";
+    NpyShape = "npy_shape", "numpy: the array shape";
+    NpyFortranOrder = "npy_fortran_order", "numpy: fortran_order";
+    NpyObjectDtype = "npy_object_dtype", "numpy: whether the dtype holds Python objects (a pickle)";
+    // LFS pointers.
+    LfsOid = "lfs_oid", "the content's SHA-256 a pointer names";
+    LfsSize = "lfs_size", "the content's size a pointer names";
+    LfsVersion = "lfs_version", "the pointer's version URL";
+    LfsMalformed = "lfs_malformed", "why a pointer-like file is not a valid pointer";
+    // Other weight formats.
+    Gguf = "gguf", "GGUF header facts (version, architecture, counts, tensor types, chat templates)";
+    Onnx = "onnx", "ONNX model facts (ir_version, opsets, producer, op types, custom domains)";
+    ExternalDataLocations = "external_data_locations", "ONNX: external data locations";
+    Hdf5 = "hdf5", "HDF5 facts (superblock, root attributes and members, keras config)";
+    Keras = "keras", "Keras config facts";
+    KerasMetadata = "keras_metadata", "Keras metadata.json facts";
+    Tflite = "tflite", "TFLite facts (version, operator codes, custom ops)";
+    Tf = "tf", "TensorFlow graph facts (op types, node and function counts)";
+    // Code and configs.
+    PythonSyntaxErrors = "python_syntax_errors", "Python: syntax errors met (scanning goes on)";
+    PythonTruncatedBy = "python_truncated_by", "Python: the limit that stopped the scan";
+    NotebookCellsScanned = "notebook_cells_scanned", "notebook: code cells scanned";
+    NotebookLanguage = "notebook_language", "notebook: kernel language";
+    NotebookError = "notebook_error", "notebook: why the JSON could not be read";
+    Card = "card", "model card facts (front matter, license, datasets, base_model, ...)";
+    Config = "config", "config.json facts (architectures, model_type, auto_map, ...)";
+    ConfigError = "config_error", "config.json: why it could not be read";
+    ConfigTargets = "config_targets", "Hydra-style _target_ names in a config";
+    ConfigUnchecked = "config_unchecked", "why a config's instantiation keys were not checked";
+    // Repository level (`repository.roots[]`).
+    Huggingface = "huggingface", "repository: the Hugging Face cache's identity and snapshots";
+    ModelDirs = "model_dirs", "repository: directories that hold a model";
+    Roots = "roots", "repository: each root's path, git and Hugging Face facts (multi-root scans)";
+}
+
+impl Fact {
+    /// The key as an owned map key.
+    pub fn key(self) -> String {
+        self.name().to_owned()
+    }
+}
+
+/// Typed access to a facts map (the JSON object stored in the report).
+pub trait FactMap {
+    /// The value of a fact, if recorded.
+    fn fact(&self, key: Fact) -> Option<&Value>;
+    /// Records a fact, replacing an earlier value.
+    fn set_fact(&mut self, key: Fact, value: impl Into<Value>);
+    /// Removes a fact, returning its value.
+    fn take_fact(&mut self, key: Fact) -> Option<Value>;
+}
+
+impl FactMap for Map<String, Value> {
+    fn fact(&self, key: Fact) -> Option<&Value> {
+        self.get(key.name())
+    }
+
+    fn set_fact(&mut self, key: Fact, value: impl Into<Value>) {
+        self.insert(key.key(), value.into());
+    }
+
+    fn take_fact(&mut self, key: Fact) -> Option<Value> {
+        self.remove(key.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_snake_case_and_round_trip() {
+        let mut seen = std::collections::BTreeSet::new();
+        for &f in Fact::ALL {
+            let n = f.name();
+            assert!(seen.insert(n), "duplicate fact name {n}");
+            assert!(
+                n.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'),
+                "{n} is not snake_case"
+            );
+            assert_eq!(Fact::from_name(n), Some(f));
+            assert!(!f.doc().is_empty());
+        }
+        assert_eq!(Fact::from_name("no_such_fact"), None);
+    }
+
+    #[test]
+    fn map_access_uses_the_name() {
+        let mut m = Map::new();
+        m.set_fact(Fact::TensorCount, 3);
+        assert_eq!(m.get("tensor_count"), Some(&Value::from(3)));
+        assert_eq!(m.fact(Fact::TensorCount), Some(&Value::from(3)));
+        assert_eq!(m.take_fact(Fact::TensorCount), Some(Value::from(3)));
+        assert!(m.is_empty());
+    }
+}
