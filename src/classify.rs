@@ -201,6 +201,82 @@ pub fn sniff(head: &[u8], size: u64) -> Format {
     Unknown
 }
 
+/// Content probes that need a parser's own sniffer. The inspector computes them (only for a file
+/// that [`sniff`] left as text or unknown, the only case where they matter) and passes them to
+/// [`route`], so the decision table stays here while the sniffers stay with their parsers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Probes {
+    /// A pickle stream by its opcodes (protocol 0/1 pickles have no magic).
+    pub pickle: bool,
+    /// A TensorFlow SavedModel protobuf (`08 01 12`).
+    pub tf_saved_model: bool,
+    /// An ONNX ModelProto (`ir_version` then another ModelProto field).
+    pub onnx: bool,
+    /// An lzma-alone stream (no reliable magic: only decided with a joblib/pickle name).
+    pub lzma: bool,
+    /// A joblib < 0.10 `ZF` container (header, then a zlib stream).
+    pub joblib_zf: bool,
+}
+
+/// Which inspector reads a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    /// The inspector of this format.
+    As(Format),
+    /// A joblib < 0.10 `ZF` container: skip its header, then inflate the zlib stream.
+    JoblibZf,
+}
+
+/// Decides which inspector reads a file, from the sniffed format, the name and the probes.
+///
+/// Content decides first ([`sniff`]); the name only routes what content left as text or
+/// unknown, and a strong signature is never overridden here. The name-based cases:
+/// - a `.safetensors` name sends text, unknown and empty content to the validator (unless it is
+///   a pickle), so the finding names the exact rule broken (ST001) instead of "unrecognised",
+///   and a 0-byte `.safetensors` is a broken file (`file-too-small`), not a silent placeholder;
+/// - `saved_model.pb` (or the SavedModel probe) is a SavedModel, `.onnx` (or the ONNX probe) is
+///   ONNX, any other `.pb` a frozen TensorFlow graph;
+/// - `.mlmodel` with a protobuf field-1 varint first byte is Core ML; `.msgpack` starting with a
+///   msgpack map is Flax weights (recognised, not parsed further);
+/// - an lzma-alone stream is only believed under `.joblib`, `.lzma` or `.pkl`.
+///
+/// Content-only cases follow: a joblib `ZF` container, then a pickle hiding under any name
+/// (`pickle.load` reads it all the same).
+pub fn route(rel: &str, head: &[u8], sniffed: Format, probes: &Probes) -> Route {
+    use Format::*;
+    let ext = extension(rel);
+    if matches!(sniffed, Unknown | Text | Empty) && ext == "safetensors" && !probes.pickle {
+        return Route::As(Safetensors);
+    }
+    if !matches!(sniffed, Unknown | Text) {
+        return Route::As(sniffed);
+    }
+    let unknown = sniffed == Unknown;
+    let msgpack_map = head
+        .first()
+        .is_some_and(|b| (0x80..=0x8f).contains(b) || *b == 0xde || *b == 0xdf);
+    let format = if basename(rel) == "saved_model.pb" || probes.tf_saved_model {
+        TfSavedmodel
+    } else if ext == "onnx" || probes.onnx {
+        Onnx
+    } else if ext == "pb" {
+        TfGraph
+    } else if unknown && ext == "mlmodel" && head.first() == Some(&0x08) {
+        Coreml
+    } else if unknown && ext == "msgpack" && msgpack_map {
+        Msgpack
+    } else if unknown && matches!(ext.as_str(), "joblib" | "lzma" | "pkl") && probes.lzma {
+        Lzma
+    } else if probes.joblib_zf {
+        return Route::JoblibZf;
+    } else if probes.pickle {
+        Pickle
+    } else {
+        sniffed
+    };
+    Route::As(format)
+}
+
 /// The legacy (pre-1.6) PyTorch format starts with a protocol-2 pickle of a long magic number.
 pub fn is_legacy_torch(head: &[u8]) -> bool {
     // \x80\x02 PROTO 2, \x8a\x0a LONG1 of 10 bytes, then 0x1950a86a20f9469cfc6c little-endian.
@@ -474,6 +550,103 @@ mod tests {
             !claimed_format("data.tar")
                 .unwrap()
                 .contains(&Format::PytorchZip)
+        );
+    }
+
+    #[test]
+    fn route_lets_names_decide_only_what_content_left_open() {
+        let none = Probes::default();
+        let r = |rel, head: &[u8], sniffed, p: &Probes| route(rel, head, sniffed, p);
+        // The safetensors name sends broken and empty content to the validator...
+        assert_eq!(
+            r("m.safetensors", b"hello", Format::Text, &none),
+            Route::As(Format::Safetensors)
+        );
+        assert_eq!(
+            r("m.safetensors", b"", Format::Empty, &none),
+            Route::As(Format::Safetensors)
+        );
+        // ...but not a pickle, and never overrides a strong signature.
+        let pickle = Probes {
+            pickle: true,
+            ..Probes::default()
+        };
+        assert_eq!(
+            r("m.safetensors", b"(", Format::Text, &pickle),
+            Route::As(Format::Pickle)
+        );
+        assert_eq!(
+            r("m.safetensors", b"PK", Format::Zip, &none),
+            Route::As(Format::Zip)
+        );
+        assert_eq!(
+            r("m.onnx", b"GGUF", Format::Gguf, &none),
+            Route::As(Format::Gguf)
+        );
+        // TensorFlow and ONNX protobufs.
+        assert_eq!(
+            r("a/saved_model.pb", b"x", Format::Unknown, &none),
+            Route::As(Format::TfSavedmodel)
+        );
+        let saved = Probes {
+            tf_saved_model: true,
+            ..Probes::default()
+        };
+        assert_eq!(
+            r("x.bin", b"x", Format::Unknown, &saved),
+            Route::As(Format::TfSavedmodel)
+        );
+        assert_eq!(
+            r("m.onnx", b"x", Format::Text, &none),
+            Route::As(Format::Onnx)
+        );
+        assert_eq!(
+            r("graph.pb", b"x", Format::Unknown, &none),
+            Route::As(Format::TfGraph)
+        );
+        // Core ML and msgpack need both the name and a plausible first byte, and binary content.
+        assert_eq!(
+            r("m.mlmodel", b"\x08\x04", Format::Unknown, &none),
+            Route::As(Format::Coreml)
+        );
+        assert_eq!(
+            r("m.mlmodel", b"\x09", Format::Unknown, &none),
+            Route::As(Format::Unknown)
+        );
+        assert_eq!(
+            r("m.msgpack", b"\x82", Format::Unknown, &none),
+            Route::As(Format::Msgpack)
+        );
+        assert_eq!(
+            r("m.msgpack", b"\x82", Format::Text, &none),
+            Route::As(Format::Text)
+        );
+        // lzma-alone is believed only under a joblib/pickle name.
+        let lzma = Probes {
+            lzma: true,
+            ..Probes::default()
+        };
+        assert_eq!(
+            r("m.joblib", b"]", Format::Unknown, &lzma),
+            Route::As(Format::Lzma)
+        );
+        assert_eq!(
+            r("m.dat", b"]", Format::Unknown, &lzma),
+            Route::As(Format::Unknown)
+        );
+        // Content-only probes apply under any name.
+        let zf = Probes {
+            joblib_zf: true,
+            ..Probes::default()
+        };
+        assert_eq!(r("notes.txt", b"ZF0x", Format::Text, &zf), Route::JoblibZf);
+        assert_eq!(
+            r("notes.txt", b"(", Format::Text, &pickle),
+            Route::As(Format::Pickle)
+        );
+        assert_eq!(
+            r("notes.txt", b"hi", Format::Text, &none),
+            Route::As(Format::Text)
         );
     }
 }

@@ -6,6 +6,7 @@
 //! Hugging Face cache blobs against their names (PRV004), and git state (PRV*).
 
 use crate::model::facts::{Fact, FactMap};
+use crate::model::problem::ProblemKind;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value, json};
@@ -93,19 +94,19 @@ pub fn check_shards(
                 format!(
                     "{}:{}:{}",
                     v.code,
-                    v.shard.as_deref().unwrap_or(""),
-                    v.tensor.as_deref().unwrap_or("")
+                    v.detail("shard").unwrap_or(""),
+                    v.detail("tensor").unwrap_or("")
                 ),
                 v.message.clone(),
             )
             .with("violation", v.code);
-            if let Some(s) = &v.shard {
-                d = d.with("shard", s.as_str());
+            if let Some(s) = v.detail("shard") {
+                d = d.with("shard", s);
             }
-            if let Some(t) = &v.tensor {
-                d = d.with("tensor", t.as_str());
+            if let Some(t) = v.detail("tensor") {
+                d = d.with("tensor", t);
             }
-            if v.warning {
+            if v.kind == ProblemKind::Note {
                 d = d
                     .severity(crate::model::finding::Severity::Low)
                     .with("warning", true);

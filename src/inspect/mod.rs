@@ -30,6 +30,7 @@ pub mod zip;
 mod limit_tests;
 
 use crate::model::facts::{Fact, FactMap};
+use crate::model::problem::ProblemKind;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::io::{self, BufRead};
@@ -349,18 +350,35 @@ fn dispatch(
     sniffed: Format,
     size: u64,
 ) -> io::Result<Format> {
-    let _ = head;
-    // A `.safetensors` file that does not even start like one still goes through the validator,
-    // so the finding names the exact rule broken (ST001) instead of "unrecognised".
-    // An empty one too: a 0-byte `.safetensors` is a broken file (`file-too-small`), not a
-    // placeholder that passes silently.
-    let sniffed = if matches!(sniffed, Format::Unknown | Format::Text | Format::Empty)
-        && classify::extension(ctx.rel) == "safetensors"
-        && !pickle::looks_like_pickle(head)
-    {
-        Format::Safetensors
+    // Name-based routing is decided in classification; the probes it needs are the parsers'
+    // own sniffers, run only where content alone left the format open.
+    let probes = if matches!(sniffed, Format::Unknown | Format::Text | Format::Empty) {
+        classify::Probes {
+            pickle: pickle::looks_like_pickle(head),
+            tf_saved_model: tf::is_saved_model(head),
+            onnx: onnx::is_onnx(head),
+            lzma: compress::sniff(head) == Some(compress::Compression::Lzma),
+            joblib_zf: is_joblib_zfile(head),
+        }
     } else {
-        sniffed
+        classify::Probes::default()
+    };
+    let sniffed = match classify::route(ctx.rel, head, sniffed, &probes) {
+        classify::Route::As(format) => format,
+        classify::Route::JoblibZf => {
+            // joblib < 0.10 (and `sklearn.externals.joblib` of that era) wrote compressed dumps
+            // as `ZF`, the pickle's length in hex padded to 19 bytes, then a zlib stream. Left
+            // unknown, the pickle inside would escape analysis (issue 15, cause 6).
+            r.consume(JOBLIB_ZF_HEADER);
+            return archive::inspect_compressed(
+                ctx,
+                r,
+                compress::Compression::Zlib,
+                Format::Zlib,
+                None,
+                0,
+            );
+        }
     };
     Ok(match sniffed {
         Format::Safetensors => {
@@ -395,34 +413,12 @@ fn dispatch(
         }
         Format::Hdf5 => formats::inspect_hdf5(ctx, size)?,
         Format::Tflite => formats::inspect_tflite(ctx, size)?,
-        Format::Unknown | Format::Text
-            if classify::basename(ctx.rel) == "saved_model.pb" || tf::is_saved_model(head) =>
-        {
-            formats::inspect_tf(ctx, r, size, true)
-        }
-        Format::Unknown | Format::Text
-            if classify::extension(ctx.rel) == "onnx" || onnx::is_onnx(head) =>
-        {
-            formats::inspect_onnx(ctx, r, size)
-        }
-        Format::Unknown | Format::Text if classify::extension(ctx.rel) == "pb" => {
-            formats::inspect_tf(ctx, r, size, false)
-        }
+        Format::TfSavedmodel => formats::inspect_tf(ctx, r, size, true),
+        Format::Onnx => formats::inspect_onnx(ctx, r, size),
+        Format::TfGraph => formats::inspect_tf(ctx, r, size, false),
         // Recognised as weights by name and a plausible first byte, not parsed further: Core ML
         // specs are protobuf (field 1, version), Flax checkpoints are a msgpack map.
-        Format::Unknown
-            if classify::extension(ctx.rel) == "mlmodel" && head.first() == Some(&0x08) =>
-        {
-            Format::Coreml
-        }
-        Format::Unknown
-            if classify::extension(ctx.rel) == "msgpack"
-                && head
-                    .first()
-                    .is_some_and(|b| (0x80..=0x8f).contains(b) || *b == 0xde || *b == 0xdf) =>
-        {
-            Format::Msgpack
-        }
+        Format::Coreml | Format::Msgpack => sniffed,
         Format::Tar => archive::inspect_tar(ctx, r, None, 0),
         Format::Numpy => {
             archive::inspect_npy(ctx, r, None, Some(size))?;
@@ -432,25 +428,8 @@ fn dispatch(
             Some(kind) => archive::inspect_compressed(ctx, r, kind, sniffed, None, 0)?,
             None => sniffed,
         },
-        Format::Unknown
-            if matches!(
-                classify::extension(ctx.rel).as_str(),
-                "joblib" | "lzma" | "pkl"
-            ) && compress::sniff(head) == Some(compress::Compression::Lzma) =>
-        {
+        Format::Lzma => {
             archive::inspect_compressed(ctx, r, compress::Compression::Lzma, Format::Lzma, None, 0)?
-        }
-        Format::Text | Format::Unknown if is_joblib_zfile(head) => {
-            // joblib < 0.10 (and `sklearn.externals.joblib` of that era) wrote compressed dumps
-            // as `ZF`, the pickle's length in hex padded to 19 bytes, then a zlib stream. Left
-            // unknown, the pickle inside would escape analysis (issue 15, cause 6).
-            r.consume(JOBLIB_ZF_HEADER);
-            archive::inspect_compressed(ctx, r, compress::Compression::Zlib, Format::Zlib, None, 0)?
-        }
-        Format::Text | Format::Unknown if pickle::looks_like_pickle(head) => {
-            // A protocol 0/1 pickle hiding under any name: pickle.load reads it all the same.
-            inspect_pickle_stream(ctx, r, None)?;
-            pickle_format(ctx.rel, Format::Pickle)
         }
         Format::Text => {
             let format = classify::text_format(ctx.rel);
@@ -666,11 +645,11 @@ fn record_pickle(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) 
             format!("{prefix}{}", err.code),
             format!(
                 "pickle stream{within} cannot be fully parsed at byte {}: {} ({} import(s) found before it)",
-                err.offset,
+                err.offset.unwrap_or(0),
                 err.message,
                 a.imports.len()
             ),
-            at(err.offset),
+            at(err.offset.unwrap_or(0)),
         );
         d.evidence.insert("problem".into(), json!(err.code));
         // Limit stops stay PKL004 (the stream was not read to its end) and name the limit.
@@ -798,14 +777,14 @@ fn inspect_lfs_pointer(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<()>
             d.evidence.insert("size".into(), json!(p.size));
         }
         Err(e) => {
-            ctx.fact(Fact::LfsMalformed, e.problem);
+            ctx.fact(Fact::LfsMalformed, e.code);
             let d = ctx.detect(
                 RuleId::LfsPointer,
                 "malformed",
                 format!("malformed git lfs pointer: {}", e.message),
                 Location::default(),
             );
-            d.evidence.insert("problem".into(), json!(e.problem));
+            d.evidence.insert("problem".into(), json!(e.code));
         }
     }
     Ok(())
@@ -817,10 +796,10 @@ fn inspect_safetensors(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> io:
     let header = match safetensors::read_header(&mut &mut *r, size, &limits) {
         Ok(h) => h,
         Err(safetensors::HeaderError::Io(e)) => return Err(e),
-        Err(safetensors::HeaderError::Invalid(v)) if safetensors_limit(v.code).is_some() => {
+        Err(safetensors::HeaderError::Invalid(v)) if v.kind == ProblemKind::LimitExceeded => {
             // A resource limit, not a rule of the format: the file may be valid.
             let name = safetensors_limit(v.code).unwrap_or_default();
-            let key = match &v.tensor {
+            let key = match v.detail("tensor") {
                 Some(t) => format!("{name}:{t}"),
                 None => name.to_string(),
             };
@@ -829,21 +808,21 @@ fn inspect_safetensors(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> io:
             let message = format!("{}; {}; not validated", v.message, raise_hint(name));
             let d = ctx.detect(RuleId::LimitExceeded, key, message, loc);
             d.evidence.insert("problem".into(), json!(v.code));
-            if let Some(t) = &v.tensor {
+            if let Some(t) = v.detail("tensor") {
                 d.evidence.insert("tensor".into(), json!(t));
             }
             name_limit(d, cfg, name);
             return Ok(());
         }
         Err(safetensors::HeaderError::Invalid(v)) => {
-            let key = match &v.tensor {
+            let key = match v.detail("tensor") {
                 Some(t) => format!("{}:{t}", v.code),
                 None => v.code.to_string(),
             };
             let loc = v.offset.map(Location::offset).unwrap_or_default();
             let d = ctx.detect(RuleId::SafetensorsInvalid, key, v.message.clone(), loc);
             d.evidence.insert("violation".into(), json!(v.code));
-            if let Some(t) = &v.tensor {
+            if let Some(t) = v.detail("tensor") {
                 d.evidence.insert("tensor".into(), json!(t));
             }
             ctx.fact(Fact::Valid, false);

@@ -5,6 +5,7 @@
 //! Parsing lives in `crate::provenance`; this module turns its items into facts and detections.
 
 use crate::model::facts::Fact;
+use crate::model::problem::ProblemKind;
 use std::io::{self, BufRead};
 
 use serde_json::{Value, json};
@@ -212,7 +213,7 @@ pub fn inspect_notebook(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<()
                 ctx.fact(Fact::NotebookLanguage, l.as_str());
             }
         }
-        Err(e) => ctx.fact(Fact::NotebookError, e.to_string()),
+        Err(e) => ctx.fact(Fact::NotebookError, e.message),
     }
     Ok(())
 }
@@ -277,8 +278,8 @@ pub fn inspect_config(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<()> 
             Fact::Config,
             serde_json::to_value(&facts).unwrap_or(Value::Null),
         ),
-        Err(automap::Problem::TooLarge { .. }) => config_over_limit(ctx, limit),
-        Err(e) => ctx.fact(Fact::ConfigError, e.to_string()),
+        Err(p) if p.kind == ProblemKind::LimitExceeded => config_over_limit(ctx, limit),
+        Err(e) => ctx.fact(Fact::ConfigError, e.message),
     }
     Ok(())
 }

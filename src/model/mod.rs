@@ -10,5 +10,6 @@ pub mod facts;
 pub mod finding;
 pub mod format;
 pub mod limits;
+pub mod problem;
 pub mod report;
 pub mod rules;

@@ -9,11 +9,11 @@
 //! (`repo--module.Class`, split once on `--` and once on `.`); anything else is reported as
 //! malformed rather than guessed at.
 
+use crate::model::problem::Problem;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 use serde_json::Value;
-use thiserror::Error;
 
 /// Caps on the work done for one config file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,51 +95,12 @@ pub const HYPERPARAMETERS: &[&str] = &[
     "vocab_size",
 ];
 
-/// Why a config file could not be read.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum Problem {
-    /// Larger than `max_json_bytes`.
-    #[error("config is {bytes} bytes, over the limit of {limit}")]
-    TooLarge {
-        /// Size of the file.
-        bytes: usize,
-        /// The limit.
-        limit: usize,
-    },
-    /// Not JSON.
-    #[error("invalid json at line {line} column {column}: {message}")]
-    InvalidJson {
-        /// 1-based line.
-        line: usize,
-        /// 1-based column.
-        column: usize,
-        /// serde_json's message.
-        message: String,
-    },
-    /// The top level is not an object.
-    #[error("config top level is {found}, not an object")]
-    NotAnObject {
-        /// The JSON type found.
-        found: &'static str,
-    },
-    /// `auto_map` is present but not an object.
-    #[error("\"auto_map\" is {found}, not an object")]
-    AutoMapNotObject {
-        /// The JSON type found.
-        found: &'static str,
-    },
-}
+// Why a config file could not be read is a [`Problem`] with code `too-large` (a
+// [`LimitExceeded`](crate::model::problem::ProblemKind::LimitExceeded), evidence `bytes`, `limit`), `invalid-json` (evidence `line`,
+// `column`), `not-an-object` or `auto-map-not-object` (evidence `found`).
 
-impl Problem {
-    /// Stable sub-code: `too-large`, `invalid-json`, `not-an-object` or `auto-map-not-object`.
-    pub fn code(&self) -> &'static str {
-        match self {
-            Self::TooLarge { .. } => "too-large",
-            Self::InvalidJson { .. } => "invalid-json",
-            Self::NotAnObject { .. } => "not-an-object",
-            Self::AutoMapNotObject { .. } => "auto-map-not-object",
-        }
-    }
+fn not_an_object(code: &'static str, what: &str, found: &'static str) -> Problem {
+    Problem::malformed(code, format!("{what} is {found}, not an object")).with("found", found)
 }
 
 fn type_name(value: &Value) -> &'static str {
@@ -155,21 +116,36 @@ fn type_name(value: &Value) -> &'static str {
 
 fn parse_object(json: &[u8], limits: &Limits) -> Result<serde_json::Map<String, Value>, Problem> {
     if json.len() > limits.max_json_bytes {
-        return Err(Problem::TooLarge {
-            bytes: json.len(),
-            limit: limits.max_json_bytes,
-        });
+        return Err(Problem::limit(
+            "too-large",
+            format!(
+                "config is {} bytes, over the limit of {}",
+                json.len(),
+                limits.max_json_bytes
+            ),
+        )
+        .with("bytes", json.len().to_string())
+        .with("limit", limits.max_json_bytes.to_string()));
     }
-    let value: Value = serde_json::from_slice(json).map_err(|e| Problem::InvalidJson {
-        line: e.line(),
-        column: e.column(),
-        message: e.to_string(),
+    let value: Value = serde_json::from_slice(json).map_err(|e| {
+        Problem::malformed(
+            "invalid-json",
+            format!(
+                "invalid json at line {} column {}: {e}",
+                e.line(),
+                e.column()
+            ),
+        )
+        .with("line", e.line().to_string())
+        .with("column", e.column().to_string())
     })?;
     match value {
         Value::Object(map) => Ok(map),
-        other => Err(Problem::NotAnObject {
-            found: type_name(&other),
-        }),
+        other => Err(not_an_object(
+            "not-an-object",
+            "config top level",
+            type_name(&other),
+        )),
     }
 }
 
@@ -288,9 +264,11 @@ fn entries(
             *truncated |= auto_map.len() > limits.max_entries;
         }
         Some(other) => {
-            return Err(Problem::AutoMapNotObject {
-                found: type_name(other),
-            });
+            return Err(not_an_object(
+                "auto-map-not-object",
+                "\"auto_map\"",
+                type_name(other),
+            ));
         }
     }
     // Custom pipelines are loaded under trust_remote_code the same way.
@@ -375,6 +353,7 @@ fn entry(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::problem::ProblemKind;
 
     fn parse(json: &str) -> Result<Vec<AutoMapEntry>, Problem> {
         parse_auto_map(json.as_bytes(), &Limits::default())
@@ -494,25 +473,25 @@ mod tests {
     #[test]
     fn rejects_invalid_json() {
         let err = parse("{\n\"auto_map\": }");
-        assert!(
-            matches!(err, Err(Problem::InvalidJson { line: 2, .. })),
-            "{err:?}"
-        );
+        let err = err.unwrap_err();
+        assert_eq!((err.code, err.detail("line")), ("invalid-json", Some("2")));
     }
 
     #[test]
     fn rejects_non_object_config() {
+        let err = parse("[1]").unwrap_err();
         assert_eq!(
-            parse("[1]"),
-            Err(Problem::NotAnObject { found: "an array" })
+            (err.code, err.detail("found")),
+            ("not-an-object", Some("an array"))
         );
     }
 
     #[test]
     fn rejects_auto_map_that_is_not_an_object() {
         let err = parse(r#"{"auto_map": ["modeling.X"]}"#);
-        assert_eq!(err, Err(Problem::AutoMapNotObject { found: "an array" }));
-        assert_eq!(err.err().map(|e| e.code()), Some("auto-map-not-object"));
+        let err = err.unwrap_err();
+        assert_eq!(err.detail("found"), Some("an array"));
+        assert_eq!(err.code, "auto-map-not-object");
     }
 
     #[test]
@@ -521,10 +500,12 @@ mod tests {
             max_json_bytes: 2,
             ..Limits::default()
         };
-        assert!(matches!(
-            parse_auto_map(b"{ }", &limits),
-            Err(Problem::TooLarge { bytes: 3, limit: 2 })
-        ));
+        let err = parse_auto_map(b"{ }", &limits).unwrap_err();
+        assert_eq!(err.kind, ProblemKind::LimitExceeded);
+        assert_eq!(
+            (err.code, err.detail("bytes"), err.detail("limit")),
+            ("too-large", Some("3"), Some("2"))
+        );
     }
 
     #[test]

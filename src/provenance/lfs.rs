@@ -11,6 +11,7 @@
 //! covered by a `filter=lfs` rule but committed as a full blob (or the reverse) can be reported.
 //! Only the `filter` attribute is interpreted; everything is parsed from bytes, nothing is run.
 
+use crate::model::problem::Problem;
 use globset::{GlobBuilder, GlobMatcher};
 use serde::Serialize;
 
@@ -23,11 +24,6 @@ pub const SPEC_V1_HAWSER: &str = "https://hawser.github.com/spec/v1";
 const POINTER_MAGIC: &[u8] = b"version https://git-lfs";
 /// The legacy prefix, also recognised as a pointer attempt.
 const POINTER_MAGIC_HAWSER: &[u8] = b"version https://hawser";
-
-/// Sub-code for any broken pointer; the lead maps it to a finding, `problem` says what broke.
-pub const CODE_MALFORMED: &str = "lfs-malformed";
-/// Sub-code for bytes that do not start like a pointer at all.
-pub const CODE_NOT_POINTER: &str = "lfs-not-pointer";
 
 /// Bounds for the parsers of this module.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,29 +81,18 @@ pub struct PointerExtension {
     pub oid: String,
 }
 
-/// Why bytes are not a valid pointer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
-#[error("{code} ({problem}): {message}")]
-pub struct PointerError {
-    /// [`CODE_MALFORMED`] when the bytes start like a pointer, else [`CODE_NOT_POINTER`].
-    pub code: &'static str,
-    /// Which rule broke, kebab-case: `too-large`, `not-utf8`, `carriage-return`,
-    /// `missing-final-newline`, `empty-line`, `bad-line`, `bad-key`, `unknown-version`,
-    /// `missing-version`, `missing-oid`, `missing-size`, `duplicate-key`, `keys-not-sorted`,
-    /// `unknown-key`, `bad-oid-method`, `bad-oid-length`, `bad-oid-hex`, `bad-size`,
-    /// `too-many-extensions`, `not-a-pointer`.
-    pub problem: &'static str,
-    /// Lowercase, precise description with the offending data.
-    pub message: String,
+/// A broken pointer is a [`Malformed`](crate::model::problem::ProblemKind::Malformed) problem whose `code` says which rule broke,
+/// kebab-case: `too-large`, `not-utf8`, `carriage-return`, `missing-final-newline`, `empty-line`,
+/// `bad-line`, `bad-key`, `unknown-version`, `missing-version`, `missing-oid`, `missing-size`,
+/// `duplicate-key`, `keys-not-sorted`, `unknown-key`, `bad-oid-method`, `bad-oid-length`,
+/// `bad-oid-hex`, `bad-size`, `too-many-extensions`. Bytes that do not start like a pointer at
+/// all are a [`Note`](crate::model::problem::ProblemKind::Note) with code [`NOT_A_POINTER`].
+fn malformed(code: &'static str, message: String) -> Problem {
+    Problem::malformed(code, message)
 }
 
-fn malformed(problem: &'static str, message: String) -> PointerError {
-    PointerError {
-        code: CODE_MALFORMED,
-        problem,
-        message,
-    }
-}
+/// The code of the problem for bytes that do not start like a pointer.
+pub const NOT_A_POINTER: &str = "not-a-pointer";
 
 /// Does this head of a file look like an attempt at an LFS pointer?
 ///
@@ -118,18 +103,17 @@ pub fn looks_like_pointer(head: &[u8]) -> bool {
 }
 
 /// Parse a whole file as a v1 pointer with the default [`Limits`].
-pub fn parse_pointer(bytes: &[u8]) -> Result<Pointer, PointerError> {
+pub fn parse_pointer(bytes: &[u8]) -> Result<Pointer, Problem> {
     parse_pointer_with(bytes, &Limits::default())
 }
 
 /// Parse a whole file as a v1 pointer, strictly: anything the spec forbids is an error.
-pub fn parse_pointer_with(bytes: &[u8], limits: &Limits) -> Result<Pointer, PointerError> {
+pub fn parse_pointer_with(bytes: &[u8], limits: &Limits) -> Result<Pointer, Problem> {
     if !looks_like_pointer(bytes) {
-        return Err(PointerError {
-            code: CODE_NOT_POINTER,
-            problem: "not-a-pointer",
-            message: "file does not start with `version https://git-lfs`".to_owned(),
-        });
+        return Err(Problem::note(
+            NOT_A_POINTER,
+            "file does not start with `version https://git-lfs`",
+        ));
     }
     if bytes.len() > limits.max_pointer_bytes {
         return Err(malformed(
@@ -285,7 +269,7 @@ fn is_extension_key(key: &str) -> bool {
         && chars.next().is_some()
 }
 
-fn check_oid(value: &str, line_no: usize) -> Result<(), PointerError> {
+fn check_oid(value: &str, line_no: usize) -> Result<(), Problem> {
     let Some(hex) = value.strip_prefix("sha256:") else {
         return Err(malformed(
             "bad-oid-method",
@@ -315,7 +299,7 @@ fn check_oid(value: &str, line_no: usize) -> Result<(), PointerError> {
     Ok(())
 }
 
-fn parse_size(value: &str, line_no: usize) -> Result<u64, PointerError> {
+fn parse_size(value: &str, line_no: usize) -> Result<u64, Problem> {
     let bad = || {
         malformed(
             "bad-size",
@@ -565,6 +549,7 @@ fn depth(dir: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::problem::ProblemKind;
 
     const OID: &str = "4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393";
 
@@ -575,8 +560,8 @@ mod tests {
     fn problem(bytes: &[u8]) -> &'static str {
         match parse_pointer(bytes) {
             Err(e) => {
-                assert_eq!(e.code, CODE_MALFORMED, "{e}");
-                e.problem
+                assert_eq!(e.kind, ProblemKind::Malformed, "{e}");
+                e.code
             }
             Ok(p) => panic!("parsed {p:?}"),
         }
@@ -624,8 +609,8 @@ mod tests {
     #[test]
     fn rejects_non_pointer_with_not_pointer_code() {
         let e = parse_pointer(b"hello world\n").unwrap_err();
-        assert_eq!(e.code, CODE_NOT_POINTER);
-        assert_eq!(e.problem, "not-a-pointer");
+        assert_eq!(e.kind, ProblemKind::Note);
+        assert_eq!(e.code, NOT_A_POINTER);
     }
 
     #[test]
@@ -763,7 +748,7 @@ mod tests {
             ..Limits::default()
         };
         let e = parse_pointer_with(text.as_bytes(), &limits).unwrap_err();
-        assert_eq!(e.problem, "too-many-extensions");
+        assert_eq!(e.code, "too-many-extensions");
     }
 
     proptest::proptest! {

@@ -9,11 +9,11 @@
 //! within a cell stay true. Positions are reported as a cell index plus the line and column
 //! within that cell's source; a line number in the `.ipynb` JSON itself is not computed.
 
+use crate::model::problem::Problem;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::Value;
-use thiserror::Error;
 
 use super::code::{self, Bindings, CodeItem};
 
@@ -72,63 +72,46 @@ pub struct NotebookItem {
     pub item: CodeItem,
 }
 
-/// Why a notebook could not be scanned at all.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum NotebookError {
-    /// Larger than `max_notebook_bytes`.
-    #[error("notebook is {bytes} bytes, over the limit of {limit}")]
-    TooLarge {
-        /// Size of the notebook.
-        bytes: usize,
-        /// The limit.
-        limit: usize,
-    },
-    /// Not JSON (or nested deeper than serde_json's recursion limit of 128).
-    #[error("invalid notebook json at line {line} column {column}: {message}")]
-    InvalidJson {
-        /// 1-based line.
-        line: usize,
-        /// 1-based column.
-        column: usize,
-        /// serde_json's message.
-        message: String,
-    },
-    /// JSON without a top-level `cells` array (nbformat 4).
-    #[error("json has no top-level \"cells\" array (nbformat 4)")]
-    NotANotebook,
-}
-
-impl NotebookError {
-    /// Stable sub-code: `too-large`, `invalid-json` or `not-a-notebook`.
-    pub fn code(&self) -> &'static str {
-        match self {
-            Self::TooLarge { .. } => "too-large",
-            Self::InvalidJson { .. } => "invalid-json",
-            Self::NotANotebook => "not-a-notebook",
-        }
-    }
-}
+// Why a notebook could not be scanned at all is a [`Problem`] with code `too-large` (a
+// limit; evidence `bytes`, `limit`), `invalid-json` (evidence `line`, `column`; also JSON nested
+// deeper than serde_json's recursion limit of 128) or `not-a-notebook` (no top-level `cells`
+// array, nbformat 4).
 
 /// Cell magics whose body is still Python.
 const PYTHON_CELL_MAGICS: &[&str] = &["time", "timeit", "capture", "prun", "debug"];
 
 /// Scans a `.ipynb` file's code cells.
-pub fn scan_notebook(json: &[u8], limits: &Limits) -> Result<NotebookReport, NotebookError> {
+pub fn scan_notebook(json: &[u8], limits: &Limits) -> Result<NotebookReport, Problem> {
     if json.len() > limits.max_notebook_bytes {
-        return Err(NotebookError::TooLarge {
-            bytes: json.len(),
-            limit: limits.max_notebook_bytes,
-        });
+        return Err(Problem::limit(
+            "too-large",
+            format!(
+                "notebook is {} bytes, over the limit of {}",
+                json.len(),
+                limits.max_notebook_bytes
+            ),
+        )
+        .with("bytes", json.len().to_string())
+        .with("limit", limits.max_notebook_bytes.to_string()));
     }
-    let doc: Value = serde_json::from_slice(json).map_err(|e| NotebookError::InvalidJson {
-        line: e.line(),
-        column: e.column(),
-        message: e.to_string(),
+    let doc: Value = serde_json::from_slice(json).map_err(|e| {
+        Problem::malformed(
+            "invalid-json",
+            format!(
+                "invalid notebook json at line {} column {}: {e}",
+                e.line(),
+                e.column()
+            ),
+        )
+        .with("line", e.line().to_string())
+        .with("column", e.column().to_string())
     })?;
-    let cells = doc
-        .get("cells")
-        .and_then(Value::as_array)
-        .ok_or(NotebookError::NotANotebook)?;
+    let cells = doc.get("cells").and_then(Value::as_array).ok_or_else(|| {
+        Problem::malformed(
+            "not-a-notebook",
+            "json has no top-level \"cells\" array (nbformat 4)",
+        )
+    })?;
     let mut report = NotebookReport {
         language: kernel_language(&doc),
         ..NotebookReport::default()
@@ -375,17 +358,15 @@ mod tests {
     #[test]
     fn rejects_invalid_json() {
         let err = scan_notebook(b"{\n  \"cells\": [,]\n}", &Limits::default());
-        assert!(
-            matches!(err, Err(NotebookError::InvalidJson { line: 2, .. })),
-            "{err:?}"
-        );
-        assert_eq!(err.err().map(|e| e.code()), Some("invalid-json"));
+        let err = err.unwrap_err();
+        assert_eq!(err.detail("line"), Some("2"), "{err:?}");
+        assert_eq!(err.code, "invalid-json");
     }
 
     #[test]
     fn rejects_json_without_cells() {
         let err = scan_notebook(br#"{"worksheets": []}"#, &Limits::default());
-        assert!(matches!(err, Err(NotebookError::NotANotebook)));
+        assert_eq!(err.unwrap_err().code, "not-a-notebook");
     }
 
     #[test]
@@ -395,13 +376,11 @@ mod tests {
             ..Limits::default()
         };
         let err = scan_notebook(br#"{"cells": []}"#, &limits);
-        assert!(matches!(
-            err,
-            Err(NotebookError::TooLarge {
-                bytes: 13,
-                limit: 10
-            })
-        ));
+        let err = err.unwrap_err();
+        assert_eq!(
+            (err.code, err.detail("bytes"), err.detail("limit")),
+            ("too-large", Some("13"), Some("10"))
+        );
     }
 
     #[test]

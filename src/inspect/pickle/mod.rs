@@ -13,7 +13,7 @@ mod dis;
 mod machine;
 pub mod ops;
 
-use std::fmt;
+use crate::model::problem::{Problem, ProblemKind};
 use std::io::BufRead;
 
 pub use dis::disassemble;
@@ -149,35 +149,25 @@ pub struct Trailing {
     pub offset: u64,
 }
 
-/// Why parsing stopped early.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Malformed {
-    /// Offset of the opcode (or byte) at fault.
-    pub offset: u64,
-    /// Stable kebab-case sub-code: `truncated`, `unknown-opcode`, `stack-underflow`,
-    /// `mark-missing`, `memo-missing`, `odd-items`, `bad-argument`, `unsupported-protocol`,
-    /// `joblib-array-unsized`, `io`, or a `limit-*` code (`limit-opcodes`, `limit-memo`,
-    /// `limit-stack`, `limit-marks`, `limit-string`, `limit-line`, `limit-pickles`,
-    /// `limit-imports`).
-    pub code: &'static str,
-    /// Lowercase message with the data.
-    pub message: String,
-}
+/// Why parsing stopped early: the crate's one [`Problem`] type, always with an `offset` (the
+/// opcode or byte at fault). Codes: `truncated`, `unknown-opcode`, `stack-underflow`,
+/// `mark-missing`, `memo-missing`, `odd-items`, `bad-argument`, `unsupported-protocol`,
+/// `joblib-array-unsized` ([`ProblemKind::Malformed`]), `io` ([`ProblemKind::Note`]: the reader
+/// failed, not the file), or a `limit-*` code (`limit-opcodes`, `limit-memo`, `limit-stack`,
+/// `limit-marks`, `limit-string`, `limit-line`, `limit-pickles`, `limit-imports`:
+/// [`ProblemKind::LimitExceeded`]).
+pub type Malformed = Problem;
 
-impl Malformed {
-    pub(crate) fn new(offset: u64, code: &'static str, message: String) -> Self {
-        Malformed {
-            offset,
-            code,
-            message,
-        }
-    }
-}
-
-impl fmt::Display for Malformed {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.code, self.message)
-    }
+/// The problem `code` at `offset`, its kind decided by the code.
+pub(crate) fn malformed(offset: u64, code: &'static str, message: String) -> Problem {
+    let kind = if code.starts_with("limit-") {
+        ProblemKind::LimitExceeded
+    } else if code == "io" {
+        ProblemKind::Note
+    } else {
+        ProblemKind::Malformed
+    };
+    Problem::new(kind, code, message, Some(offset))
 }
 
 /// Everything learned from one stream.
@@ -207,7 +197,7 @@ pub fn analyze<R: BufRead>(r: &mut R, limits: &Limits) -> Analysis {
     let mut budget = limits.max_opcodes;
     loop {
         if out.pickles.len() >= limits.max_pickles {
-            out.error = Some(Malformed::new(
+            out.error = Some(malformed(
                 src.pos,
                 "limit-pickles",
                 format!(

@@ -6,7 +6,7 @@
 use std::fmt;
 use std::io::{self, BufRead};
 
-use super::{Limits, Malformed};
+use super::{Limits, Malformed, malformed};
 
 /// How an opcode's argument is encoded (pickletools' `ArgumentDescriptor` names).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -245,11 +245,11 @@ impl<'a, R: BufRead> Source<'a, R> {
     }
 
     fn io_error(pos: u64, e: &io::Error) -> Malformed {
-        Malformed::new(pos, "io", format!("read failed at offset {pos}: {e}"))
+        malformed(pos, "io", format!("read failed at offset {pos}: {e}"))
     }
 
     fn truncated(&self, what: &str) -> Malformed {
-        Malformed::new(
+        malformed(
             self.pos,
             "truncated",
             format!("stream ends at offset {} inside {what}", self.pos),
@@ -397,7 +397,7 @@ impl<'a, R: BufRead> Source<'a, R> {
             let used = nl.map_or(body, |i| i + 1);
             self.consume(used);
             if len > max {
-                return Err(Malformed::new(
+                return Err(malformed(
                     start,
                     "limit-line",
                     format!("{what} at offset {start} is longer than the {max}-byte line limit"),
@@ -429,7 +429,7 @@ pub fn read_arg<R: BufRead>(
         A::U8 => {
             let v = u64::from_le_bytes(src.exact::<8>(what)?);
             let v = i64::try_from(v).map_err(|_| {
-                Malformed::new(
+                malformed(
                     at,
                     "bad-argument",
                     format!("{what} argument {v} at offset {at} overflows"),
@@ -451,7 +451,7 @@ pub fn read_arg<R: BufRead>(
         A::LenI4 => {
             let n = i32::from_le_bytes(src.exact::<4>(what)?);
             let n = u64::try_from(n).map_err(|_| {
-                Malformed::new(
+                malformed(
                     at,
                     "bad-argument",
                     format!("{what} at offset {at} has negative length {n}"),
@@ -473,7 +473,7 @@ pub fn read_arg<R: BufRead>(
 
 fn check_len(n: u64, limits: &Limits, what: &str, at: u64) -> Result<u64, Malformed> {
     if n > limits.max_arg_len {
-        return Err(Malformed::new(
+        return Err(malformed(
             at,
             "limit-string",
             format!(

@@ -932,7 +932,7 @@ fn rejects_joblib_wrapper_without_a_dtype() {
 fn rejects_unknown_opcode() {
     let a = run(b"\x80\x04\xff.");
     assert_eq!(code(&a), Some("unknown-opcode"));
-    assert_eq!(a.error.map(|e| e.offset), Some(2));
+    assert_eq!(a.error.and_then(|e| e.offset), Some(2));
 }
 
 #[test]

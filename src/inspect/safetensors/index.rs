@@ -5,7 +5,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
 
-use super::{Header, Limits, Violation, code};
+use super::{Header, Limits, Violation, code, violation};
+use crate::model::problem::ProblemKind;
 
 /// What [`check_shard_index`] needs to know about one shard: its tensors and their byte sizes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -96,7 +97,7 @@ pub fn check_shard_index(
 ) -> Vec<Violation> {
     let mut out = Vec::new();
     if index_json.len() as u64 > limits.max_index_bytes {
-        out.push(Violation::new(
+        out.push(violation(
             code::INDEX_TOO_LARGE,
             format!(
                 "index holds {} bytes, over the limit of {}",
@@ -109,7 +110,7 @@ pub fn check_shard_index(
     let raw: RawIndex = match serde_json::from_slice(index_json) {
         Ok(r) => r,
         Err(e) => {
-            out.push(Violation::new(
+            out.push(violation(
                 code::INDEX_INVALID_JSON,
                 format!("index is not valid: {e}"),
             ));
@@ -121,11 +122,11 @@ pub fn check_shard_index(
     for (tensor, shard) in &raw.weight_map.0 {
         if weight_map.insert(tensor, shard).is_some() {
             out.push(
-                Violation::new(
+                violation(
                     code::DUPLICATE_KEY,
                     format!("weight_map lists tensor {tensor:?} twice"),
                 )
-                .tensor(tensor),
+                .with("tensor", tensor),
             );
         }
     }
@@ -134,20 +135,20 @@ pub fn check_shard_index(
     for &shard in &referenced {
         if !shard_name_ok(shard) {
             out.push(
-                Violation::new(
+                violation(
                     code::SHARD_NAME_INVALID,
                     format!("weight_map names shard {shard:?} outside the index's directory"),
                 )
-                .shard(shard),
+                .with("shard", shard),
             );
         } else if !shards.contains_key(shard) {
             let n = weight_map.values().filter(|&&s| s == shard).count();
             out.push(
-                Violation::new(
+                violation(
                     code::MISSING_SHARD,
                     format!("shard {shard:?} holding {n} indexed tensors is not present"),
                 )
-                .shard(shard),
+                .with("shard", shard),
             );
         }
     }
@@ -166,12 +167,12 @@ pub fn check_shard_index(
         };
         if !summary.tensors.contains_key(tensor) && !located.contains_key(tensor) {
             out.push(
-                Violation::new(
+                violation(
                     code::TENSOR_NOT_IN_SHARD,
                     format!("index maps {tensor:?} to {shard:?}, whose header lacks it"),
                 )
-                .tensor(tensor)
-                .shard(shard),
+                .with("tensor", tensor)
+                .with("shard", shard),
             );
         }
     }
@@ -179,22 +180,22 @@ pub fn check_shard_index(
         for &holder in holders {
             match weight_map.get(tensor) {
                 None => out.push(
-                    Violation::new(
+                    violation(
                         code::TENSOR_NOT_IN_INDEX,
                         format!("shard {holder:?} holds {tensor:?}, which the index does not list"),
                     )
-                    .tensor(tensor)
-                    .shard(holder),
+                    .with("tensor", tensor)
+                    .with("shard", holder),
                 ),
                 Some(&mapped) if mapped != holder => out.push(
-                    Violation::new(
+                    violation(
                         code::TENSOR_IN_WRONG_SHARD,
                         format!(
                             "shard {holder:?} holds {tensor:?}, which the index maps to {mapped:?}"
                         ),
                     )
-                    .tensor(tensor)
-                    .shard(holder),
+                    .with("tensor", tensor)
+                    .with("shard", holder),
                 ),
                 Some(_) => {}
             }
@@ -204,11 +205,11 @@ pub fn check_shard_index(
     for shard in shards.keys() {
         if !referenced.contains(shard.as_str()) && shard_numbers(shard).is_some() {
             out.push(
-                Violation::new(
+                violation(
                     code::UNREFERENCED_SHARD,
                     format!("shard-named file {shard:?} is not referenced by the index"),
                 )
-                .shard(shard),
+                .with("shard", shard),
             );
         }
     }
@@ -225,7 +226,7 @@ fn check_shard_numbering(referenced: &BTreeSet<&str>, out: &mut Vec<Violation>) 
         .collect();
     let totals: BTreeSet<u64> = numbered.iter().map(|&(_, _, n)| n).collect();
     if totals.len() > 1 {
-        out.push(Violation::new(
+        out.push(violation(
             code::SHARD_COUNT_MISMATCH,
             format!("referenced shards disagree on the shard count: {totals:?}"),
         ));
@@ -237,16 +238,16 @@ fn check_shard_numbering(referenced: &BTreeSet<&str>, out: &mut Vec<Violation>) 
     for &(shard, i, n) in &numbered {
         if i == 0 || i > n {
             out.push(
-                Violation::new(
+                violation(
                     code::SHARD_COUNT_MISMATCH,
                     format!("shard {shard:?} is numbered {i} of {n}"),
                 )
-                .shard(shard),
+                .with("shard", shard),
             );
         }
     }
     if numbered.len() as u64 != total {
-        out.push(Violation::new(
+        out.push(violation(
             code::SHARD_COUNT_MISMATCH,
             format!(
                 "shard names say {total} shards but the index references {}",
@@ -269,8 +270,8 @@ fn check_total_size(
         return;
     };
     let mut warn = |message: String| {
-        let mut v = Violation::new(code::TOTAL_SIZE_MISMATCH, message);
-        v.warning = true;
+        let mut v = violation(code::TOTAL_SIZE_MISMATCH, message);
+        v.kind = ProblemKind::Note;
         out.push(v);
     };
     let declared = match declared.as_u64() {
@@ -394,7 +395,7 @@ mod tests {
         let idx = index(&[("a", S1), ("b", S1), ("c", S2)], None);
         let v = check_shard_index(&idx, &shards, &Limits::default());
         assert_eq!(codes(&v), [code::MISSING_SHARD]);
-        assert_eq!(v[0].shard.as_deref(), Some(S2));
+        assert_eq!(v[0].detail("shard"), Some(S2));
     }
 
     #[test]
@@ -415,7 +416,7 @@ mod tests {
         let idx = index(&[("a", S1), ("b", S1), ("c", S2), ("d", S2)], None);
         let v = check_shard_index(&idx, &good_shards(), &Limits::default());
         assert_eq!(codes(&v), [code::TENSOR_NOT_IN_SHARD]);
-        assert_eq!(v[0].tensor.as_deref(), Some("d"));
+        assert_eq!(v[0].detail("tensor"), Some("d"));
     }
 
     #[test]
@@ -424,7 +425,7 @@ mod tests {
         let v = check_shard_index(&idx, &good_shards(), &Limits::default());
         assert_eq!(codes(&v), [code::TENSOR_NOT_IN_INDEX]);
         assert_eq!(
-            (v[0].tensor.as_deref(), v[0].shard.as_deref()),
+            (v[0].detail("tensor"), v[0].detail("shard")),
             (Some("b"), Some(S1))
         );
     }
@@ -468,7 +469,7 @@ mod tests {
         let idx = index(&[("a", S1), ("b", S1), ("c", S2)], Some(15));
         let v = check_shard_index(&idx, &good_shards(), &Limits::default());
         assert_eq!(codes(&v), [code::TOTAL_SIZE_MISMATCH]);
-        assert!(v[0].warning);
+        assert_eq!(v[0].kind, ProblemKind::Note);
     }
 
     #[test]

@@ -61,6 +61,7 @@
 //! tiling, duplicates, metadata); `values` holds the NaN/Inf scan and `index` the shard index
 //! check. The differential tests against the official crate live in `differential.rs`.
 
+use crate::model::problem::{Problem, ProblemKind};
 use std::collections::BTreeMap;
 use std::io::{self, Read};
 
@@ -401,50 +402,23 @@ impl Header {
     }
 }
 
-/// One broken rule: a stable sub-code plus the data needed to report it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, thiserror::Error)]
-#[error("{code}: {message}")]
-pub struct Violation {
-    /// Stable kebab-case sub-code, one of [`code`].
-    pub code: &'static str,
-    /// Lowercase message with the offending data.
-    pub message: String,
-    /// The tensor concerned, where one is.
-    pub tensor: Option<String>,
-    /// Byte position in the file (JSON errors: `8 +` position in the header).
-    pub offset: Option<u64>,
-    /// For shard index checks: the shard file concerned, where one is.
-    pub shard: Option<String>,
-    /// True for findings that are suspicious rather than broken (`total-size-mismatch`).
-    pub warning: bool,
-}
+/// One broken rule: the crate's one [`Problem`] type, under the name this module's docs use.
+/// `code` is one of [`code`]; evidence `tensor` names the tensor concerned and `shard` the
+/// shard file (index checks); `offset` is the byte position in the file (JSON errors: `8 +` the
+/// position in the header). The kind is [`ProblemKind::Malformed`], [`ProblemKind::LimitExceeded`]
+/// for a configured limit that is not a format rule (tensor count, rank, JSON depth), and
+/// [`ProblemKind::Note`] for `total-size-mismatch`, which is suspicious rather than broken.
+pub type Violation = Problem;
 
-impl Violation {
-    fn new(code: &'static str, message: impl Into<String>) -> Self {
-        Self {
-            code,
-            message: message.into(),
-            tensor: None,
-            offset: None,
-            shard: None,
-            warning: false,
+/// A violation of `code`, its kind decided by the code.
+pub(crate) fn violation(code: &'static str, message: impl Into<String>) -> Problem {
+    let kind = match code {
+        code::TOO_MANY_TENSORS | code::RANK_TOO_LARGE | code::JSON_TOO_DEEP => {
+            ProblemKind::LimitExceeded
         }
-    }
-
-    fn at(mut self, offset: u64) -> Self {
-        self.offset = Some(offset);
-        self
-    }
-
-    fn tensor(mut self, name: &str) -> Self {
-        self.tensor = Some(name.to_owned());
-        self
-    }
-
-    fn shard(mut self, name: &str) -> Self {
-        self.shard = Some(name.to_owned());
-        self
-    }
+        _ => ProblemKind::Malformed,
+    };
+    Problem::new(kind, code, message, None)
 }
 
 /// Why [`read_header`] could not produce a header.
@@ -475,7 +449,7 @@ pub fn read_header<R: Read>(
     if let Err(e) = r.read_exact(&mut prefix) {
         return Err(match e.kind() {
             io::ErrorKind::UnexpectedEof => HeaderError::Invalid(
-                Violation::new(
+                violation(
                     code::TRUNCATED,
                     "file ended inside the 8-byte length prefix",
                 )
@@ -490,7 +464,7 @@ pub fn read_header<R: Read>(
     r.by_ref().take(n).read_to_end(&mut json)?;
     if json.len() != n_usize {
         return Err(HeaderError::Invalid(
-            Violation::new(
+            violation(
                 code::TRUNCATED,
                 format!("file ended after {} of {n} header bytes", json.len()),
             )
@@ -511,7 +485,7 @@ pub fn parse_header_bytes(
         return Err(file_too_small(file_size));
     }
     let Some(prefix) = bytes.first_chunk::<8>() else {
-        return Err(Violation::new(
+        return Err(violation(
             code::TRUNCATED,
             format!(
                 "only {} bytes given, the length prefix needs 8",
@@ -522,7 +496,7 @@ pub fn parse_header_bytes(
     };
     let (n, n_usize) = check_header_len(u64::from_le_bytes(*prefix), file_size, limits)?;
     let Some(json) = bytes.get(8..).and_then(|rest| rest.get(..n_usize)) else {
-        return Err(Violation::new(
+        return Err(violation(
             code::TRUNCATED,
             format!(
                 "only {} bytes given, the header needs {}",
@@ -536,7 +510,7 @@ pub fn parse_header_bytes(
 }
 
 fn file_too_small(file_size: u64) -> Violation {
-    Violation::new(
+    violation(
         code::FILE_TOO_SMALL,
         format!("file holds {file_size} bytes, fewer than the 8-byte length prefix"),
     )
@@ -546,7 +520,7 @@ fn file_too_small(file_size: u64) -> Violation {
 /// Rule 1: checks `N` against the limit and the file before anything of size `N` is allocated.
 fn check_header_len(n: u64, file_size: u64, limits: &Limits) -> Result<(u64, usize), Violation> {
     if n > limits.max_header_bytes {
-        return Err(Violation::new(
+        return Err(violation(
             code::HEADER_TOO_LARGE,
             format!(
                 "header length {n} exceeds the limit of {} bytes",
@@ -556,14 +530,14 @@ fn check_header_len(n: u64, file_size: u64, limits: &Limits) -> Result<(u64, usi
         .at(0));
     }
     if n > file_size.saturating_sub(PREFIX_LEN) {
-        return Err(Violation::new(
+        return Err(violation(
             code::HEADER_EXCEEDS_FILE,
             format!("header length {n} plus 8 exceeds the file size {file_size}"),
         )
         .at(0));
     }
     let Ok(n_usize) = usize::try_from(n) else {
-        return Err(Violation::new(
+        return Err(violation(
             code::HEADER_TOO_LARGE,
             format!("header length {n} does not fit in memory addresses"),
         )
@@ -582,7 +556,7 @@ fn parse_json_header(
     let text = match std::str::from_utf8(json) {
         Ok(t) => t,
         Err(e) => {
-            return Err(Violation::new(
+            return Err(violation(
                 code::HEADER_NOT_UTF8,
                 format!("header is not utf-8 after {} valid bytes", e.valid_up_to()),
             )

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, HashSet};
 
 use super::syntax::Json;
-use super::{Dtype, Limits, TensorInfo, Violation, code};
+use super::{Dtype, Limits, TensorInfo, Violation, code, violation};
 
 /// Parses a number token as a plain non-negative integer: digits only (the lexer already refused
 /// leading zeros), no `-0`, no fraction, no exponent, below 2^64.
@@ -54,10 +54,8 @@ impl<'a> Schema<'a> {
             self.p.skip_ws();
             if key == "__metadata__" {
                 if seen_metadata {
-                    return Err(
-                        Violation::new(code::DUPLICATE_KEY, "__metadata__ appears twice")
-                            .at(self.p.file_offset(key_pos)),
-                    );
+                    return Err(violation(code::DUPLICATE_KEY, "__metadata__ appears twice")
+                        .at(self.p.file_offset(key_pos)));
                 }
                 seen_metadata = true;
                 // MLX writes `"__metadata__": null` when there is no metadata, and the official
@@ -71,19 +69,19 @@ impl<'a> Schema<'a> {
                 // Two entries for one name: loaders keep the first or the last, so a reviewer
                 // and a loader can see different weights.
                 if names.contains(&key) {
-                    return Err(Violation::new(
+                    return Err(violation(
                         code::DUPLICATE_KEY,
                         format!("tensor {key:?} appears twice"),
                     )
-                    .tensor(&key)
+                    .with("tensor", &key)
                     .at(self.p.file_offset(key_pos)));
                 }
                 if tensors.len() >= self.limits.max_tensors {
-                    return Err(Violation::new(
+                    return Err(violation(
                         code::TOO_MANY_TENSORS,
                         format!("more than {} tensors", self.limits.max_tensors),
                     )
-                    .tensor(&key)
+                    .with("tensor", &key)
                     .at(self.p.file_offset(key_pos)));
                 }
                 let t = self.tensor(key.clone(), key_pos)?;
@@ -122,7 +120,7 @@ impl<'a> Schema<'a> {
             let mut key = String::new();
             self.p.string(Some(&mut key))?;
             if map.contains_key(&key) {
-                return Err(Violation::new(
+                return Err(violation(
                     code::DUPLICATE_KEY,
                     format!("__metadata__ key {key:?} appears twice"),
                 )
@@ -167,7 +165,7 @@ impl<'a> Schema<'a> {
                         self.p.found()
                     ),
                 )
-                .tensor(&name));
+                .with("tensor", &name));
         }
         self.p.bump();
         let mut dtype = None;
@@ -191,20 +189,20 @@ impl<'a> Schema<'a> {
                     "data_offsets" => offsets.is_some(),
                     // Unknown fields are ignored by loaders and could smuggle data past review.
                     _ => {
-                        return Err(Violation::new(
+                        return Err(violation(
                             code::TENSOR_EXTRA_FIELD,
                             format!("tensor {name:?} has unexpected field {field:?}"),
                         )
-                        .tensor(&name)
+                        .with("tensor", &name)
                         .at(self.p.file_offset(field_pos)));
                     }
                 };
                 if already {
-                    return Err(Violation::new(
+                    return Err(violation(
                         code::DUPLICATE_KEY,
                         format!("tensor {name:?} has field {field:?} twice"),
                     )
-                    .tensor(&name)
+                    .with("tensor", &name)
                     .at(self.p.file_offset(field_pos)));
                 }
                 match field.as_str() {
@@ -232,11 +230,11 @@ impl<'a> Schema<'a> {
         .filter_map(|(f, gone)| gone.then_some(f))
         .collect();
         let (Some(dtype), Some(shape), Some((begin, end))) = (dtype, shape, offsets) else {
-            return Err(Violation::new(
+            return Err(violation(
                 code::TENSOR_MISSING_FIELD,
                 format!("tensor {name:?} lacks {}", missing.join(", ")),
             )
-            .tensor(&name)
+            .with("tensor", &name)
             .at(self.p.file_offset(entry_pos)));
         };
         let t = TensorInfo {
@@ -246,7 +244,8 @@ impl<'a> Schema<'a> {
             begin,
             end,
         };
-        check_tensor_size(&t).map_err(|v| v.tensor(&t.name).at(self.p.file_offset(key_pos)))?;
+        check_tensor_size(&t)
+            .map_err(|v| v.with("tensor", &t.name).at(self.p.file_offset(key_pos)))?;
         Ok(t)
     }
 
@@ -262,16 +261,16 @@ impl<'a> Schema<'a> {
                         self.p.found()
                     ),
                 )
-                .tensor(name));
+                .with("tensor", name));
         }
         let mut s = String::new();
         self.p.string(Some(&mut s))?;
         Dtype::from_name(&s).ok_or_else(|| {
-            Violation::new(
+            violation(
                 code::INVALID_DTYPE,
                 format!("unknown dtype {s:?} for tensor {name:?}"),
             )
-            .tensor(name)
+            .with("tensor", name)
             .at(self.p.file_offset(at))
         })
     }
@@ -295,7 +294,7 @@ impl<'a> Schema<'a> {
                         self.p.found()
                     ),
                 )
-                .tensor(name));
+                .with("tensor", name));
         }
         self.p.bump();
         self.p.skip_ws();
@@ -316,15 +315,15 @@ impl<'a> Schema<'a> {
                             self.p.found()
                         ),
                     )
-                    .tensor(name));
+                    .with("tensor", name));
             }
             let token = self.p.number()?;
             let Some(v) = plain_u64(token) else {
-                return Err(Violation::new(
+                return Err(violation(
                     sub_code,
                     format!("{what} of {name:?} holds {token}, not an integer in 0..2^64"),
                 )
-                .tensor(name)
+                .with("tensor", name)
                 .at(self.p.file_offset(at)));
             };
             if out.len() >= max_len {
@@ -339,7 +338,9 @@ impl<'a> Schema<'a> {
                         format!("{what} of {name:?} must hold exactly {max_len} integers"),
                     )
                 };
-                return Err(Violation::new(c, m).tensor(name).at(self.p.file_offset(at)));
+                return Err(violation(c, m)
+                    .with("tensor", name)
+                    .at(self.p.file_offset(at)));
             }
             out.push(v);
             self.p.skip_ws();
@@ -363,14 +364,14 @@ impl<'a> Schema<'a> {
         let v = self.u64_array(name, "data_offsets", code::INVALID_OFFSETS, 2)?;
         match v.as_slice() {
             [b, e] => Ok((*b, *e)),
-            _ => Err(Violation::new(
+            _ => Err(violation(
                 code::INVALID_OFFSETS,
                 format!(
                     "data_offsets of {name:?} must hold exactly 2 integers, found {}",
                     v.len()
                 ),
             )
-            .tensor(name)
+            .with("tensor", name)
             .at(self.p.file_offset(at))),
         }
     }
@@ -381,7 +382,7 @@ impl<'a> Schema<'a> {
 /// crate accepts the first), because a consumer multiplying in another order overflows.
 fn check_tensor_size(t: &TensorInfo) -> Result<(), Violation> {
     if t.begin > t.end {
-        return Err(Violation::new(
+        return Err(violation(
             code::REVERSED_RANGE,
             format!(
                 "tensor {:?} has data_offsets [{}, {}] with begin after end",
@@ -395,7 +396,7 @@ fn check_tensor_size(t: &TensorInfo) -> Result<(), Violation> {
         .filter(|&&d| d != 0)
         .try_fold(u64::from(t.dtype.bits()), |acc, &d| acc.checked_mul(d))
         .ok_or_else(|| {
-            Violation::new(
+            violation(
                 code::SIZE_OVERFLOW,
                 format!(
                     "tensor {:?} with shape {:?} and dtype {} overflows 64 bits of size",
@@ -407,7 +408,7 @@ fn check_tensor_size(t: &TensorInfo) -> Result<(), Violation> {
         })?;
     let bits = if t.shape.contains(&0) { 0 } else { bits };
     if bits % 8 != 0 {
-        return Err(Violation::new(
+        return Err(violation(
             code::SUB_BYTE_MISALIGNED,
             format!(
                 "tensor {:?} with shape {:?} and dtype {} fills {bits} bits, not whole bytes",
@@ -420,7 +421,7 @@ fn check_tensor_size(t: &TensorInfo) -> Result<(), Violation> {
     let size = bits / 8;
     let span = t.end - t.begin;
     if span != size {
-        return Err(Violation::new(
+        return Err(violation(
             code::SIZE_MISMATCH,
             format!(
                 "tensor {:?} spans {span} bytes but shape {:?} of {} needs {size}",
@@ -446,11 +447,11 @@ pub(super) fn check_tiling(
     for t in tensors {
         if t.begin > expected {
             let v = match previous.filter(|_| expected > 0) {
-                None => Violation::new(
+                None => violation(
                     code::DOES_NOT_START_AT_ZERO,
                     format!("first tensor data begins at {}, not 0", t.begin),
                 ),
-                Some(p) => Violation::new(
+                Some(p) => violation(
                     code::HOLE,
                     format!(
                         "bytes {expected}..{} between {:?} and {:?} belong to no tensor",
@@ -458,7 +459,9 @@ pub(super) fn check_tiling(
                     ),
                 ),
             };
-            return Err(v.tensor(&t.name).at(data_start.saturating_add(expected)));
+            return Err(v
+                .with("tensor", &t.name)
+                .at(data_start.saturating_add(expected)));
         }
         if t.begin < expected {
             let other = previous.map(|p| p.name.as_str()).unwrap_or_default();
@@ -466,21 +469,21 @@ pub(super) fn check_tiling(
                 Some(p) if p.begin == t.begin && p.end == t.end => "aliases",
                 _ => "overlaps",
             };
-            return Err(Violation::new(
+            return Err(violation(
                 code::OVERLAP,
                 format!(
                     "tensor {:?} at {}..{} {how} {other:?} which ends at {expected}",
                     t.name, t.begin, t.end
                 ),
             )
-            .tensor(&t.name)
+            .with("tensor", &t.name)
             .at(data_start.saturating_add(t.begin)));
         }
         expected = t.end;
         previous = Some(t);
     }
     if expected < data_len {
-        return Err(Violation::new(
+        return Err(violation(
             code::TRAILING_BYTES,
             format!(
                 "{} bytes follow the last tensor's data",
@@ -490,13 +493,13 @@ pub(super) fn check_tiling(
         .at(data_start.saturating_add(expected)));
     }
     if expected > data_len {
-        let v = Violation::new(
+        let v = violation(
             code::TRUNCATED,
             format!("tensors need {expected} data bytes but the file holds {data_len}"),
         )
         .at(file_size);
         return Err(match previous {
-            Some(p) => v.tensor(&p.name),
+            Some(p) => v.with("tensor", &p.name),
             None => v,
         });
     }
@@ -520,7 +523,7 @@ mod tests {
     fn rejects_truncated_data() {
         let v = check(&file(&format!("{{{T_A}}}"), 4)).unwrap_err();
         assert_eq!(v.code, code::TRUNCATED);
-        assert_eq!(v.tensor.as_deref(), Some("a"));
+        assert_eq!(v.detail("tensor"), Some("a"));
     }
 
     #[test]
@@ -535,7 +538,7 @@ mod tests {
         );
         let v = check(&file(&escaped, 16)).unwrap_err();
         assert_eq!(
-            (v.code, v.tensor.as_deref()),
+            (v.code, v.detail("tensor")),
             (code::DUPLICATE_KEY, Some("a"))
         );
         let pair = r#"{"😀":{"dtype":"U8","shape":[0],"data_offsets":[0,0]},"\ud83d\ude00":{"dtype":"U8","shape":[0],"data_offsets":[0,0]}}"#;
@@ -562,7 +565,7 @@ mod tests {
         let b = file(h, 0);
         let v = parse_header_bytes(&b, b.len() as u64, &limits).unwrap_err();
         assert_eq!(
-            (v.code, v.tensor.as_deref()),
+            (v.code, v.detail("tensor")),
             (code::TOO_MANY_TENSORS, Some("b"))
         );
     }
@@ -657,7 +660,7 @@ mod tests {
         let h = r#"{"a":{"dtype":"F32","shape":[0],"data_offsets":[0,0],"payload":"x"}}"#;
         let v = check(&file(h, 0)).unwrap_err();
         assert_eq!(
-            (v.code, v.tensor.as_deref()),
+            (v.code, v.detail("tensor")),
             (code::TENSOR_EXTRA_FIELD, Some("a"))
         );
         assert_eq!(v.offset, Some(8 + h.find("\"payload").unwrap() as u64));
@@ -783,7 +786,7 @@ mod tests {
     fn rejects_hole_between_tensors() {
         let h = r#"{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"b":{"dtype":"U8","shape":[1],"data_offsets":[2,3]}}"#;
         let v = check(&file(h, 3)).unwrap_err();
-        assert_eq!((v.code, v.tensor.as_deref()), (code::HOLE, Some("b")));
+        assert_eq!((v.code, v.detail("tensor")), (code::HOLE, Some("b")));
         assert_eq!(v.offset, Some(8 + h.len() as u64 + 1));
     }
 

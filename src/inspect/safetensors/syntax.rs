@@ -4,7 +4,7 @@
 //! spellings), so the header is lexed by hand: any byte another JSON reader could read
 //! differently is a violation here, before the schema pass in `schema` looks at meaning.
 
-use super::{Limits, PREFIX_LEN, Violation, code};
+use super::{Limits, PREFIX_LEN, Violation, code, violation};
 
 /// Phase 1 of the header: byte 0 is `{`, the whole text is one strict JSON value within the
 /// depth limit, and only 0x20 padding follows it. Tab/newline padding is refused because a
@@ -70,7 +70,7 @@ impl<'a> Json<'a> {
     }
 
     pub(super) fn fail(&self, code: &'static str, message: impl Into<String>) -> Violation {
-        Violation::new(code, message).at(self.file_offset(self.pos))
+        violation(code, message).at(self.file_offset(self.pos))
     }
 
     pub(super) fn found(&self) -> String {
@@ -277,7 +277,7 @@ impl<'a> Json<'a> {
                 if self.peek() != Some(b'\\')
                     || self.text.as_bytes().get(self.pos.saturating_add(1)) != Some(&b'u')
                 {
-                    return Err(Violation::new(
+                    return Err(violation(
                         code::HEADER_INVALID_JSON,
                         format!("lone high surrogate \\u{first:04x} in string"),
                     )
@@ -286,7 +286,7 @@ impl<'a> Json<'a> {
                 self.pos = self.pos.saturating_add(2);
                 let second = self.hex4()?;
                 if !(0xDC00..=0xDFFF).contains(&second) {
-                    return Err(Violation::new(
+                    return Err(violation(
                         code::HEADER_INVALID_JSON,
                         format!("high surrogate \\u{first:04x} followed by \\u{second:04x}, not a low surrogate"),
                     )
@@ -295,7 +295,7 @@ impl<'a> Json<'a> {
                 0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00)
             }
             0xDC00..=0xDFFF => {
-                return Err(Violation::new(
+                return Err(violation(
                     code::HEADER_INVALID_JSON,
                     format!("lone low surrogate \\u{first:04x} in string"),
                 )
@@ -304,7 +304,7 @@ impl<'a> Json<'a> {
             other => other,
         };
         char::from_u32(scalar).ok_or_else(|| {
-            Violation::new(
+            violation(
                 code::HEADER_INVALID_JSON,
                 format!("invalid code point {scalar:#x}"),
             )

@@ -25,7 +25,7 @@ use std::io::BufRead;
 use std::rc::Rc;
 
 use super::ops::{self, Arg, Op, Source};
-use super::{Analysis, Limits, Malformed, PickleInfo};
+use super::{Analysis, Limits, Malformed, PickleInfo, malformed};
 
 /// A kept string value.
 #[derive(Debug)]
@@ -134,7 +134,7 @@ pub(super) fn run_pickle<R: BufRead>(
         let byte = match src.next_byte() {
             Ok(Some(b)) => b,
             Ok(None) => {
-                break Err(Malformed::new(
+                break Err(malformed(
                     at,
                     "truncated",
                     format!("stream ends at offset {at} before STOP"),
@@ -143,7 +143,7 @@ pub(super) fn run_pickle<R: BufRead>(
             Err(e) => break Err(e),
         };
         if *budget == 0 {
-            break Err(Malformed::new(
+            break Err(malformed(
                 at,
                 "limit-opcodes",
                 format!(
@@ -155,7 +155,7 @@ pub(super) fn run_pickle<R: BufRead>(
         *budget -= 1;
         count += 1;
         let Some(op) = ops::lookup(byte) else {
-            break Err(Malformed::new(
+            break Err(malformed(
                 at,
                 "unknown-opcode",
                 format!("byte 0x{byte:02x} at offset {at} is not a pickle opcode"),
@@ -187,7 +187,7 @@ pub(super) fn run_pickle<R: BufRead>(
 }
 
 fn err(at: u64, code: &'static str, message: String) -> Malformed {
-    Malformed::new(at, code, message)
+    malformed(at, code, message)
 }
 
 impl Machine<'_> {

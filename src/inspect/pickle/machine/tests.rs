@@ -193,7 +193,11 @@ fn bytes_outside_the_table_are_unknown_opcodes() {
         unknown += 1;
         let a = analyze(&mut &[0x80, 4, byte][..], &Limits::default());
         let error = a.error.as_ref().map(|e| (e.code, e.offset));
-        assert_eq!(error, Some(("unknown-opcode", 2)), "byte 0x{byte:02x}");
+        assert_eq!(
+            error,
+            Some(("unknown-opcode", Some(2))),
+            "byte 0x{byte:02x}"
+        );
     }
     assert_eq!(unknown, 256 - 68);
 }
