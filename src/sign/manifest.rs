@@ -25,8 +25,8 @@ use rayon::prelude::*;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::statement::hex;
 use super::{Limits, SignError};
+use crate::model::finding::hex;
 
 /// Paths the reference ignores by default (at the model root).
 pub const GIT_PATHS: [&str; 4] = [".git", ".gitattributes", ".github", ".gitignore"];

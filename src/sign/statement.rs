@@ -316,15 +316,8 @@ pub fn statement_for_manifest(m: &Manifest) -> Vec<u8> {
     serde_json::to_vec_pretty(&st).unwrap_or_default()
 }
 
-/// Lowercase hex.
-pub fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        let _ = write!(s, "{b:02x}");
-    }
-    s
-}
+/// Lowercase hex (the crate's one helper, re-exported for the signing modules).
+pub use crate::model::finding::hex;
 
 /// 64 hex digits (either case) -> 32 bytes.
 pub fn parse_hex32(s: &str) -> Option<[u8; 32]> {

@@ -200,3 +200,99 @@ fn readme_facts_table_matches_the_fact_table() {
         "README documents keys no code writes: {unknown:?}"
     );
 }
+
+/// Inside each stage directory, the submodules do not import each other in a cycle either
+/// (a submodule may use its parent's shared types: those edges are not counted).
+#[test]
+fn submodules_of_a_stage_import_each_other_without_cycles() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    for stage in [
+        "inspect",
+        "provenance",
+        "report",
+        "engine",
+        "model",
+        "policy",
+        "sign",
+    ] {
+        let dir = src.join(stage);
+        let mut files = Vec::new();
+        rust_files(&dir, &mut files);
+        let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for f in files {
+            let rel = f
+                .strip_prefix(&dir)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            let parts: Vec<&str> = rel.split('/').collect();
+            let child = parts[0].trim_end_matches(".rs").to_string();
+            if child == "mod" {
+                continue;
+            }
+            // `super::` from `x.rs` or `x/mod.rs` names a sibling; from `x/y.rs`, `super::super::`.
+            let top_level = parts.len() == 1 || parts.get(1) == Some(&"mod.rs");
+            let sibling = if top_level {
+                "super::"
+            } else {
+                "super::super::"
+            };
+            let text = fs::read_to_string(&f).unwrap();
+            // Test modules may reach across (fixtures); the layering is about the code.
+            let code = text.split("#[cfg(test)]").next().unwrap_or("");
+            let edges = g.entry(child.clone()).or_default();
+            let crate_prefix = format!("crate::{stage}::");
+            for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
+                for prefix in [crate_prefix.as_str(), sibling] {
+                    let mut rest = line;
+                    while let Some(i) = rest.find(prefix) {
+                        let before = &rest[..i];
+                        rest = &rest[i + prefix.len()..];
+                        if prefix == "super::" && before.ends_with("super::") {
+                            continue;
+                        }
+                        let name: String = rest
+                            .chars()
+                            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                            .collect();
+                        let is_module = name.chars().all(|c| !c.is_uppercase());
+                        if !name.is_empty() && name != child && is_module && name != "super" {
+                            edges.insert(name);
+                        }
+                    }
+                }
+            }
+        }
+        let names: BTreeSet<String> = g.keys().cloned().collect();
+        for edges in g.values_mut() {
+            edges.retain(|e| names.contains(e));
+        }
+        fn visit(
+            n: &str,
+            g: &BTreeMap<String, BTreeSet<String>>,
+            stack: &mut Vec<String>,
+            done: &mut BTreeSet<String>,
+            stage: &str,
+        ) {
+            if done.contains(n) {
+                return;
+            }
+            if let Some(i) = stack.iter().position(|s| s == n) {
+                panic!(
+                    "import cycle in {stage}: {} -> {n}",
+                    stack[i..].join(" -> ")
+                );
+            }
+            stack.push(n.to_string());
+            for m in g.get(n).into_iter().flatten() {
+                visit(m, g, stack, done, stage);
+            }
+            stack.pop();
+            done.insert(n.to_string());
+        }
+        let mut done = BTreeSet::new();
+        for n in g.keys() {
+            visit(n, &g, &mut Vec::new(), &mut done, stage);
+        }
+    }
+}
