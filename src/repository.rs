@@ -117,6 +117,51 @@ pub fn check_shards(
     out
 }
 
+/// SRC005 for a hub download whose id names a directory of the scanned tree (relative to the
+/// root or to the code file's folder): the code means the local folder, and wherever that
+/// folder is missing at run time (a fresh clone, another working directory) the loader silently
+/// downloads the hub repository of that name. Turns the SRC003 the code scan recorded into
+/// SRC005, so one call gives one finding.
+pub fn check_model_confusion(files: &[FileRecord], detections: &mut [Detection]) {
+    let mut dirs: BTreeSet<&str> = BTreeSet::new();
+    for f in files {
+        let mut p = f.path.as_str();
+        while let Some((d, _)) = p.rsplit_once('/') {
+            if !dirs.insert(d) {
+                break;
+            }
+            p = d;
+        }
+    }
+    for d in detections.iter_mut() {
+        if d.rule != RuleId::UnpinnedRevision {
+            continue;
+        }
+        let Some(id) = d
+            .evidence
+            .get("hub_id")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+        else {
+            continue;
+        };
+        let here = join(parent(&d.path), &id);
+        if !dirs.contains(id.as_str()) && !dirs.contains(here.as_str()) {
+            continue;
+        }
+        let api = d
+            .evidence
+            .get("api")
+            .and_then(Value::as_str)
+            .unwrap_or("the loader");
+        d.message = crate::provenance::code::hub::model_confusion_message(api, &id, "");
+        d.rule = RuleId::ModelConfusion;
+        d.severity = RuleId::ModelConfusion.default_severity();
+        d.evidence
+            .insert("why".into(), json!("directory-in-repository"));
+    }
+}
+
 /// ONNX external data: every `location` must be a relative path that stays inside the
 /// repository and names a file that is there (FMT004).
 pub fn check_onnx_external_data(files: &[FileRecord]) -> Vec<Detection> {

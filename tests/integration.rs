@@ -448,6 +448,7 @@ mod baseline;
 mod configs;
 mod engine;
 mod hostile;
+mod loaders;
 mod pickle_fixtures;
 mod precision;
 mod reports;

@@ -6,6 +6,7 @@
 
 use crate::model::facts::Fact;
 use crate::model::problem::ProblemKind;
+use crate::provenance::code::hub;
 use std::io::{self, BufRead};
 
 use serde_json::{Value, json};
@@ -105,8 +106,21 @@ fn record_item(ctx: &mut Ctx<'_>, item: &CodeItem, cell: Option<usize>) {
                     item.callee
                 )
             };
+            let hub_id = match repo {
+                RepoRef::Literal { value } | RepoRef::Constant { value, .. } => {
+                    Some(value.as_str()).filter(|v| hub::is_hub_id_shaped(v))
+                }
+                _ => None,
+            };
+            let (rule, message) = match hub_id.filter(|v| hub::is_local_folder_name(v)) {
+                Some(id) => (
+                    RuleId::ModelConfusion,
+                    hub::model_confusion_message(&item.callee, id, &where_),
+                ),
+                None => (RuleId::UnpinnedRevision, message),
+            };
             let d = ctx.detect(
-                RuleId::UnpinnedRevision,
+                rule,
                 format!("{cell_key}{api}:{repo_s}:{}", item.excerpt),
                 message,
                 loc,
@@ -117,6 +131,12 @@ fn record_item(ctx: &mut Ctx<'_>, item: &CodeItem, cell: Option<usize>) {
             d.evidence.insert("api".into(), json!(api));
             d.evidence.insert("repo".into(), json!(repo_s));
             d.evidence.insert("revision".into(), json!(state));
+            if let Some(id) = hub_id {
+                d.evidence.insert("hub_id".into(), json!(id));
+            }
+            if rule == RuleId::ModelConfusion {
+                d.evidence.insert("why".into(), json!("local-folder-name"));
+            }
             d
         }
         ItemKind::TrustRemoteCode { value } => {

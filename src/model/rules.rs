@@ -159,6 +159,9 @@ rules! {
     UnsafeLoadCall => "SRC004", "unsafe-load-call", High, "source",
         "`torch.load` without `weights_only=True`, `pickle.load`, `np.load(allow_pickle=True)`, …",
         "The code deserialises with pickle, which runs code from the file it loads. Use safetensors, or `torch.load(..., weights_only=True)`.";
+    ModelConfusion => "SRC005", "model-confusion", High, "source",
+        "a hub download names what looks like a local folder (`checkpoints/…`, or a directory of this repository)",
+        "`from_pretrained(\"checkpoints/best\")` loads the local folder when it exists and silently downloads the hub repository `checkpoints/best` when it does not (a missing output folder, a fresh clone): whoever registers that namespace on the hub serves the model (published 2025). Write local paths as `./checkpoints/best` or absolute paths; pin hub downloads to a commit.";
     NoGitRepository => "PRV001", "no-git-repository", Low, "provenance",
         "the scan root is not in a git repository",
         "Without a git repository modelgate cannot record which revision was scanned. Scan a checkout so the report and SBOM name the commit.";

@@ -241,6 +241,9 @@ pub fn example(rule: RuleId) -> &'static str {
             "`hf_hub_download(\"org/model\", \"model.safetensors\")` without `revision=`"
         }
         RuleId::UnsafeLoadCall => "`torch.load(\"model.bin\")` without `weights_only=True`",
+        RuleId::ModelConfusion => {
+            "`AutoModel.from_pretrained(\"checkpoints/best\")` where `checkpoints/` is a training output folder"
+        }
         RuleId::NoGitRepository => "scanning a downloaded snapshot directory that has no `.git`",
         RuleId::DirtyWorktree => "scanning a checkout with an uncommitted edit to `config.json`",
         RuleId::UntrackedWeights => {

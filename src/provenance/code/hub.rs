@@ -358,6 +358,62 @@ fn repo_shape(value: &str) -> RepoShape {
     RepoShape::Hub
 }
 
+/// Top-level folder names that training code writes its outputs to. A hub download whose id
+/// starts with one of them is almost certainly meant as a local path.
+const LOCAL_FOLDER_NAMES: &[&str] = &[
+    "checkpoints",
+    "checkpoint",
+    "ckpt",
+    "ckpts",
+    "outputs",
+    "output",
+    "out",
+    "models",
+    "model",
+    "saved_models",
+    "saved_model",
+    "trained_models",
+    "runs",
+    "results",
+    "weights",
+    "exp",
+    "experiments",
+    "artifacts",
+    "logs",
+    "local",
+];
+
+/// `namespace/name` as the hub spells repository ids: exactly one `/`, both parts made of
+/// letters, digits, `-`, `_` and `.`, neither starting with `.` (so `./x/y`, `../x` and absolute
+/// paths are local paths, not ids).
+pub fn is_hub_id_shaped(value: &str) -> bool {
+    let Some((ns, name)) = value.split_once('/') else {
+        return false;
+    };
+    let part = |p: &str| {
+        !p.is_empty()
+            && !p.starts_with('.')
+            && p.len() <= 96
+            && p.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+    };
+    part(ns) && part(name)
+}
+
+/// Whether a hub-id-shaped value starts with a folder name training code writes to.
+pub fn is_local_folder_name(hub_id: &str) -> bool {
+    hub_id
+        .split_once('/')
+        .is_some_and(|(ns, _)| LOCAL_FOLDER_NAMES.contains(&ns.to_ascii_lowercase().as_str()))
+}
+
+/// The SRC005 message, shared with the repository check that finds the folder in the tree.
+pub fn model_confusion_message(callee: &str, hub_id: &str, where_: &str) -> String {
+    format!(
+        "`{callee}` loads `{hub_id}`{where_}, which looks like a local folder: when the folder is missing at run time the loader downloads the hub repository of that name instead; write `./{hub_id}` or an absolute path"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::tests::*;

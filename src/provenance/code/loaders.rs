@@ -6,6 +6,33 @@ use super::{Args, Scanner};
 /// Loader classes that PyYAML documents as safe.
 const YAML_SAFE_LOADERS: &[&str] = &["SafeLoader", "CSafeLoader", "BaseLoader", "CBaseLoader"];
 
+/// Calls that load a native library into the process (its initialisers run on load).
+const NATIVE_LIBRARY_LOADERS: &[&str] = &[
+    "torch.ops.load_library",
+    "torch.classes.load_library",
+    "tensorflow.load_library",
+    "tensorflow.load_op_library",
+    "tf.load_library",
+    "tf.load_op_library",
+    "ctypes.CDLL",
+    "ctypes.PyDLL",
+    "ctypes.WinDLL",
+    "ctypes.OleDLL",
+    "ctypes.cdll.LoadLibrary",
+    "ctypes.pydll.LoadLibrary",
+    "ctypes.windll.LoadLibrary",
+    "ctypes.oledll.LoadLibrary",
+];
+
+/// Hydra's entry points that import (and mostly call) a dotted name taken from a config.
+const HYDRA_INSTANTIATORS: &[&str] = &[
+    "hydra.utils.instantiate",
+    "hydra.utils.call",
+    "hydra.utils.get_method",
+    "hydra.utils.get_class",
+    "hydra.utils.get_object",
+];
+
 /// Modules whose `load`/`loads`/`Unpickler` unpickle, which runs arbitrary callables.
 const PICKLE_MODULES: &[&str] = &["pickle", "cPickle", "_pickle", "dill", "cloudpickle"];
 
@@ -97,17 +124,79 @@ impl<'s> Scanner<'s, '_> {
         if names.iter().any(|n| {
             n.ends_with("keras.models.load_model") || n.ends_with("keras.saving.load_model")
         }) {
-            let value = args.keyword("safe_mode")?;
-            return match self.bool_value(value) {
-                Some(true) => None,
-                _ => Some((
+            if let Some(value) = args.keyword("safe_mode")
+                && self.bool_value(value) != Some(true)
+            {
+                return Some((
                     "keras-unsafe-mode",
                     format!(
                         "{callee} with safe_mode={} deserializes lambda layers (arbitrary code)",
                         self.excerpt(self.text(value))
                     ),
-                )),
-            };
+                ));
+            }
+            if args.keyword("custom_objects").is_some() {
+                return Some((
+                    "keras-custom-objects",
+                    format!(
+                        "{callee} with custom_objects= lets the file's config pick which of these \
+                         classes to build and with what arguments; review them as code the model \
+                         runs"
+                    ),
+                ));
+            }
+            return None;
+        }
+        if names
+            .iter()
+            .any(|n| n.ends_with("keras.config.enable_unsafe_deserialization"))
+        {
+            return Some((
+                "keras-unsafe-deserialization",
+                format!(
+                    "{callee} turns off Keras safe mode for every later load in the process: \
+                     lambda layers in any loaded file run arbitrary code"
+                ),
+            ));
+        }
+        if is("torch.jit.load") {
+            return Some((
+                "torch-jit-load",
+                format!(
+                    "{callee} deserializes a TorchScript archive whose code/ runs when the model \
+                     is called; load only archives whose code was reviewed"
+                ),
+            ));
+        }
+        if names
+            .iter()
+            .any(|n| NATIVE_LIBRARY_LOADERS.contains(&n.as_str()))
+        {
+            return Some((
+                "native-library-load",
+                format!("{callee} loads a native library, which runs its code on load"),
+            ));
+        }
+        if is("yaml.full_load") || is("yaml.full_load_all") {
+            return Some((
+                "yaml-full-load",
+                format!(
+                    "{callee} uses FullLoader, which constructs python objects on pyyaml < 5.4 \
+                     (CVE-2020-1747, CVE-2020-14343); use yaml.safe_load"
+                ),
+            ));
+        }
+        if names
+            .iter()
+            .any(|n| HYDRA_INSTANTIATORS.contains(&n.as_str()))
+        {
+            return Some((
+                "hydra-instantiate",
+                format!(
+                    "{callee} imports and calls the dotted name in a config's `_target_`; a \
+                     config shipped with a model chooses what runs (CVE-2025-23304)"
+                ),
+            ));
         }
         if is("yaml.unsafe_load") || is("yaml.unsafe_load_all") {
             return Some((
@@ -239,6 +328,73 @@ mod tests {
             "keras.models.load_model(p)",
             "json.load(f)",
             "load(f)",
+        ] {
+            assert!(unsafe_codes(safe).is_empty(), "{safe}");
+        }
+    }
+
+    #[test]
+    fn flags_the_2025_loader_patterns_and_not_their_safe_spellings_or_mentions() {
+        let cases: &[(&str, &str)] = &[
+            (
+                "import keras\nkeras.config.enable_unsafe_deserialization()",
+                "keras-unsafe-deserialization",
+            ),
+            (
+                "import tensorflow as tf\ntf.keras.config.enable_unsafe_deserialization()",
+                "keras-unsafe-deserialization",
+            ),
+            (
+                "import keras\nkeras.models.load_model('m.keras', custom_objects={'L': L})",
+                "keras-custom-objects",
+            ),
+            ("import torch\ntorch.jit.load('m.pt')", "torch-jit-load"),
+            (
+                "import torch\ntorch.ops.load_library('ops.so')",
+                "native-library-load",
+            ),
+            (
+                "import torch\ntorch.classes.load_library('c.so')",
+                "native-library-load",
+            ),
+            (
+                "import tensorflow as tf\ntf.load_op_library('op.so')",
+                "native-library-load",
+            ),
+            (
+                "import ctypes\nctypes.CDLL('./libx.so')",
+                "native-library-load",
+            ),
+            (
+                "from ctypes import cdll\ncdll.LoadLibrary('libx.so')",
+                "native-library-load",
+            ),
+            ("import yaml\nyaml.full_load(s)", "yaml-full-load"),
+            (
+                "from hydra.utils import instantiate\ninstantiate(cfg.model)",
+                "hydra-instantiate",
+            ),
+            (
+                "import hydra\nhydra.utils.call(cfg.fn)",
+                "hydra-instantiate",
+            ),
+            (
+                "from hydra.utils import get_method\nget_method(cfg.f)",
+                "hydra-instantiate",
+            ),
+        ];
+        for (src, code) in cases {
+            assert_eq!(unsafe_codes(src), vec![*code], "{src}");
+        }
+        for safe in [
+            "import keras\nkeras.models.load_model('m.keras')",
+            "import keras\nkeras.models.load_model('m.keras', safe_mode=True)",
+            "import yaml\nyaml.safe_load(s)",
+            "import torch\ntorch.load(p, weights_only=True)",
+            // Mentions in comments and strings are not calls.
+            "# torch.jit.load(p) and ctypes.CDLL('x') are dangerous\nx = 1",
+            "doc = 'call hydra.utils.instantiate(cfg) or yaml.full_load(s)'",
+            "\"\"\"keras.config.enable_unsafe_deserialization()\"\"\"",
         ] {
             assert!(unsafe_codes(safe).is_empty(), "{safe}");
         }

@@ -25,7 +25,7 @@ use serde::Serialize;
 use tree_sitter::{Node, ParseOptions, ParseState, Parser};
 
 mod bindings;
-mod hub;
+pub mod hub;
 mod loaders;
 
 pub(super) use bindings::Bindings;
@@ -230,6 +230,10 @@ const WATCHED_SUBSTRINGS: &[&str] = &[
     "shelve",
     "Unpickler",
     "hub",
+    "enable_unsafe_deserialization",
+    "DLL",
+    "LoadLibrary",
+    "hydra",
 ];
 
 fn mentions_a_watched_call(source: &str) -> bool {
