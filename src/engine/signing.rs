@@ -84,9 +84,7 @@ pub fn check_root(
             d
         })
         .collect();
-    let fact = result
-        .facts
-        .and_then(|f| serde_json::to_value(f).ok());
+    let fact = result.facts.and_then(|f| serde_json::to_value(f).ok());
     (detections, fact)
 }
 
@@ -106,8 +104,7 @@ fn digest(hex: &str) -> Option<[u8; 32]> {
 fn is_outside(file: &str) -> bool {
     let p = Path::new(file);
     p.is_absolute()
-        || p
-            .components()
+        || p.components()
             .any(|c| matches!(c, std::path::Component::ParentDir))
 }
 

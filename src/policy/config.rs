@@ -356,14 +356,20 @@ struct RawPolicy {
     signing: RawSigning,
 }
 
+/// One `identities` entry: its span (for "missing key" problems), `subject`, `issuer`.
+type RawIdentity = (
+    Range<usize>,
+    Option<Spanned<String>>,
+    Option<Spanned<String>>,
+);
+
 #[derive(Debug, Default)]
 struct RawSigning {
     require: Option<bool>,
     signature: Option<Spanned<String>>,
     keys: Vec<Spanned<String>>,
     certificate_chain: Vec<Spanned<String>>,
-    /// `(entry span, subject, issuer)`.
-    identities: Vec<(Range<usize>, Option<Spanned<String>>, Option<Spanned<String>>)>,
+    identities: Vec<RawIdentity>,
     identities_span: Option<Range<usize>>,
     trust_root: Option<Spanned<String>>,
 }
@@ -643,12 +649,9 @@ impl RawPolicy {
                 match name {
                     "subject" => subject = string(d, name, value),
                     "issuer" => issuer = string(d, name, value),
-                    _ => d.unknown_key(
-                        key,
-                        "in [signing] identities",
-                        "an identity",
-                        IDENTITY_KEYS,
-                    ),
+                    _ => {
+                        d.unknown_key(key, "in [signing] identities", "an identity", IDENTITY_KEYS)
+                    }
                 }
             }
             self.signing.identities.push((item.span(), subject, issuer));
@@ -1625,7 +1628,10 @@ sha256 = "1234"
             ]
         );
         let p = problems(text);
-        assert_eq!(p.last().and_then(|p| p.help.as_deref()), Some("did you mean `trust_root`?"));
+        assert_eq!(
+            p.last().and_then(|p| p.help.as_deref()),
+            Some("did you mean `trust_root`?")
+        );
     }
 
     #[test]

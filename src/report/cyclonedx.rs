@@ -807,7 +807,10 @@ fn signatures(report: &Report) -> Vec<(String, &Map<String, Value>)> {
     if let Some(Value::Array(roots)) = report.repository.get("roots") {
         for r in roots {
             if let Some(sig) = r.get("signature") {
-                found.push((r.get("path").and_then(Value::as_str).unwrap_or_default(), sig));
+                found.push((
+                    r.get("path").and_then(Value::as_str).unwrap_or_default(),
+                    sig,
+                ));
             }
         }
     }
@@ -834,7 +837,11 @@ fn signature_refs(sigs: &[(String, &Map<String, Value>)], refs: &mut Vec<Externa
             Uri::new(&percent_encode_path(file)),
         );
         r.comment = Some("OpenSSF Model Signing signature (Sigstore bundle)".to_string());
-        if let Some(d) = sig.get("sha256").and_then(Value::as_str).filter(|d| is_sha256(d)) {
+        if let Some(d) = sig
+            .get("sha256")
+            .and_then(Value::as_str)
+            .filter(|d| is_sha256(d))
+        {
             r.hashes = Some(Hashes(vec![hash(HashAlgorithm::SHA_256, d)]));
         }
         refs.push(r);
@@ -847,10 +854,15 @@ fn signature_props(sigs: &[(String, &Map<String, Value>)], cx: &Cx<'_>, props: &
         props.push(cx.prop(prop::SIGNATURE_FILE, file));
         let verified = sig.get("verified").and_then(Value::as_bool) == Some(true)
             && sig.get("tree_matches").and_then(Value::as_bool) == Some(true);
-        props.push(Property::new(prop::SIGNATURE_VERIFIED, &verified.to_string()));
+        props.push(Property::new(
+            prop::SIGNATURE_VERIFIED,
+            &verified.to_string(),
+        ));
         let signer = sig.get("signer").and_then(Value::as_object);
         let text = |o: Option<&Map<String, Value>>, k: &str| {
-            o.and_then(|o| o.get(k)).and_then(Value::as_str).map(str::to_string)
+            o.and_then(|o| o.get(k))
+                .and_then(Value::as_str)
+                .map(str::to_string)
         };
         for (name, value) in [
             (prop::SIGNATURE_METHOD, text(signer, "method")),

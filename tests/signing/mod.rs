@@ -339,7 +339,12 @@ fn scan_passes_a_signed_tree_and_records_the_signer() {
     assert_eq!(sig["tree_matches"], true);
     assert_eq!(sig["serialization"], "files");
     assert_eq!(sig["signer"]["method"], "key");
-    assert!(sig["manifest_digest"].as_str().unwrap().starts_with("sha256:"));
+    assert!(
+        sig["manifest_digest"]
+            .as_str()
+            .unwrap()
+            .starts_with("sha256:")
+    );
     let bytes = std::fs::read(repo.abs("model.sig")).unwrap();
     assert_eq!(sig["sha256"], sha256_hex(&bytes).as_str());
 }
@@ -416,7 +421,12 @@ fn scan_records_an_unjudged_signature_when_the_policy_trusts_nobody() {
     assert!(sig_rules(&r).is_empty());
     let sig = &r["repository"]["signature"];
     assert_eq!(sig["verified"], false);
-    assert!(sig["reason"].as_str().unwrap().contains("no trusted signer"));
+    assert!(
+        sig["reason"]
+            .as_str()
+            .unwrap()
+            .contains("no trusted signer")
+    );
     // Required but nobody trusted: it can never pass, and says so.
     let (code, r) = scan_json(repo.path(), &["--require-signature"]);
     assert_eq!(code, 1);
@@ -486,7 +496,10 @@ fn scan_checks_reference_made_certificate_and_keyless_signatures() {
         ],
     );
     assert_eq!(code, 0, "{:#}", r["findings"]);
-    assert_eq!(r["repository"]["signature"]["signer"]["method"], "certificate");
+    assert_eq!(
+        r["repository"]["signature"]["signer"]["method"],
+        "certificate"
+    );
     let (code, r) = scan_json(
         &model,
         &[
@@ -593,8 +606,14 @@ fn sbom_records_the_signature_and_stays_schema_valid() {
         .iter()
         .map(|p| (p["name"].as_str().unwrap(), p["value"].as_str().unwrap()))
         .collect();
-    assert!(props.contains(&("modelgate:signature:verified", "true")), "{props:?}");
-    assert!(props.contains(&("modelgate:signature:method", "key")), "{props:?}");
+    assert!(
+        props.contains(&("modelgate:signature:verified", "true")),
+        "{props:?}"
+    );
+    assert!(
+        props.contains(&("modelgate:signature:method", "key")),
+        "{props:?}"
+    );
     assert!(
         props
             .iter()
