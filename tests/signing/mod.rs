@@ -347,6 +347,12 @@ fn scan_passes_a_signed_tree_and_records_the_signer() {
     );
     let bytes = std::fs::read(repo.abs("model.sig")).unwrap();
     assert_eq!(sig["sha256"], sha256_hex(&bytes).as_str());
+    let (code, text, _) = out(&["scan", p(repo.path()), "--no-git", "--key", &key]);
+    assert_eq!(code, 0);
+    assert!(
+        text.contains("signature: model.sig verified (key ") && text.contains("), files match"),
+        "{text}"
+    );
 }
 
 #[test]
