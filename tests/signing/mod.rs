@@ -627,3 +627,44 @@ fn sbom_records_the_signature_and_stays_schema_valid() {
         "{props:?}"
     );
 }
+
+#[test]
+fn multi_root_scans_check_each_roots_signature_under_its_prefix() {
+    let signed = signed_repo();
+    let unsigned = model_repo();
+    std::fs::remove_file(signed.abs("config.json")).unwrap();
+    let ws = signed.path().parent().unwrap();
+    let (a, b) = (
+        signed.path().file_name().unwrap().to_str().unwrap(),
+        unsigned.path().file_name().unwrap().to_str().unwrap(),
+    );
+    let o = modelgate()
+        .current_dir(ws)
+        .args(["scan", a, b, "--format", "json", "--no-git", "--key"])
+        .arg(fx("keys/p256.pub.pem"))
+        .arg("--require-signature")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut got = sig_rules(&r);
+    got.sort();
+    assert_eq!(
+        got,
+        owned(&[
+            ("SIG001", b, "deny"),
+            ("SIG003", &format!("{a}/config.json"), "deny"),
+        ])
+    );
+    let roots = r["repository"]["roots"].as_array().unwrap();
+    let signed_root = roots.iter().find(|x| x["path"] == a).unwrap();
+    assert_eq!(signed_root["signature"]["verified"], true);
+    assert!(
+        roots
+            .iter()
+            .find(|x| x["path"] == b)
+            .unwrap()
+            .get("signature")
+            .is_none()
+    );
+}
