@@ -176,6 +176,37 @@ pub struct ScanArgs {
     /// Read block size in bytes (benchmarking).
     #[arg(long, value_name = "BYTES", hide = true)]
     pub block_size: Option<usize>,
+    /// Model signature options (issue 19), on top of the policy's `[signing]` table.
+    #[command(flatten)]
+    pub signing: ScanSigningArgs,
+}
+
+/// `scan`'s signature flags: they add to the policy's `[signing]` table.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Signature (OpenSSF Model Signing)")]
+pub struct ScanSigningArgs {
+    /// The signature to check (default: `[signing] signature`, `model.sig` at the scan root).
+    /// One scan root only.
+    #[arg(long, value_name = "FILE")]
+    pub signature: Option<PathBuf>,
+    /// Fail (SIG001) when the scan root has no signature, as `[signing] require = true`.
+    #[arg(long)]
+    pub require_signature: bool,
+    /// Trust this public key (PEM; repeatable).
+    #[arg(long = "key", value_name = "PEM")]
+    pub keys: Vec<PathBuf>,
+    /// Trust these root certificates (PEM; repeatable).
+    #[arg(long = "certificate-chain", value_name = "PEM")]
+    pub certificate_chain: Vec<PathBuf>,
+    /// Keyless: trust this signer identity (certificate SAN), exact match.
+    #[arg(long, value_name = "SAN", requires_all = ["issuer", "trust_root"])]
+    pub identity: Option<String>,
+    /// Keyless: the identity's OIDC issuer, exact match.
+    #[arg(long, value_name = "URL", requires = "identity")]
+    pub issuer: Option<String>,
+    /// Keyless: a Sigstore trusted root JSON (verification is offline).
+    #[arg(long = "trust-root", value_name = "FILE", requires = "identity")]
+    pub trust_root: Option<PathBuf>,
 }
 
 /// `modelgate inspect`.

@@ -215,6 +215,8 @@ fn strict_policy_with_exception(digest: &str) -> String {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("policies/strict.toml"),
     )
     .unwrap();
+    // Issue 19: strict also requires a model signature; this test is about exceptions.
+    let strict = strict.replace("require = true", "require = false");
     format!(
         "{strict}\n[[exceptions]]\nrule = \"pickle-format\"\npath = \"legacy/model.pkl\"\nsha256 = \"{digest}\"\nreason = \"audited by the ML platform team, ticket SEC-12\"\nexpires = 2099-01-01\n"
     )

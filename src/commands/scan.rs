@@ -29,7 +29,8 @@ pub fn run(args: ScanArgs) -> Result<u8> {
         .first()
         .cloned()
         .unwrap_or_else(|| PathBuf::from("."));
-    let policy = policy::locate(args.policy.as_deref(), &first)?;
+    let mut policy = policy::locate(args.policy.as_deref(), &first)?;
+    apply_signing_args(&args, &mut policy.signing)?;
     let options = ScanOptions {
         excludes: args.exclude.clone(),
         jobs: args.jobs.unwrap_or_else(super::default_jobs),
@@ -93,6 +94,34 @@ pub fn run(args: ScanArgs) -> Result<u8> {
         print_stats(&stats, started.elapsed());
     }
     Ok(report.exit_code())
+}
+
+/// `scan`'s signature flags on top of the policy's `[signing]` table: `--signature` names one
+/// file (made absolute, since the policy's path is relative to the scan root), trust flags add
+/// to the policy's trusted signers.
+fn apply_signing_args(args: &ScanArgs, s: &mut policy::SigningOptions) -> Result<()> {
+    let a = &args.signing;
+    if let Some(sig) = &a.signature {
+        if args.paths.len() > 1 {
+            bail!("--signature names one file: scan one root with it, or set [signing] signature");
+        }
+        s.signature = std::path::absolute(sig)
+            .with_context(|| format!("cannot resolve {}", sig.display()))?;
+    }
+    s.require |= a.require_signature;
+    s.keys.extend(a.keys.iter().cloned());
+    s.certificate_chain
+        .extend(a.certificate_chain.iter().cloned());
+    if let (Some(subject), Some(issuer)) = (&a.identity, &a.issuer) {
+        s.identities.push(policy::SigningIdentity {
+            subject: subject.clone(),
+            issuer: issuer.clone(),
+        });
+    }
+    if a.trust_root.is_some() {
+        s.trust_root = a.trust_root.clone();
+    }
+    Ok(())
 }
 
 /// `--verbose`: where the time went, stage by stage, and the read stage's throughput.

@@ -22,6 +22,7 @@
 mod cache;
 mod root;
 mod schedule;
+mod signing;
 
 pub use schedule::scan_guarded;
 
@@ -246,6 +247,10 @@ impl Scanner {
         let after = root::After {
             repo: &repo,
             no_git: self.options.no_git,
+            signing: signing::Signing {
+                options: &self.policy.signing,
+                now: self.options.clock.now().unix_timestamp(),
+            },
         };
         let mut collected = Vec::with_capacity(crawled.len());
         for c in crawled {
@@ -287,6 +292,9 @@ impl Scanner {
                 entry.insert("git".into(), json!(c.git));
                 if let Some(hf) = c.repository.fact(Fact::Huggingface) {
                     entry.set_fact(Fact::Huggingface, hf.clone());
+                }
+                if let Some(sig) = c.repository.get("signature") {
+                    entry.insert("signature".into(), sig.clone());
                 }
                 per_root.push(Value::Object(entry));
             } else {

@@ -122,6 +122,8 @@ pub struct After<'a> {
     pub repo: &'a repository::RepoOptions,
     /// Skip git provenance.
     pub no_git: bool,
+    /// The signature check's policy and clock (issue 19).
+    pub signing: super::signing::Signing<'a>,
 }
 
 impl Crawled {
@@ -213,6 +215,14 @@ impl Crawled {
             facts
         };
         drop(side);
+        // Issue 19: the model signature, compared with the digests the read stage computed.
+        if !root.is_file() {
+            let (d, fact) = super::signing::check_root(&root, &files, &after.signing);
+            detections.extend(d);
+            if let Some(f) = fact {
+                repo_facts.insert("signature".into(), f);
+            }
+        }
 
         let mut out = Collected {
             files,

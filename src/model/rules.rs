@@ -201,6 +201,15 @@ rules! {
     ExceptionUnused => "POL002", "exception-unused", Low, "policy",
         "a policy exception matched nothing",
         "The exception matched no finding. Remove it so stale exceptions cannot silently cover a future file.";
+    Unsigned => "SIG001", "unsigned", Medium, "signing",
+        "the policy requires a model signature and the scan root has none",
+        "`[signing] require = true` (the `strict` preset) asks for an OpenSSF Model Signing signature (`model.sig` at the scan root, or `[signing] signature` / `scan --signature`), and there is none. Without one nobody can tell whether the files are the ones the publisher released. Sign with `modelgate sign PATH --key KEY.pem` or the reference `model_signing sign`, and ship `model.sig` with the model.";
+    SignatureInvalid => "SIG002", "signature-invalid", High, "signing",
+        "the model signature does not verify: unreadable bundle, bad signature, or a signer the policy does not trust",
+        "The signature file exists but cannot vouch for the model: the bundle is unreadable, the signature does not verify, the certificate is expired or does not chain to a trusted root, the keyless identity or issuer is not the one `[signing]` names, or the policy trusts nobody yet (add `keys`, `certificate_chain` or `identities` to `[signing]`). Treat the model as unsigned and find out who produced the signature.";
+    SignatureMismatch => "SIG003", "signature-mismatch", High, "signing",
+        "a file differs from the signed manifest, is missing, or is not in it",
+        "The signature verifies, but the tree is not the one that was signed: the named file was changed, deleted, or added after signing (files the signature ignores, such as `.git`, do not count). Someone modified the model after release, or the release was signed before its last change. Do not load it; fetch the release again or re-sign after review.";
 }
 
 impl RuleId {

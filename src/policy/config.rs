@@ -21,7 +21,8 @@ use toml::de::{DeTable, DeValue};
 
 use super::{
     CardOptions, Exception, LIMITS, Limits, POLICY_VERSION, PickleOptions, Policy, PolicySource,
-    SafetensorsOptions, ScanOptions, SourceOptions, default_levels, limit_spec,
+    SafetensorsOptions, ScanOptions, SigningIdentity, SigningOptions, SourceOptions,
+    default_levels, limit_spec,
 };
 use crate::model::finding::Action;
 use crate::model::rules::RuleId;
@@ -313,12 +314,22 @@ const TOP_KEYS: &[&str] = &[
     "scan",
     "limits",
     "exceptions",
+    "signing",
 ];
 const PICKLE_KEYS: &[&str] = &["safe_globals", "dangerous_globals"];
 const SAFETENSORS_KEYS: &[&str] = &["max_header_bytes", "check_values"];
 const CARD_KEYS: &[&str] = &["required_fields", "allowed_licenses"];
 const SOURCE_KEYS: &[&str] = &["pinned_revisions"];
 const SCAN_KEYS: &[&str] = &["exclude"];
+const SIGNING_KEYS: &[&str] = &[
+    "require",
+    "signature",
+    "keys",
+    "certificate_chain",
+    "identities",
+    "trust_root",
+];
+const IDENTITY_KEYS: &[&str] = &["subject", "issuer"];
 const EXCEPTION_KEYS: &[&str] = &["rule", "path", "sha256", "reason", "expires"];
 const LEVELS: &[&str] = &["deny", "warn", "allow"];
 /// Revision forms `[source] pinned_revisions` accepts.
@@ -342,6 +353,25 @@ struct RawPolicy {
     scan: RawScan,
     limits: Vec<(Spanned<String>, Spanned<i64>)>,
     exceptions: Vec<RawException>,
+    signing: RawSigning,
+}
+
+/// One `identities` entry: its span (for "missing key" problems), `subject`, `issuer`.
+type RawIdentity = (
+    Range<usize>,
+    Option<Spanned<String>>,
+    Option<Spanned<String>>,
+);
+
+#[derive(Debug, Default)]
+struct RawSigning {
+    require: Option<bool>,
+    signature: Option<Spanned<String>>,
+    keys: Vec<Spanned<String>>,
+    certificate_chain: Vec<Spanned<String>>,
+    identities: Vec<RawIdentity>,
+    identities_span: Option<Range<usize>>,
+    trust_root: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Default)]
@@ -484,6 +514,7 @@ impl RawPolicy {
                 "scan" => raw.walk_scan(d, value),
                 "limits" => raw.walk_limits(d, value),
                 "exceptions" => raw.walk_exceptions(d, value),
+                "signing" => raw.walk_signing(d, value),
                 _ => d.unknown_key(key, "at the top level", "the top level", TOP_KEYS),
             }
         }
@@ -578,6 +609,55 @@ impl RawPolicy {
         }
     }
 
+    fn walk_signing(&mut self, d: &mut Diag<'_>, value: &Value<'_>) {
+        let Some(t) = table(d, "signing", value) else {
+            return;
+        };
+        for (key, value) in t.iter() {
+            let name: &str = key.get_ref();
+            match name {
+                "require" => self.signing.require = boolean(d, name, value),
+                "signature" => self.signing.signature = string(d, name, value),
+                "keys" => self.signing.keys = strings(d, name, value).unwrap_or_default(),
+                "certificate_chain" => {
+                    self.signing.certificate_chain = strings(d, name, value).unwrap_or_default();
+                }
+                "trust_root" => self.signing.trust_root = string(d, name, value),
+                "identities" => self.walk_identities(d, value),
+                _ => d.unknown_key(key, "in [signing]", "[signing]", SIGNING_KEYS),
+            }
+        }
+    }
+
+    fn walk_identities(&mut self, d: &mut Diag<'_>, value: &Value<'_>) {
+        let DeValue::Array(items) = value.get_ref() else {
+            d.wrong_type(
+                "identities",
+                value,
+                "an array of tables (`[{ subject = \"…\", issuer = \"…\" }]`)",
+            );
+            return;
+        };
+        self.signing.identities_span = Some(value.span());
+        for item in items.iter() {
+            let Some(t) = table(d, "identities", item) else {
+                continue;
+            };
+            let (mut subject, mut issuer) = (None, None);
+            for (key, value) in t.iter() {
+                let name: &str = key.get_ref();
+                match name {
+                    "subject" => subject = string(d, name, value),
+                    "issuer" => issuer = string(d, name, value),
+                    _ => {
+                        d.unknown_key(key, "in [signing] identities", "an identity", IDENTITY_KEYS)
+                    }
+                }
+            }
+            self.signing.identities.push((item.span(), subject, issuer));
+        }
+    }
+
     fn walk_limits(&mut self, d: &mut Diag<'_>, value: &Value<'_>) {
         let Some(t) = table(d, "limits", value) else {
             return;
@@ -655,6 +735,7 @@ fn validate(
         card: CardOptions::default(),
         source_code: SourceOptions::default(),
         scan: ScanOptions::default(),
+        signing: SigningOptions::default(),
         limits: Limits::default(),
         exceptions: Vec::new(),
         sha256: String::new(),
@@ -695,6 +776,7 @@ fn validate(
         }
     }
     validate_limits(d, &raw.limits, &mut policy.limits);
+    policy.signing = validate_signing(d, raw.signing, &policy.source);
     policy.safetensors.max_header_bytes = policy.limit("safetensors_header_bytes");
     for e in raw.exceptions {
         if let Some(e) = validate_exception(d, e) {
@@ -702,6 +784,104 @@ fn validate(
         }
     }
     policy
+}
+
+/// `[signing]`: trust material paths are resolved against the policy file's directory (a
+/// built-in preset's against the working directory), so a policy means the same keys wherever
+/// `scan` runs from.
+fn validate_signing(d: &mut Diag<'_>, raw: RawSigning, source: &PolicySource) -> SigningOptions {
+    let base = match source {
+        PolicySource::File(p) => p.parent().map(Path::to_path_buf).unwrap_or_default(),
+        PolicySource::Builtin(_) => PathBuf::new(),
+    };
+    let path = |d: &mut Diag<'_>, name: &str, v: Spanned<String>| -> Option<PathBuf> {
+        if v.get_ref().trim().is_empty() {
+            d.error(
+                v.span(),
+                "empty-value",
+                format!("`{name}` must not be empty"),
+                None,
+            );
+            return None;
+        }
+        Some(base.join(v.get_ref()))
+    };
+    let mut out = SigningOptions {
+        require: raw.require.unwrap_or(false),
+        ..SigningOptions::default()
+    };
+    if let Some(sig) = raw.signature {
+        if sig.get_ref().trim().is_empty() {
+            d.error(
+                sig.span(),
+                "empty-value",
+                "`signature` must not be empty",
+                Some("the reference tool's default is `model.sig`".to_string()),
+            );
+        } else {
+            out.signature = PathBuf::from(sig.into_inner());
+        }
+    }
+    out.keys = raw
+        .keys
+        .into_iter()
+        .filter_map(|k| path(d, "keys", k))
+        .collect();
+    out.certificate_chain = raw
+        .certificate_chain
+        .into_iter()
+        .filter_map(|c| path(d, "certificate_chain", c))
+        .collect();
+    let any_identity = !raw.identities.is_empty();
+    for (span, subject, issuer) in raw.identities {
+        let field = |d: &mut Diag<'_>, name: &str, v: Option<Spanned<String>>| match v {
+            Some(v) if !v.get_ref().trim().is_empty() => Some(v.into_inner()),
+            Some(v) => {
+                d.error(
+                    v.span(),
+                    "empty-value",
+                    format!("identity `{name}` must not be empty"),
+                    None,
+                );
+                None
+            }
+            None => {
+                d.error(
+                    span.clone(),
+                    "missing-key",
+                    format!("identity is missing `{name}`"),
+                    Some(
+                        "an identity is `{ subject = \"SAN\", issuer = \"OIDC issuer URL\" }`"
+                            .to_string(),
+                    ),
+                );
+                None
+            }
+        };
+        let subject = field(d, "subject", subject);
+        let issuer = field(d, "issuer", issuer);
+        if let (Some(subject), Some(issuer)) = (subject, issuer) {
+            out.identities.push(SigningIdentity { subject, issuer });
+        }
+    }
+    out.trust_root = raw.trust_root.and_then(|t| path(d, "trust_root", t));
+    // Keyless verification is offline: without a trusted root the identities could never match,
+    // so the table would quietly trust nobody.
+    if let Some(span) = raw.identities_span
+        && out.trust_root.is_none()
+        && any_identity
+    {
+        d.error(
+            span,
+            "missing-key",
+            "`identities` needs `trust_root`",
+            Some(
+                "set `trust_root` to a Sigstore trusted root JSON (e.g. from `sigstore` or TUF)"
+                    .to_string(),
+            ),
+        );
+    }
+    out
 }
 
 fn check_version(d: &mut Diag<'_>, raw: &RawPolicy) {
@@ -1400,6 +1580,58 @@ sha256 = "1234"
         let crlf = problems("version = 1\r\n[rules]\r\nPKL01 = \"deny\"\r\n");
         assert_eq!((crlf[0].line, crlf[0].column, crlf[0].width), (3, 1, 5));
         assert!(!crlf[0].snippet.contains('\r'));
+    }
+
+    #[test]
+    fn signing_table_resolves_trust_paths_against_the_policy_file() {
+        let text = "version = 1\n[signing]\nrequire = true\nsignature = \"release.sig\"\n\
+                    keys = [\"k/a.pem\"]\ncertificate_chain = [\"ca.pem\"]\n\
+                    identities = [{ subject = \"a@b.c\", issuer = \"https://issuer\" }]\n\
+                    trust_root = \"tr.json\"\n";
+        let p = parse(text, PolicySource::File("cfg/modelgate.toml".into()));
+        assert!(p.is_ok(), "{:?}", p.err().map(|e| e.to_string()));
+        let Ok(p) = p else { return };
+        let s = &p.signing;
+        assert!(s.require);
+        assert_eq!(s.signature, Path::new("release.sig"));
+        assert_eq!(s.keys, [PathBuf::from("cfg/k/a.pem")]);
+        assert_eq!(s.certificate_chain, [PathBuf::from("cfg/ca.pem")]);
+        assert_eq!(s.trust_root.as_deref(), Some(Path::new("cfg/tr.json")));
+        assert_eq!(
+            s.identities,
+            [SigningIdentity {
+                subject: "a@b.c".into(),
+                issuer: "https://issuer".into()
+            }]
+        );
+        let d = parse("version = 1\n", PolicySource::Builtin("x"));
+        assert!(matches!(d, Ok(p) if p.signing == SigningOptions::default()));
+    }
+
+    #[test]
+    fn rejects_bad_signing_tables() {
+        let text = "version = 1\n[signing]\nrequire = 1\nsignature = \"\"\nkeys = [\"\", 3]\n\
+                    identities = [{ subject = \"a@b.c\" }, { issuer = \"\", subject = \"x\", sub = 1 }]\n\
+                    trusted = \"x\"\n";
+        assert_eq!(
+            codes(text),
+            [
+                "wrong-type",
+                "empty-value",
+                "empty-value",
+                "wrong-type",
+                "missing-key",
+                "missing-key",
+                "empty-value",
+                "unknown-key",
+                "unknown-key",
+            ]
+        );
+        let p = problems(text);
+        assert_eq!(
+            p.last().and_then(|p| p.help.as_deref()),
+            Some("did you mean `trust_root`?")
+        );
     }
 
     #[test]

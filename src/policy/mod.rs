@@ -121,6 +121,47 @@ pub struct ScanOptions {
     pub exclude: Vec<String>,
 }
 
+/// `[signing]`: whether a model signature is required and whom it must come from. Paths are
+/// already resolved: `keys`, `certificate_chain` and `trust_root` against the policy file's
+/// directory; `signature` stays as written (relative to each scan root unless absolute).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SigningOptions {
+    /// A scan root without a signature is SIG001.
+    pub require: bool,
+    /// The signature file, relative to the scan root (default `model.sig`).
+    pub signature: PathBuf,
+    /// Trusted public keys (PEM).
+    pub keys: Vec<PathBuf>,
+    /// Trusted root certificates for the certificate method (PEM).
+    pub certificate_chain: Vec<PathBuf>,
+    /// Trusted keyless signers.
+    pub identities: Vec<SigningIdentity>,
+    /// Sigstore trusted root JSON (required with `identities`).
+    pub trust_root: Option<PathBuf>,
+}
+
+impl Default for SigningOptions {
+    fn default() -> Self {
+        SigningOptions {
+            require: false,
+            signature: PathBuf::from("model.sig"),
+            keys: Vec::new(),
+            certificate_chain: Vec::new(),
+            identities: Vec::new(),
+            trust_root: None,
+        }
+    }
+}
+
+/// One trusted keyless signer in `[signing] identities`: exact certificate SAN and OIDC issuer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SigningIdentity {
+    /// Certificate SAN (email or URI), exact match.
+    pub subject: String,
+    /// OIDC issuer, exact match.
+    pub issuer: String,
+}
+
 /// One audited exception from `[[exceptions]]`.
 #[derive(Debug, Clone)]
 pub struct Exception {
@@ -180,6 +221,8 @@ pub struct Policy {
     pub source_code: SourceOptions,
     /// `[scan]`.
     pub scan: ScanOptions,
+    /// `[signing]`.
+    pub signing: SigningOptions,
     /// Every limit in [`LIMITS`], with the policy's value or the default.
     pub limits: Limits,
     /// `[[exceptions]]`, in declaration order.
@@ -220,6 +263,7 @@ impl Default for Policy {
             card: CardOptions::default(),
             source_code: SourceOptions::default(),
             scan: ScanOptions::default(),
+            signing: SigningOptions::default(),
             limits: Limits::default(),
             exceptions: Vec::new(),
             sha256: PRESETS
@@ -499,6 +543,7 @@ mod tests {
         assert_eq!(p.card, d.card);
         assert_eq!(p.source_code, d.source_code);
         assert_eq!(p.scan, d.scan);
+        assert_eq!(p.signing, d.signing);
         assert_eq!(p.limits, d.limits);
     }
 
@@ -526,6 +571,9 @@ mod tests {
             assert_eq!(strict.level(rule), Action::Deny, "{rule}");
         }
         assert!(audit.levels.values().all(|a| *a == Action::Allow));
+        // Issue 19: a release carries a signature; the other presets only check one if present.
+        assert!(strict.signing.require && !audit.signing.require);
+        assert_eq!(strict.level(RuleId::Unsigned), Action::Deny);
     }
 
     #[test]

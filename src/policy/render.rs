@@ -72,6 +72,7 @@ pub fn render_effective(policy: &Policy, w: &mut dyn Write) -> io::Result<()> {
     writeln!(w, "  pinned_revisions: {}", or_none(&forms))?;
     writeln!(w, "[scan]")?;
     writeln!(w, "  exclude: {}", or_none(&policy.scan.exclude))?;
+    render_signing(&policy.signing, w)?;
     writeln!(w)?;
     writeln!(w, "limits (differing from the defaults):")?;
     let mut any = false;
@@ -108,6 +109,34 @@ pub fn render_effective(policy: &Policy, w: &mut dyn Write) -> io::Result<()> {
         writeln!(w, "    reason: {}", e.reason)?;
     }
     Ok(())
+}
+
+fn render_signing(s: &super::SigningOptions, w: &mut dyn Write) -> io::Result<()> {
+    let paths = |p: &[std::path::PathBuf]| {
+        or_none(
+            &p.iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>(),
+        )
+    };
+    writeln!(w, "[signing]")?;
+    writeln!(w, "  require: {}", s.require)?;
+    writeln!(w, "  signature: {}", s.signature.display())?;
+    writeln!(w, "  keys: {}", paths(&s.keys))?;
+    writeln!(w, "  certificate_chain: {}", paths(&s.certificate_chain))?;
+    let ids: Vec<String> = s
+        .identities
+        .iter()
+        .map(|i| format!("{} (issuer {})", i.subject, i.issuer))
+        .collect();
+    writeln!(w, "  identities: {}", or_none(&ids))?;
+    writeln!(
+        w,
+        "  trust_root: {}",
+        s.trust_root
+            .as_ref()
+            .map_or_else(|| "(none)".to_string(), |p| p.display().to_string())
+    )
 }
 
 /// Areas in registry order.
@@ -274,6 +303,15 @@ pub fn example(rule: RuleId) -> &'static str {
         }
         RuleId::ExceptionUnused => {
             "an exception for `legacy/*.bin` after the legacy files were deleted"
+        }
+        RuleId::Unsigned => {
+            "a release scan under `strict` (`[signing] require = true`) of a model directory with no `model.sig`"
+        }
+        RuleId::SignatureInvalid => {
+            "a `model.sig` signed with a key that is not in `[signing] keys`, or a keyless signature from another workflow"
+        }
+        RuleId::SignatureMismatch => {
+            "a `model.sig` that verifies, but `model.safetensors` was changed after signing (or a `loader.py` added)"
         }
     }
 }

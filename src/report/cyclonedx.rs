@@ -79,6 +79,18 @@ pub mod prop {
     pub const NOT_FOLLOWED: &str = "modelgate:not-followed";
     /// An exclude glob in effect during the scan, repeatable.
     pub const EXCLUDE: &str = "modelgate:exclude";
+    /// The model signature file (issue 19), relative to the scan root.
+    pub const SIGNATURE_FILE: &str = "modelgate:signature:file";
+    /// `true` when the signature verified under the policy's trust and the tree matches it.
+    pub const SIGNATURE_VERIFIED: &str = "modelgate:signature:verified";
+    /// `key`, `certificate` or `sigstore` (when verified).
+    pub const SIGNATURE_METHOD: &str = "modelgate:signature:method";
+    /// Key fingerprint, certificate subject or keyless identity (when verified).
+    pub const SIGNATURE_SIGNER: &str = "modelgate:signature:signer";
+    /// OIDC issuer (keyless) or root subject (certificate), when verified.
+    pub const SIGNATURE_ISSUER: &str = "modelgate:signature:issuer";
+    /// The signed manifest's digest (`sha256:…`), when verified.
+    pub const SIGNATURE_MANIFEST: &str = "modelgate:signature:manifest-digest";
 }
 
 /// Bounds on data copied from card and file facts into the SBOM (facts come from scanned files).
@@ -739,6 +751,8 @@ fn metadata_component(report: &Report, opts: &SbomOptions, cx: &Cx<'_>) -> Compo
             Uri::new(&format!("https://huggingface.co/{}", hf.repo_id)),
         ));
     }
+    let signatures = signatures(report);
+    signature_refs(&signatures, &mut refs);
     if !refs.is_empty() {
         c.external_references = Some(ExternalReferences(refs));
     }
@@ -777,10 +791,91 @@ fn metadata_component(report: &Report, opts: &SbomOptions, cx: &Cx<'_>) -> Compo
         props.push(Property::new("modelgate:git:dirty", &g.dirty.to_string()));
     }
     cx.finding_props("", &mut props);
+    signature_props(&signatures, cx, &mut props);
     if !props.is_empty() {
         c.properties = Some(Properties(props));
     }
     c
+}
+
+/// The model signatures the scan found (issue 19), with their file paths as the report shows
+/// them: the single root's `repository.signature`, or each root's in a multi-root scan.
+fn signatures(report: &Report) -> Vec<(String, &Map<String, Value>)> {
+    let mut found: Vec<(&str, &Value)> = Vec::new();
+    if let Some(sig) = report.repository.get("signature") {
+        found.push(("", sig));
+    }
+    if let Some(Value::Array(roots)) = report.repository.get("roots") {
+        for r in roots {
+            if let Some(sig) = r.get("signature") {
+                found.push((
+                    r.get("path").and_then(Value::as_str).unwrap_or_default(),
+                    sig,
+                ));
+            }
+        }
+    }
+    found
+        .into_iter()
+        .filter_map(|(prefix, v)| {
+            let sig = v.as_object()?;
+            let file = sig.get("file").and_then(Value::as_str).unwrap_or_default();
+            let shown = if prefix.is_empty() || file.starts_with('/') {
+                file.to_string()
+            } else {
+                format!("{prefix}/{file}")
+            };
+            Some((shown, sig))
+        })
+        .collect()
+}
+
+/// One `attestation` external reference per signature file, with the file's SHA-256.
+fn signature_refs(sigs: &[(String, &Map<String, Value>)], refs: &mut Vec<ExternalReference>) {
+    for (file, sig) in sigs {
+        let mut r = ExternalReference::new(
+            ExternalReferenceType::Attestation,
+            Uri::new(&percent_encode_path(file)),
+        );
+        r.comment = Some("OpenSSF Model Signing signature (Sigstore bundle)".to_string());
+        if let Some(d) = sig
+            .get("sha256")
+            .and_then(Value::as_str)
+            .filter(|d| is_sha256(d))
+        {
+            r.hashes = Some(Hashes(vec![hash(HashAlgorithm::SHA_256, d)]));
+        }
+        refs.push(r);
+    }
+}
+
+/// The signature's verdict and signer as `modelgate:signature:*` properties.
+fn signature_props(sigs: &[(String, &Map<String, Value>)], cx: &Cx<'_>, props: &mut Vec<Property>) {
+    for (file, sig) in sigs {
+        props.push(cx.prop(prop::SIGNATURE_FILE, file));
+        let verified = sig.get("verified").and_then(Value::as_bool) == Some(true)
+            && sig.get("tree_matches").and_then(Value::as_bool) == Some(true);
+        props.push(Property::new(
+            prop::SIGNATURE_VERIFIED,
+            &verified.to_string(),
+        ));
+        let signer = sig.get("signer").and_then(Value::as_object);
+        let text = |o: Option<&Map<String, Value>>, k: &str| {
+            o.and_then(|o| o.get(k))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        for (name, value) in [
+            (prop::SIGNATURE_METHOD, text(signer, "method")),
+            (prop::SIGNATURE_SIGNER, text(signer, "identity")),
+            (prop::SIGNATURE_ISSUER, text(signer, "issuer")),
+            (prop::SIGNATURE_MANIFEST, text(Some(sig), "manifest_digest")),
+        ] {
+            if let Some(v) = value {
+                props.push(cx.prop(name, &v));
+            }
+        }
+    }
 }
 
 trait PurlExt {

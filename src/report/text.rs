@@ -68,6 +68,26 @@ fn location(f: &Finding) -> String {
     s
 }
 
+/// The model signature's verdict in one line (issue 19): file, signer, whether the files match.
+fn signature_line(sig: &serde_json::Value) -> String {
+    let text = |v: &serde_json::Value| v.as_str().map(sanitize).unwrap_or_default();
+    let file = text(&sig["file"]);
+    if sig["verified"] != true {
+        return format!("{file} not verified: {}", text(&sig["reason"]));
+    }
+    let signer = &sig["signer"];
+    let files = if sig["tree_matches"] == true {
+        "files match"
+    } else {
+        "files differ (SIG003)"
+    };
+    format!(
+        "{file} verified ({} {}), {files}",
+        text(&signer["method"]),
+        text(&signer["identity"])
+    )
+}
+
 /// Writes the text report.
 pub fn render(report: &Report, w: &mut dyn Write, opts: TextOptions) -> io::Result<()> {
     let c = opts.color;
@@ -90,6 +110,9 @@ pub fn render(report: &Report, w: &mut dyn Write, opts: TextOptions) -> io::Resu
             if g.dirty { " (dirty)" } else { "" }
         )?,
         None => writeln!(w, "git: none")?,
+    }
+    if let Some(sig) = report.repository.get("signature") {
+        writeln!(w, "signature: {}", signature_line(sig))?;
     }
     writeln!(w)?;
 

@@ -83,14 +83,24 @@ pub struct SignatureFacts {
     pub file: String,
     /// SHA-256 of the signature file.
     pub sha256: String,
-    /// Whether the signature verified under the policy's trust.
+    /// Whether the signature verified under the policy's trust (the signer; the tree is
+    /// `tree_matches`).
     pub verified: bool,
+    /// Whether the scanned files are exactly the signed manifest (when verified).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tree_matches: Option<bool>,
     /// Who signed (when verified).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signer: Option<super::Signer>,
     /// The statement's subject digest (when verified).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub manifest_digest: Option<String>,
+    /// The manifest's serialization, `files` or `shards` (when verified).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub serialization: Option<&'static str>,
+    /// Why it is not verified.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// The outcome for one model root.
@@ -129,7 +139,11 @@ pub fn check_tree(
             out.problems.push(Problem {
                 rule: SigRule::Unsigned,
                 path: String::new(),
-                message: format!("no model signature ({DEFAULT_SIGNATURE}) found"),
+                message: format!(
+                    "the policy requires a model signature and there is none at {}",
+                    super::relative_inside(root, &sig_path)
+                        .unwrap_or_else(|| sig_path.display().to_string())
+                ),
             });
         }
         return out;
@@ -143,30 +157,42 @@ pub fn check_tree(
             return out;
         }
     };
+    let fail = |mut out: SignatureCheck, mut facts: SignatureFacts, message: String| {
+        facts.reason = Some(message.clone());
+        out.problems.push(invalid(message));
+        out.facts = Some(facts);
+        out
+    };
     let mut facts = SignatureFacts {
         file: rel_sig
             .clone()
             .unwrap_or_else(|| sig_path.display().to_string()),
         sha256: hex(&<sha2::Sha256 as sha2::Digest>::digest(&bytes)),
         verified: false,
+        tree_matches: None,
         signer: None,
         manifest_digest: None,
+        serialization: None,
+        reason: None,
     };
     let trusts = match trusts(policy, limits) {
         Ok(t) if !t.is_empty() => t,
+        // Nobody to check it against: without `require` the signature is recorded, unverified,
+        // and the scan goes on (a model shipping `model.sig` must not fail a default scan);
+        // a policy that requires signatures but trusts nobody can never pass, and says so.
+        Ok(_) if !policy.require => {
+            facts.reason = Some("the policy names no trusted signer ([signing] keys, certificate_chain or identities)".into());
+            out.facts = Some(facts);
+            return out;
+        }
         Ok(_) => {
-            out.problems.push(invalid(
+            return fail(
+                out,
+                facts,
                 "the policy trusts no key, certificate root or identity ([signing] keys / identities)".into(),
-            ));
-            out.facts = Some(facts);
-            return out;
+            );
         }
-        Err(e) => {
-            out.problems
-                .push(invalid(format!("[signing] trust material: {e}")));
-            out.facts = Some(facts);
-            return out;
-        }
+        Err(e) => return fail(out, facts, format!("[signing] trust material: {e}")),
     };
     let mut last_err: Option<SignError> = None;
     let mut verified = None;
@@ -181,21 +207,16 @@ pub fn check_tree(
     }
     let Some(vb) = verified else {
         let e = last_err.map_or_else(|| "no trust matched".to_string(), |e| e.to_string());
-        out.problems.push(invalid(e));
-        out.facts = Some(facts);
-        return out;
+        return fail(out, facts, e);
     };
     let expected = match statement::manifest_from_statement(&vb.statement, limits) {
         Ok(m) => m,
-        Err(e) => {
-            out.problems.push(invalid(e.to_string()));
-            out.facts = Some(facts);
-            return out;
-        }
+        Err(e) => return fail(out, facts, e.to_string()),
     };
     facts.verified = true;
     facts.signer = Some(vb.signer);
     facts.manifest_digest = Some(format!("sha256:{}", hex(&expected.root_digest())));
+    facts.serialization = Some(expected.serialization.method());
     let diff = match &expected.serialization {
         Serialization::Files { ignore_paths, .. } => {
             let mut ignore = IgnoreSet::default();
@@ -207,9 +228,7 @@ pub fn check_tree(
                 }
             }
             if let Some(e) = bad {
-                out.problems.push(invalid(e.to_string()));
-                out.facts = Some(facts);
-                return out;
+                return fail(out, facts, e.to_string());
             }
             let actual: Vec<Resource> = files
                 .iter()
@@ -230,11 +249,7 @@ pub fn check_tree(
             };
             match super::check_tree(root, &expected, &opts, limits) {
                 Ok(d) => d,
-                Err(e) => {
-                    out.problems.push(invalid(e.to_string()));
-                    out.facts = Some(facts);
-                    return out;
-                }
+                Err(e) => return fail(out, facts, e.to_string()),
             }
         }
     };
@@ -259,6 +274,7 @@ pub fn check_tree(
             message: "file is not in the signed manifest".into(),
         });
     }
+    facts.tree_matches = Some(out.problems.is_empty());
     out.facts = Some(facts);
     out
 }

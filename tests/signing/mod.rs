@@ -293,3 +293,378 @@ fn verify_help_names_every_method() {
         assert!(text.contains(flag), "{flag}: {text}");
     }
 }
+
+// ---- scan and policy integration (SIG001-SIG003, `[signing]`) ----
+
+/// A private copy of the fixture model, signed by modelgate with the P-256 key (`model.sig`).
+fn signed_repo() -> Repo {
+    let repo = model_repo();
+    let (code, _, err) = out(&["sign", p(repo.path()), "--key", &fx("keys/p256.pem")]);
+    assert_eq!(code, 0, "{err}");
+    repo
+}
+
+fn sig_rules(r: &serde_json::Value) -> Vec<(String, String, String)> {
+    r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"].as_str().unwrap().starts_with("SIG"))
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap().to_string(),
+                f["path"].as_str().unwrap().to_string(),
+                f["action"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn owned(v: &[(&str, &str, &str)]) -> Vec<(String, String, String)> {
+    v.iter()
+        .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+        .collect()
+}
+
+#[test]
+fn scan_passes_a_signed_tree_and_records_the_signer() {
+    let repo = signed_repo();
+    let key = fx("keys/p256.pub.pem");
+    let (code, r) = scan_json(repo.path(), &["--require-signature", "--key", &key]);
+    assert_eq!(code, 0, "{:#}", r["findings"]);
+    assert!(sig_rules(&r).is_empty(), "{:?}", sig_rules(&r));
+    let sig = &r["repository"]["signature"];
+    assert_eq!(sig["file"], "model.sig");
+    assert_eq!(sig["verified"], true);
+    assert_eq!(sig["tree_matches"], true);
+    assert_eq!(sig["serialization"], "files");
+    assert_eq!(sig["signer"]["method"], "key");
+    assert!(
+        sig["manifest_digest"]
+            .as_str()
+            .unwrap()
+            .starts_with("sha256:")
+    );
+    let bytes = std::fs::read(repo.abs("model.sig")).unwrap();
+    assert_eq!(sig["sha256"], sha256_hex(&bytes).as_str());
+    let (code, text, _) = out(&["scan", p(repo.path()), "--no-git", "--key", &key]);
+    assert_eq!(code, 0);
+    assert!(
+        text.contains("signature: model.sig verified (key ") && text.contains("), files match"),
+        "{text}"
+    );
+}
+
+#[test]
+fn scan_denies_a_tampered_an_added_and_a_deleted_file_by_name() {
+    let repo = signed_repo();
+    let mut w = std::fs::read(repo.abs("weights.bin")).unwrap();
+    w[0] ^= 1;
+    repo.file("weights.bin", w);
+    repo.file("sub/extra.py", "import os");
+    std::fs::remove_file(repo.abs("config.json")).unwrap();
+    // Ignored by the signature (as by the reference tool): changing it is not a mismatch.
+    repo.file(".gitattributes", "*.bin filter=lfs\n");
+    let (code, r) = scan_json(repo.path(), &["--key", &fx("keys/p256.pub.pem")]);
+    assert_eq!(code, 1);
+    let mut got = sig_rules(&r);
+    got.sort();
+    assert_eq!(
+        got,
+        owned(&[
+            ("SIG003", "config.json", "deny"),
+            ("SIG003", "sub/extra.py", "deny"),
+            ("SIG003", "weights.bin", "deny"),
+        ])
+    );
+    assert_eq!(r["repository"]["signature"]["verified"], true);
+    assert_eq!(r["repository"]["signature"]["tree_matches"], false);
+    let f = findings(&r, "SIG003");
+    assert!(f.iter().all(|f| f["evidence"]["signature"] == "model.sig"));
+}
+
+#[test]
+fn scan_denies_a_signature_from_an_untrusted_key() {
+    let repo = signed_repo();
+    let (code, r) = scan_json(repo.path(), &["--key", &fx("keys/other.pub.pem")]);
+    assert_eq!(code, 1);
+    assert_eq!(sig_rules(&r), owned(&[("SIG002", "model.sig", "deny")]));
+    assert!(
+        findings(&r, "SIG002")[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("wrong key"),
+        "{:#}",
+        r["findings"]
+    );
+    assert_eq!(r["repository"]["signature"]["verified"], false);
+    assert!(r["repository"]["signature"]["reason"].is_string());
+}
+
+#[test]
+fn scan_denies_a_missing_signature_only_when_required() {
+    let repo = model_repo();
+    let (code, r) = scan_json(repo.path(), &[]);
+    assert_eq!(code, 0);
+    assert!(sig_rules(&r).is_empty());
+    assert!(r["repository"].get("signature").is_none());
+    let (code, r) = scan_json(repo.path(), &["--require-signature"]);
+    assert_eq!(code, 1);
+    assert_eq!(sig_rules(&r), owned(&[("SIG001", "", "deny")]));
+
+    // The strict preset requires a signature (among much else).
+    let strict = Path::new(env!("CARGO_MANIFEST_DIR")).join("policies/strict.toml");
+    let (code, r) = scan_json(repo.path(), &["--policy", strict.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert_eq!(sig_rules(&r), owned(&[("SIG001", "", "deny")]));
+}
+
+#[test]
+fn scan_records_an_unjudged_signature_when_the_policy_trusts_nobody() {
+    let repo = signed_repo();
+    let (code, r) = scan_json(repo.path(), &[]);
+    assert_eq!(code, 0, "{:#}", r["findings"]);
+    assert!(sig_rules(&r).is_empty());
+    let sig = &r["repository"]["signature"];
+    assert_eq!(sig["verified"], false);
+    assert!(
+        sig["reason"]
+            .as_str()
+            .unwrap()
+            .contains("no trusted signer")
+    );
+    // Required but nobody trusted: it can never pass, and says so.
+    let (code, r) = scan_json(repo.path(), &["--require-signature"]);
+    assert_eq!(code, 1);
+    assert_eq!(sig_rules(&r), owned(&[("SIG002", "model.sig", "deny")]));
+}
+
+#[test]
+fn signing_policy_table_resolves_keys_next_to_the_policy_file() {
+    let repo = signed_repo();
+    let policy_dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(policy_dir.path().join("keys")).unwrap();
+    std::fs::copy(
+        fx("keys/p256.pub.pem"),
+        policy_dir.path().join("keys/release.pub.pem"),
+    )
+    .unwrap();
+    let policy = policy_dir.path().join("gate.toml");
+    std::fs::write(
+        &policy,
+        "version = 1\n[signing]\nrequire = true\nkeys = [\"keys/release.pub.pem\"]\n",
+    )
+    .unwrap();
+    let (code, r) = scan_json(repo.path(), &["--policy", p(&policy)]);
+    assert_eq!(code, 0, "{:#}", r["findings"]);
+    assert_eq!(r["repository"]["signature"]["verified"], true);
+
+    // `signature` names another file, relative to the scan root: absent -> SIG001.
+    std::fs::write(
+        &policy,
+        "version = 1\n[signing]\nrequire = true\nsignature = \"release.sig\"\nkeys = [\"keys/release.pub.pem\"]\n",
+    )
+    .unwrap();
+    let (code, r) = scan_json(repo.path(), &["--policy", p(&policy)]);
+    assert_eq!(code, 1);
+    assert_eq!(sig_rules(&r), owned(&[("SIG001", "", "deny")]));
+    assert!(
+        findings(&r, "SIG001")[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("release.sig")
+    );
+
+    // A bad table is a policy error (exit 2), like any other.
+    std::fs::write(
+        &policy,
+        "version = 1\n[signing]\nrequire = \"yes\"\nidentities = [{ subject = \"a@b.c\" }]\n",
+    )
+    .unwrap();
+    let (code, _, err) = out(&["scan", p(repo.path()), "--policy", p(&policy)]);
+    assert_eq!(code, 2);
+    assert!(err.contains("`require` must be a boolean"), "{err}");
+    assert!(err.contains("identity is missing `issuer`"), "{err}");
+    assert!(err.contains("`identities` needs `trust_root`"), "{err}");
+}
+
+#[test]
+fn scan_checks_reference_made_certificate_and_keyless_signatures() {
+    let model = PathBuf::from(fx("model"));
+    let (code, r) = scan_json(
+        &model,
+        &[
+            "--signature",
+            &fx("cert.sig"),
+            "--certificate-chain",
+            &fx("keys/root-ca.crt"),
+            "--require-signature",
+        ],
+    );
+    assert_eq!(code, 0, "{:#}", r["findings"]);
+    assert_eq!(
+        r["repository"]["signature"]["signer"]["method"],
+        "certificate"
+    );
+    let (code, r) = scan_json(
+        &model,
+        &[
+            "--signature",
+            &fx("cert-expired.sig"),
+            "--certificate-chain",
+            &fx("keys/root-ca.crt"),
+        ],
+    );
+    assert_eq!(code, 1);
+    // Outside the scan root, the finding is on the model as a whole.
+    assert_eq!(sig_rules(&r), owned(&[("SIG002", "", "deny")]));
+
+    let keyless = PathBuf::from(fx("keyless/model"));
+    let trust = |identity: &str| {
+        scan_json(
+            &keyless,
+            &[
+                "--signature",
+                &fx("keyless/model.sig"),
+                "--identity",
+                identity,
+                "--issuer",
+                "https://sigstore.verify.ibm.com/oauth2",
+                "--trust-root",
+                &fx("keyless/trusted_root.json"),
+                "--require-signature",
+            ],
+        )
+    };
+    let (code, r) = trust("stefanb@us.ibm.com");
+    assert_eq!(code, 0, "{:#}", r["findings"]);
+    let sig = &r["repository"]["signature"];
+    assert_eq!(sig["signer"]["method"], "sigstore");
+    assert_eq!(sig["signer"]["identity"], "stefanb@us.ibm.com");
+    let (code, r) = trust("someone@example.com");
+    assert_eq!(code, 1);
+    assert_eq!(sig_rules(&r), owned(&[("SIG002", "", "deny")]));
+}
+
+#[test]
+fn scan_signature_flag_takes_one_root() {
+    let repo = signed_repo();
+    let (code, _, err) = out(&[
+        "scan",
+        p(repo.path()),
+        p(repo.path()),
+        "--signature",
+        p(&repo.abs("model.sig")),
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--signature names one file"), "{err}");
+}
+
+fn cyclonedx_validator() -> jsonschema::Validator {
+    let schema = |name: &str| -> serde_json::Value {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/schemas")
+            .join(name);
+        serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap()
+    };
+    jsonschema::options()
+        .with_resource(
+            "http://cyclonedx.org/schema/spdx.SNAPSHOT.schema.json",
+            jsonschema::Resource::from_contents(schema("spdx.SNAPSHOT.schema.json")).unwrap(),
+        )
+        .with_resource(
+            "http://cyclonedx.org/schema/jsf-0.82.SNAPSHOT.schema.json",
+            jsonschema::Resource::from_contents(schema("jsf-0.82.SNAPSHOT.schema.json")).unwrap(),
+        )
+        .should_validate_formats(true)
+        .build(&schema("bom-1.5.SNAPSHOT.schema.json"))
+        .unwrap()
+}
+
+#[test]
+fn sbom_records_the_signature_and_stays_schema_valid() {
+    let repo = signed_repo();
+    let sbom_dir = tempfile::tempdir().unwrap();
+    let sbom = sbom_dir.path().join("model.cdx.json");
+    let (code, r) = scan_json(
+        repo.path(),
+        &["--key", &fx("keys/p256.pub.pem"), "--sbom", p(&sbom)],
+    );
+    assert_eq!(code, 0, "{:#}", r["findings"]);
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&sbom).unwrap()).unwrap();
+    let errors: Vec<String> = cyclonedx_validator()
+        .iter_errors(&doc)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    let meta = &doc["metadata"]["component"];
+    let refs = meta["externalReferences"].as_array().unwrap();
+    let att = refs
+        .iter()
+        .find(|r| r["type"] == "attestation")
+        .expect("attestation reference");
+    assert_eq!(att["url"], "model.sig");
+    let bytes = std::fs::read(repo.abs("model.sig")).unwrap();
+    assert_eq!(att["hashes"][0]["content"], sha256_hex(&bytes).as_str());
+    let props: Vec<(&str, &str)> = meta["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["name"].as_str().unwrap(), p["value"].as_str().unwrap()))
+        .collect();
+    assert!(
+        props.contains(&("modelgate:signature:verified", "true")),
+        "{props:?}"
+    );
+    assert!(
+        props.contains(&("modelgate:signature:method", "key")),
+        "{props:?}"
+    );
+    assert!(
+        props
+            .iter()
+            .any(|(n, v)| *n == "modelgate:signature:manifest-digest" && v.starts_with("sha256:")),
+        "{props:?}"
+    );
+}
+
+#[test]
+fn multi_root_scans_check_each_roots_signature_under_its_prefix() {
+    let signed = signed_repo();
+    let unsigned = model_repo();
+    std::fs::remove_file(signed.abs("config.json")).unwrap();
+    let ws = signed.path().parent().unwrap();
+    let (a, b) = (
+        signed.path().file_name().unwrap().to_str().unwrap(),
+        unsigned.path().file_name().unwrap().to_str().unwrap(),
+    );
+    let o = modelgate()
+        .current_dir(ws)
+        .args(["scan", a, b, "--format", "json", "--no-git", "--key"])
+        .arg(fx("keys/p256.pub.pem"))
+        .arg("--require-signature")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut got = sig_rules(&r);
+    got.sort();
+    assert_eq!(
+        got,
+        owned(&[
+            ("SIG001", b, "deny"),
+            ("SIG003", &format!("{a}/config.json"), "deny"),
+        ])
+    );
+    let roots = r["repository"]["roots"].as_array().unwrap();
+    let signed_root = roots.iter().find(|x| x["path"] == a).unwrap();
+    assert_eq!(signed_root["signature"]["verified"], true);
+    assert!(
+        roots
+            .iter()
+            .find(|x| x["path"] == b)
+            .unwrap()
+            .get("signature")
+            .is_none()
+    );
+}
