@@ -293,8 +293,8 @@ impl Scanner {
                 if let Some(hf) = c.repository.fact(Fact::Huggingface) {
                     entry.set_fact(Fact::Huggingface, hf.clone());
                 }
-                if let Some(sig) = c.repository.get("signature") {
-                    entry.insert("signature".into(), sig.clone());
+                if let Some(sig) = c.repository.fact(Fact::Signature) {
+                    entry.set_fact(Fact::Signature, sig.clone());
                 }
                 per_root.push(Value::Object(entry));
             } else {

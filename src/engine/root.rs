@@ -220,7 +220,7 @@ impl Crawled {
             let (d, fact) = super::signing::check_root(&root, &files, &after.signing);
             detections.extend(d);
             if let Some(f) = fact {
-                repo_facts.insert("signature".into(), f);
+                repo_facts.set_fact(Fact::Signature, f);
             }
         }
 

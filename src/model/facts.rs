@@ -110,6 +110,7 @@ facts! {
     // Repository level (`repository.roots[]`).
     Huggingface = "huggingface", "repository: the Hugging Face cache's identity and snapshots";
     ModelDirs = "model_dirs", "repository: directories that hold a model";
+    Signature = "signature", "repository: the OMS signature checked (file, digest, verified, signer, reason)";
     Roots = "roots", "repository: each root's path, git and Hugging Face facts (multi-root scans)";
 }
 

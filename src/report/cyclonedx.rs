@@ -802,12 +802,12 @@ fn metadata_component(report: &Report, opts: &SbomOptions, cx: &Cx<'_>) -> Compo
 /// them: the single root's `repository.signature`, or each root's in a multi-root scan.
 fn signatures(report: &Report) -> Vec<(String, &Map<String, Value>)> {
     let mut found: Vec<(&str, &Value)> = Vec::new();
-    if let Some(sig) = report.repository.get("signature") {
+    if let Some(sig) = report.repository.fact(Fact::Signature) {
         found.push(("", sig));
     }
     if let Some(Value::Array(roots)) = report.repository.get("roots") {
         for r in roots {
-            if let Some(sig) = r.get("signature") {
+            if let Some(sig) = r.get(Fact::Signature.name()) {
                 found.push((
                     r.get("path").and_then(Value::as_str).unwrap_or_default(),
                     sig,

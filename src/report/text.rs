@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
+use crate::model::facts::{Fact, FactMap};
 use crate::model::finding::{Action, Finding};
 use crate::model::report::Report;
 
@@ -111,7 +112,7 @@ pub fn render(report: &Report, w: &mut dyn Write, opts: TextOptions) -> io::Resu
         )?,
         None => writeln!(w, "git: none")?,
     }
-    if let Some(sig) = report.repository.get("signature") {
+    if let Some(sig) = report.repository.fact(Fact::Signature) {
         writeln!(w, "signature: {}", signature_line(sig))?;
     }
     writeln!(w)?;
