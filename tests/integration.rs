@@ -450,6 +450,7 @@ mod engine;
 mod hostile;
 mod pickle_fixtures;
 mod precision;
+mod remote;
 mod reports;
 mod signing;
 

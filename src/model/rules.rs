@@ -198,6 +198,12 @@ rules! {
     ExceptionUnused => "POL002", "exception-unused", Low, "policy",
         "a policy exception matched nothing",
         "The exception matched no finding. Remove it so stale exceptions cannot silently cover a future file.";
+    HubDigestMismatch => "HUB001", "hub-digest-mismatch", High, "hub",
+        "remote bytes differ from the Hub's recorded digest or size",
+        "In a remote scan (`hf://`), the bytes served for a file did not hash to the SHA-256 the Hub records for it (`lfs.oid`), to its git blob id (`oid`), or were not the declared size. The CDN or mirror served different bytes than the repository holds at that commit; what was scanned is not what a loader pinned to the commit would verify. Do not trust either copy until the difference is explained.";
+    HubFlagged => "HUB002", "hub-flagged", High, "hub",
+        "the Hub's own scan marks a file unsafe",
+        "The Hugging Face Hub's security scanners (malware, pickle imports) mark this file unsafe. modelgate reports the Hub's verdict next to its own so both opinions are visible; review the file before loading it.";
 }
 
 impl RuleId {

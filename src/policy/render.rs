@@ -272,6 +272,12 @@ pub fn example(rule: RuleId) -> &'static str {
         RuleId::ExceptionUnused => {
             "an exception for `legacy/*.bin` after the legacy files were deleted"
         }
+        RuleId::HubDigestMismatch => {
+            "`hf://org/model`: the CDN serves `model.safetensors` bytes whose SHA-256 is not the tree's `lfs.oid`"
+        }
+        RuleId::HubFlagged => {
+            "`hf://org/model`: the Hub's `securityFileStatus` for `pytorch_model.bin` is `unsafe`"
+        }
     }
 }
 
