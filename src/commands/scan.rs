@@ -122,6 +122,10 @@ fn remote_target(args: &ScanArgs) -> Result<Option<hub::Target>> {
     if args.cache.is_some() {
         bail!("--cache applies to local files only; it cannot be used with a remote target");
     }
+    if !args.exclude.is_empty() {
+        // Not silently ignored: a user excluding paths expects them unread.
+        bail!("--exclude is not supported with a remote target yet");
+    }
     let arg = args.paths[0].to_str().unwrap_or_default();
     match hub::parse_target(arg) {
         Some(t) => Ok(Some(t?)),
