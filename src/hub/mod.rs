@@ -304,19 +304,19 @@ pub fn check_entry(
                     .with("actual", sha.clone()),
                 );
             }
-        } else if let (Some(oid), Some(blob)) = (&entry.oid, git_blob) {
-            if !oid.eq_ignore_ascii_case(blob) {
-                out.push(
-                    Detection::new(
-                        RuleId::HubDigestMismatch,
-                        path,
-                        "git-oid",
-                        "the served bytes do not match the git blob id the Hub records for this file (oid)",
-                    )
-                    .with("expected", oid.clone())
-                    .with("actual", blob),
-                );
-            }
+        } else if let (Some(oid), Some(blob)) = (&entry.oid, git_blob)
+            && !oid.eq_ignore_ascii_case(blob)
+        {
+            out.push(
+                Detection::new(
+                    RuleId::HubDigestMismatch,
+                    path,
+                    "git-oid",
+                    "the served bytes do not match the git blob id the Hub records for this file (oid)",
+                )
+                .with("expected", oid.clone())
+                .with("actual", blob),
+            );
         }
     }
     if let Some(status) = &entry.security_status
