@@ -120,7 +120,8 @@ pub enum TextOrJson {
 /// `modelgate scan`.
 #[derive(Debug, Args)]
 pub struct ScanArgs {
-    /// Directories (or files) to scan.
+    /// Directories (or files) to scan, or one Hugging Face repository: `hf://ns/name[@rev]`,
+    /// `hf://datasets/ns/name[@rev]` or `https://huggingface.co/ns/name[/tree/rev]`.
     #[arg(default_value = ".")]
     pub paths: Vec<PathBuf>,
     /// Policy file (default: modelgate.toml at the scan root, else the built-in default).
@@ -176,6 +177,10 @@ pub struct ScanArgs {
     /// Read block size in bytes (benchmarking).
     #[arg(long, value_name = "BYTES", hide = true)]
     pub block_size: Option<usize>,
+    /// Remote scans: read the Hub token from this file (default: HF_TOKEN, else
+    /// $HF_HOME/token). The token is sent only to the Hub endpoint and never printed.
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
     /// Model signature options (issue 19), on top of the policy's `[signing]` table.
     #[command(flatten)]
     pub signing: ScanSigningArgs,

@@ -23,6 +23,7 @@
 
 pub mod classify;
 pub mod engine;
+pub mod hub;
 pub mod inspect;
 pub mod knowledge;
 pub mod model;

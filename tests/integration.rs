@@ -453,6 +453,7 @@ mod hostile;
 mod loaders;
 mod pickle_fixtures;
 mod precision;
+mod remote;
 mod reports;
 mod signing;
 

@@ -9,13 +9,14 @@ use anyhow::{Context, Result, bail};
 use modelgate::engine::{self, Stats};
 use modelgate::inspect::read;
 use modelgate::report::{self, OutputFormat, cyclonedx};
-use modelgate::{ScanOptions, Scanner, policy};
+use modelgate::{ScanOptions, Scanner, hub, policy};
 
 use crate::cli::{HashAlg, ScanArgs};
 
 /// Scans, writes every requested output, and returns the report's exit code.
 pub fn run(args: ScanArgs) -> Result<u8> {
-    for p in &args.paths {
+    let remote = remote_target(&args)?;
+    for p in args.paths.iter().filter(|_| remote.is_none()) {
         if !engine::exists(p) {
             bail!("path does not exist: {}", p.display());
         }
@@ -29,7 +30,13 @@ pub fn run(args: ScanArgs) -> Result<u8> {
         .first()
         .cloned()
         .unwrap_or_else(|| PathBuf::from("."));
-    let mut policy = policy::locate(args.policy.as_deref(), &first)?;
+    // A remote repository's own modelgate.toml is never trusted: the local project's applies.
+    let policy_root = if remote.is_some() {
+        PathBuf::from(".")
+    } else {
+        first
+    };
+    let mut policy = policy::locate(args.policy.as_deref(), &policy_root)?;
     apply_signing_args(&args, &mut policy.signing)?;
     let options = ScanOptions {
         excludes: args.exclude.clone(),
@@ -51,7 +58,14 @@ pub fn run(args: ScanArgs) -> Result<u8> {
         super::status(&format!("sha-256 backend: {}", read::sha256_backend()));
     }
     let scanner = Scanner::new(policy, options);
-    let (report, stats) = scanner.scan_with_stats(&args.paths)?;
+    let (report, stats) = match &remote {
+        Some(target) => {
+            let opts = hub::client::ClientOptions::from_env(args.token_file.as_deref())?;
+            let client = hub::client::Client::new(&opts)?;
+            scanner.scan_remote(target, &client)?
+        }
+        None => scanner.scan_with_stats(&args.paths)?,
+    };
     if !args.quiet {
         for note in &stats.cache_notes {
             super::status(&format!("modelgate: note: {note}"));
@@ -122,6 +136,30 @@ fn apply_signing_args(args: &ScanArgs, s: &mut policy::SigningOptions) -> Result
         s.trust_root = a.trust_root.clone();
     }
     Ok(())
+}
+
+/// The remote target, when the one path given is `hf://…` or a Hub URL. A remote target is
+/// scanned on its own, and without the local-only options.
+fn remote_target(args: &ScanArgs) -> Result<Option<hub::Target>> {
+    let is_remote = |p: &PathBuf| p.to_str().is_some_and(hub::is_remote);
+    if !args.paths.iter().any(is_remote) {
+        return Ok(None);
+    }
+    if args.paths.len() != 1 {
+        bail!("a remote target (hf://...) is scanned on its own: give it as the only path");
+    }
+    if args.cache.is_some() {
+        bail!("--cache applies to local files only; it cannot be used with a remote target");
+    }
+    if !args.exclude.is_empty() {
+        // Not silently ignored: a user excluding paths expects them unread.
+        bail!("--exclude is not supported with a remote target yet");
+    }
+    let arg = args.paths[0].to_str().unwrap_or_default();
+    match hub::parse_target(arg) {
+        Some(t) => Ok(Some(t?)),
+        None => bail!("not a remote target: {arg}"),
+    }
 }
 
 /// `--verbose`: where the time went, stage by stage, and the read stage's throughput.

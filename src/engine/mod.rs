@@ -20,6 +20,7 @@
 //! ```
 
 mod cache;
+mod remote;
 mod root;
 mod schedule;
 mod signing;
@@ -99,6 +100,9 @@ pub enum ScanError {
     /// No root was given.
     #[error("nothing to scan: no path given")]
     NoRoots,
+    /// A remote scan could not resolve, list or reach the repository (`hf://`).
+    #[error(transparent)]
+    Hub(#[from] crate::hub::client::HubError),
 }
 
 /// Where the time of one scan went (`--verbose`).

@@ -168,6 +168,9 @@ pub fn inspect_tf(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64, saved_model
 /// Lambda layers and custom objects (FMT003). Needs random access: the file is opened again and
 /// only small structures are read.
 pub fn inspect_hdf5(ctx: &mut Ctx<'_>, size: u64) -> io::Result<Format> {
+    if ctx.path.as_os_str().is_empty() {
+        return Ok(streamed_only(ctx, Format::Hdf5));
+    }
     let mut file = super::open_regular(ctx.path)?;
     let (facts, problems) = hdf5::inspect(&mut file, size, &hdf5::Limits::from(&ctx.cfg.limits));
     let format = if facts.keras.is_some() {
@@ -193,6 +196,9 @@ pub fn inspect_hdf5(ctx: &mut Ctx<'_>, size: u64) -> io::Result<Format> {
 
 /// TFLite flatbuffer: version, operator codes, custom ops (FMT008). Random access, small reads.
 pub fn inspect_tflite(ctx: &mut Ctx<'_>, size: u64) -> io::Result<Format> {
+    if ctx.path.as_os_str().is_empty() {
+        return Ok(streamed_only(ctx, Format::Tflite));
+    }
     let mut file = super::open_regular(ctx.path)?;
     let (facts, problems) =
         tflite::inspect(&mut file, size, &tflite::Limits::from(&ctx.cfg.limits));
@@ -232,4 +238,19 @@ pub fn inspect_keras_member(ctx: &mut Ctx<'_>, name: &str, bytes: &[u8]) {
         }
         _ => {}
     }
+}
+
+/// A positioned-read format met in a stream with no file to reopen (a remote scan): the digest
+/// covers the bytes, but the structure was not inspected, and that is a finding, not a pass.
+fn streamed_only(ctx: &mut Ctx<'_>, format: Format) -> Format {
+    ctx.detect(
+        RuleId::UnreadableFile,
+        "random-access-format",
+        format!(
+            "{} files need positioned reads; in a streamed (remote) scan their structure was not inspected",
+            format.as_str()
+        ),
+        Location::default(),
+    );
+    format
 }

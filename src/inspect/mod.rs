@@ -182,6 +182,33 @@ pub fn scan_file(open: &Path, rel: &str, expected_size: u64, cfg: &ScanConfig) -
         }
     };
     let size = file.metadata().map(|m| m.len()).unwrap_or(expected_size);
+    scan_reader(file, open, rel, size, cfg)
+}
+
+/// Scans a file's bytes from any byte stream (a local file, or a remote download that is never
+/// written to disk): the same one read, digests and inspectors as [`scan_file`]. `size` is the
+/// size the stream is expected to have; a stream that ends early or runs on is reported as a
+/// changed file. `open` is where positioned-read formats (HDF5, TFLite) may reopen the file; an
+/// empty path means there is nothing to reopen, and those formats say they were not inspected.
+pub fn scan_reader<R: io::Read>(
+    input: R,
+    open: &Path,
+    rel: &str,
+    size: u64,
+    cfg: &ScanConfig,
+) -> FileScan {
+    let mut out = FileScan::default();
+    let unreadable = |out: &mut FileScan, e: &dyn std::fmt::Display| {
+        out.detections.push(
+            Detection::new(
+                RuleId::UnreadableFile,
+                rel,
+                "read",
+                format!("cannot read file: {e}"),
+            )
+            .with("error", e.to_string()),
+        );
+    };
     if size > cfg.limits.max_file_bytes {
         out.size = size;
         out.detections.push(
@@ -200,7 +227,7 @@ pub fn scan_file(open: &Path, rel: &str, expected_size: u64, cfg: &ScanConfig) -
         return out;
     }
     let mut reader =
-        read::HashingReader::new(file, read::block_for(size, cfg.block_size), cfg.sha512);
+        read::HashingReader::new(input, read::block_for(size, cfg.block_size), cfg.sha512);
     let mut ctx = Ctx {
         cfg,
         rel,
@@ -248,9 +275,9 @@ pub fn scan_file(open: &Path, rel: &str, expected_size: u64, cfg: &ScanConfig) -
 }
 
 /// Picks the inspector by content and runs it. Returns the final format and kind.
-fn inspect_file(
+fn inspect_file<R: io::Read>(
     ctx: &mut Ctx<'_>,
-    r: &mut read::HashingReader<File>,
+    r: &mut read::HashingReader<R>,
     size: u64,
 ) -> io::Result<(Format, Kind)> {
     let head = r.fill_buf()?;

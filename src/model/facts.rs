@@ -111,6 +111,7 @@ facts! {
     Huggingface = "huggingface", "repository: the Hugging Face cache's identity and snapshots";
     ModelDirs = "model_dirs", "repository: directories that hold a model";
     Signature = "signature", "repository: the OMS signature checked (file, digest, verified, signer, reason)";
+    Hub = "hub", "remote scans: the Hub's record of a file (oid, lfs, scan status) or of the repository (commit, purl)";
     Roots = "roots", "repository: each root's path, git and Hugging Face facts (multi-root scans)";
 }
 

@@ -210,6 +210,12 @@ rules! {
     SignatureMismatch => "SIG003", "signature-mismatch", High, "signing",
         "a file differs from the signed manifest, is missing, or is not in it",
         "The signature verifies, but the tree is not the one that was signed: the named file was changed, deleted, or added after signing (files the signature ignores, such as `.git`, do not count). Someone modified the model after release, or the release was signed before its last change. Do not load it; fetch the release again or re-sign after review.";
+    HubDigestMismatch => "HUB001", "hub-digest-mismatch", High, "hub",
+        "remote bytes differ from the Hub's recorded digest or size",
+        "In a remote scan (`hf://`), the bytes served for a file did not hash to the SHA-256 the Hub records for it (`lfs.oid`), to its git blob id (`oid`), or were not the declared size. The CDN or mirror served different bytes than the repository holds at that commit; what was scanned is not what a loader pinned to the commit would verify. Do not trust either copy until the difference is explained.";
+    HubFlagged => "HUB002", "hub-flagged", High, "hub",
+        "the Hub's own scan marks a file unsafe",
+        "The Hugging Face Hub's security scanners (malware, pickle imports) mark this file unsafe. modelgate reports the Hub's verdict next to its own so both opinions are visible; review the file before loading it.";
 }
 
 impl RuleId {

@@ -313,6 +313,12 @@ pub fn example(rule: RuleId) -> &'static str {
         RuleId::SignatureMismatch => {
             "a `model.sig` that verifies, but `model.safetensors` was changed after signing (or a `loader.py` added)"
         }
+        RuleId::HubDigestMismatch => {
+            "`hf://org/model`: the CDN serves `model.safetensors` bytes whose SHA-256 is not the tree's `lfs.oid`"
+        }
+        RuleId::HubFlagged => {
+            "`hf://org/model`: the Hub's `securityFileStatus` for `pytorch_model.bin` is `unsafe`"
+        }
     }
 }
 

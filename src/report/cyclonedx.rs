@@ -245,7 +245,7 @@ fn valid_repo_id(repo_id: &str) -> bool {
 }
 
 fn hf_repo(report: &Report) -> Option<HfRepo> {
-    let hf = report.repository.get("huggingface")?.as_object()?;
+    let hf = report.repository.fact(Fact::Huggingface)?.as_object()?;
     let repo_id = hf.get("repo_id")?.as_str().filter(|r| valid_repo_id(r))?;
     let commit = hf
         .get("commit")
@@ -458,7 +458,7 @@ struct ModelDir<'a> {
 }
 
 fn model_dirs(report: &Report) -> Vec<ModelDir<'_>> {
-    let Some(Value::Array(dirs)) = report.repository.get("model_dirs") else {
+    let Some(Value::Array(dirs)) = report.repository.fact(Fact::ModelDirs) else {
         return Vec::new();
     };
     let mut out: Vec<ModelDir<'_>> = dirs
@@ -805,7 +805,7 @@ fn signatures(report: &Report) -> Vec<(String, &Map<String, Value>)> {
     if let Some(sig) = report.repository.fact(Fact::Signature) {
         found.push(("", sig));
     }
-    if let Some(Value::Array(roots)) = report.repository.get("roots") {
+    if let Some(Value::Array(roots)) = report.repository.fact(Fact::Roots) {
         for r in roots {
             if let Some(sig) = r.get(Fact::Signature.name()) {
                 found.push((

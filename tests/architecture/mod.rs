@@ -148,6 +148,8 @@ fn facts_are_named_by_the_table_not_by_strings() {
             "facts.remove(\"",
             "facts.entry(\"",
             "facts.contains_key(\"",
+            "repository.insert(\"",
+            "repository.get(\"",
         ] {
             if flat.contains(pat) {
                 bad.push(format!("{}: `{pat}`", f.display()));

@@ -1,0 +1,494 @@
+//! Remote scans of Hugging Face Hub repositories (`hf://ns/name@rev`): what a target names, the
+//! Hub's API responses (untrusted input, parsed under bounds in [`api`]), the HTTP client
+//! ([`client`]) and the checks that compare what was streamed with what the Hub records.
+//!
+//! A remote scan resolves the requested revision to a commit first and makes every later request
+//! at that commit, so the scan is of one immutable snapshot. Each file's download stream is the
+//! one read (digest and inspectors) of `inspect::scan_reader`; nothing is written to disk.
+
+pub mod api;
+pub mod client;
+
+use serde_json::{Value, json};
+
+use crate::inspect::FileScan;
+use crate::model::finding::Detection;
+use crate::model::rules::RuleId;
+
+/// The default Hub.
+pub const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
+
+/// Longest repository id or revision accepted from the command line.
+const MAX_NAME: usize = 256;
+
+/// Which kind of Hub repository a target names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RepoKind {
+    /// A model repository (`hf://ns/name`).
+    Model,
+    /// A dataset repository (`hf://datasets/ns/name`).
+    Dataset,
+}
+
+impl RepoKind {
+    /// The API path segment (`models`, `datasets`).
+    pub fn api_segment(self) -> &'static str {
+        match self {
+            RepoKind::Model => "models",
+            RepoKind::Dataset => "datasets",
+        }
+    }
+
+    /// The prefix of file URLs (`""` for models, `datasets/` for datasets).
+    pub fn url_prefix(self) -> &'static str {
+        match self {
+            RepoKind::Model => "",
+            RepoKind::Dataset => "datasets/",
+        }
+    }
+
+    /// `model` or `dataset`, as the report records it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RepoKind::Model => "model",
+            RepoKind::Dataset => "dataset",
+        }
+    }
+}
+
+/// A remote scan target: a repository and the revision asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// Model or dataset.
+    pub kind: RepoKind,
+    /// `ns/name`.
+    pub repo: String,
+    /// The revision as given (branch, tag or commit); `None`: the default branch, `main`.
+    pub revision: Option<String>,
+}
+
+impl Target {
+    /// The revision to resolve (`main` when none was given).
+    pub fn requested(&self) -> &str {
+        self.revision.as_deref().unwrap_or("main")
+    }
+
+    /// The target in `hf://` form, as the report's root.
+    pub fn display(&self) -> String {
+        let kind = match self.kind {
+            RepoKind::Model => "",
+            RepoKind::Dataset => "datasets/",
+        };
+        match &self.revision {
+            Some(r) => format!("hf://{kind}{}@{r}", self.repo),
+            None => format!("hf://{kind}{}", self.repo),
+        }
+    }
+}
+
+/// Why a target that looks remote cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TargetError {
+    /// The repository id is not `ns/name` of allowed characters.
+    #[error(
+        "invalid Hugging Face repository id `{0}`: expected `namespace/name` of letters, digits, `-`, `_` and `.`"
+    )]
+    BadRepo(String),
+    /// The revision is empty, too long or holds control characters.
+    #[error("invalid revision `{0}`")]
+    BadRevision(String),
+}
+
+/// Whether `arg` names a remote repository (`hf://…` or a `https://huggingface.co/…` URL).
+pub fn is_remote(arg: &str) -> bool {
+    arg.starts_with("hf://") || hub_url_rest(arg).is_some()
+}
+
+/// `https://huggingface.co/<rest>` (also `www.` and a trailing `/`): the rest.
+fn hub_url_rest(arg: &str) -> Option<&str> {
+    ["https://huggingface.co/", "https://www.huggingface.co/"]
+        .iter()
+        .find_map(|p| arg.strip_prefix(p))
+}
+
+/// Parses a remote target: `hf://ns/name[@rev]`, `hf://datasets/ns/name[@rev]`,
+/// `https://huggingface.co/[datasets/]ns/name[/tree/<rev>]`. `None`: not a remote target.
+pub fn parse_target(arg: &str) -> Option<Result<Target, TargetError>> {
+    if let Some(rest) = arg.strip_prefix("hf://") {
+        let (kind, rest) = split_kind(rest);
+        let (repo, revision) = match rest.split_once('@') {
+            Some((repo, rev)) => (repo, Some(rev.to_string())),
+            None => (rest, None),
+        };
+        return Some(build(kind, repo.trim_end_matches('/'), revision));
+    }
+    let rest = hub_url_rest(arg)?;
+    let (kind, rest) = split_kind(rest);
+    let parts: Vec<&str> = rest.trim_end_matches('/').splitn(4, '/').collect();
+    let (repo, revision) = match parts.as_slice() {
+        [ns, name] => (format!("{ns}/{name}"), None),
+        [ns, name, "tree", rev] => (format!("{ns}/{name}"), Some(percent_decode(rev))),
+        _ => return Some(Err(TargetError::BadRepo(rest.to_string()))),
+    };
+    Some(build(kind, &repo, revision))
+}
+
+fn split_kind(rest: &str) -> (RepoKind, &str) {
+    if let Some(r) = rest.strip_prefix("datasets/") {
+        (RepoKind::Dataset, r)
+    } else if let Some(r) = rest.strip_prefix("models/") {
+        (RepoKind::Model, r)
+    } else {
+        (RepoKind::Model, rest)
+    }
+}
+
+fn build(kind: RepoKind, repo: &str, revision: Option<String>) -> Result<Target, TargetError> {
+    if !valid_repo_id(repo) {
+        return Err(TargetError::BadRepo(repo.to_string()));
+    }
+    if let Some(r) = &revision
+        && (r.is_empty() || r.len() > MAX_NAME || r.chars().any(char::is_control))
+    {
+        return Err(TargetError::BadRevision(r.clone()));
+    }
+    Ok(Target {
+        kind,
+        repo: repo.to_string(),
+        revision,
+    })
+}
+
+/// `ns/name`, each part of `[A-Za-z0-9._-]`, not starting with `.` or `-` (so never `..`).
+fn valid_repo_id(repo: &str) -> bool {
+    let parts: Vec<&str> = repo.split('/').collect();
+    repo.len() <= MAX_NAME
+        && parts.len() == 2
+        && parts.iter().all(|p| {
+            !p.is_empty()
+                && !p.starts_with(['.', '-'])
+                && p.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        })
+}
+
+/// Decodes `%XX` escapes (a revision such as `refs%2Fpr%2F1` in a browser URL).
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Percent-encodes `s` for a URL path; `/` is kept when `keep_slash` (file paths), encoded
+/// otherwise (a revision such as `refs/pr/1` is one path segment to the API).
+pub fn encode_path(s: &str, keep_slash: bool) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric()
+            || matches!(b, b'-' | b'_' | b'.' | b'~')
+            || (keep_slash && b == b'/')
+        {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Whether `rev` is a full commit id (40 lowercase hex digits).
+pub fn is_commit(rev: &str) -> bool {
+    rev.len() == 40 && rev.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// The repository-level facts of a remote scan (`repository.hub` in the report).
+pub fn hub_facts(target: &Target, commit: &str, endpoint: &str, files: usize) -> Value {
+    json!({
+        "repo": target.repo,
+        "type": target.kind.as_str(),
+        "commit": commit,
+        "requested_revision": target.requested(),
+        "pinned": target.revision.as_deref().is_some_and(is_commit),
+        "endpoint": endpoint,
+        "purl": purl(target, commit),
+        "files": files,
+        "digest_source": "computed",
+    })
+}
+
+/// The package URL of the scanned snapshot: `pkg:huggingface/ns/name@commit` (datasets carry
+/// `?repository_type=dataset`, since the purl type has no separate namespace for them).
+pub fn purl(target: &Target, commit: &str) -> String {
+    let base = format!("pkg:huggingface/{}@{commit}", target.repo);
+    match target.kind {
+        RepoKind::Model => base,
+        RepoKind::Dataset => format!("{base}?repository_type=dataset"),
+    }
+}
+
+/// The detection for a scan of a moving target (a branch or tag, not a commit): the report names
+/// the commit that was scanned, and the policy decides whether an unpinned scan may pass.
+pub fn check_pinned(target: &Target, commit: &str) -> Option<Detection> {
+    let requested = target.requested();
+    if is_commit(requested) {
+        return None;
+    }
+    Some(
+        Detection::new(
+            RuleId::UnpinnedRevision,
+            "",
+            "remote-target",
+            format!(
+                "remote scan of `{}` at `{requested}`, a moving revision; the scanned snapshot is commit {commit}",
+                target.repo
+            ),
+        )
+        .with("requested_revision", requested)
+        .with("commit", commit),
+    )
+}
+
+/// Compares a streamed file with the Hub's record of it: size, SHA-256 (`lfs.oid`) for LFS files,
+/// the git blob id (`oid`) for the others; and the Hub's own scan verdict.
+pub fn check_entry(
+    entry: &api::TreeEntry,
+    scan: &FileScan,
+    git_blob: Option<&str>,
+) -> Vec<Detection> {
+    let mut out = Vec::new();
+    let path = entry.path.as_str();
+    // A file that could not be read has no digest to compare: its SCAN001 already says so.
+    if let Some(sha) = &scan.sha256 {
+        let expected_size = entry.lfs.as_ref().map_or(entry.size, |l| l.size);
+        if scan.size != expected_size {
+            out.push(
+                Detection::new(
+                    RuleId::HubDigestMismatch,
+                    path,
+                    "size",
+                    format!(
+                        "the Hub records {expected_size} bytes for this file, {} bytes were served",
+                        scan.size
+                    ),
+                )
+                .with("expected", expected_size)
+                .with("actual", scan.size),
+            );
+        } else if let Some(lfs) = &entry.lfs {
+            if !lfs.oid.eq_ignore_ascii_case(sha) {
+                out.push(
+                    Detection::new(
+                        RuleId::HubDigestMismatch,
+                        path,
+                        "sha256",
+                        "the served bytes do not hash to the SHA-256 the Hub records for this file (lfs.oid)",
+                    )
+                    .with("expected", lfs.oid.clone())
+                    .with("actual", sha.clone()),
+                );
+            }
+        } else if let (Some(oid), Some(blob)) = (&entry.oid, git_blob)
+            && !oid.eq_ignore_ascii_case(blob)
+        {
+            out.push(
+                Detection::new(
+                    RuleId::HubDigestMismatch,
+                    path,
+                    "git-oid",
+                    "the served bytes do not match the git blob id the Hub records for this file (oid)",
+                )
+                .with("expected", oid.clone())
+                .with("actual", blob),
+            );
+        }
+    }
+    if let Some(status) = &entry.security_status
+        && status == "unsafe"
+    {
+        out.push(
+            Detection::new(
+                RuleId::HubFlagged,
+                path,
+                "unsafe",
+                "the Hugging Face Hub's own security scan marks this file unsafe",
+            )
+            .with("hub_status", status.clone()),
+        );
+    }
+    out
+}
+
+/// The per-file facts a remote scan adds (`hub` in a file's facts).
+pub fn entry_facts(entry: &api::TreeEntry) -> Value {
+    let mut m = serde_json::Map::new();
+    if let Some(oid) = &entry.oid {
+        m.insert("oid".into(), json!(oid));
+    }
+    if let Some(lfs) = &entry.lfs {
+        m.insert("lfs_oid".into(), json!(lfs.oid));
+        m.insert("lfs_size".into(), json!(lfs.size));
+    }
+    if let Some(s) = &entry.security_status {
+        m.insert("security_status".into(), json!(s));
+    }
+    if let Some(s) = &entry.security {
+        m.insert("security".into(), s.clone());
+    }
+    Value::Object(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(kind: RepoKind, repo: &str, rev: Option<&str>) -> Target {
+        Target {
+            kind,
+            repo: repo.into(),
+            revision: rev.map(String::from),
+        }
+    }
+
+    #[test]
+    fn parses_every_target_form() {
+        let cases = [
+            ("hf://acme/bert", t(RepoKind::Model, "acme/bert", None)),
+            (
+                "hf://acme/bert@v1.0",
+                t(RepoKind::Model, "acme/bert", Some("v1.0")),
+            ),
+            (
+                "hf://datasets/acme/squad@main",
+                t(RepoKind::Dataset, "acme/squad", Some("main")),
+            ),
+            (
+                "https://huggingface.co/acme/bert",
+                t(RepoKind::Model, "acme/bert", None),
+            ),
+            (
+                "https://huggingface.co/acme/bert/tree/refs%2Fpr%2F1",
+                t(RepoKind::Model, "acme/bert", Some("refs/pr/1")),
+            ),
+            (
+                "https://huggingface.co/datasets/acme/squad/tree/dev/",
+                t(RepoKind::Dataset, "acme/squad", Some("dev")),
+            ),
+        ];
+        for (arg, want) in cases {
+            assert_eq!(parse_target(arg), Some(Ok(want)), "{arg}");
+        }
+    }
+
+    #[test]
+    fn local_paths_are_not_targets() {
+        assert_eq!(parse_target("models/bert"), None);
+        assert_eq!(parse_target("./hf:/x"), None);
+        assert!(!is_remote("."));
+    }
+
+    #[test]
+    fn rejects_hostile_repo_ids_and_revisions() {
+        for bad in [
+            "hf://../etc",
+            "hf://a/..",
+            "hf://a",
+            "hf://a/b/c",
+            "hf://a/b c",
+        ] {
+            assert!(
+                matches!(parse_target(bad), Some(Err(TargetError::BadRepo(_)))),
+                "{bad}"
+            );
+        }
+        assert!(matches!(
+            parse_target("hf://a/b@"),
+            Some(Err(TargetError::BadRevision(_)))
+        ));
+        assert!(matches!(
+            parse_target("hf://a/b@x\ny"),
+            Some(Err(TargetError::BadRevision(_)))
+        ));
+    }
+
+    #[test]
+    fn encodes_revisions_as_one_segment_and_paths_with_slashes() {
+        assert_eq!(encode_path("refs/pr/1", false), "refs%2Fpr%2F1");
+        assert_eq!(encode_path("a b/c.bin", true), "a%20b/c.bin");
+    }
+
+    #[test]
+    fn an_unpinned_target_is_a_detection_a_commit_is_not() {
+        let c = "a".repeat(40);
+        assert!(check_pinned(&t(RepoKind::Model, "a/b", None), &c).is_some());
+        assert!(check_pinned(&t(RepoKind::Model, "a/b", Some(&c)), &c).is_none());
+        assert_eq!(
+            purl(&t(RepoKind::Model, "a/b", None), &c),
+            format!("pkg:huggingface/a/b@{c}")
+        );
+    }
+
+    fn entry(lfs: Option<(&str, u64)>, oid: Option<&str>, size: u64) -> api::TreeEntry {
+        api::TreeEntry {
+            path: "m.bin".into(),
+            size,
+            oid: oid.map(String::from),
+            lfs: lfs.map(|(o, s)| api::Lfs {
+                oid: o.into(),
+                size: s,
+            }),
+            security_status: None,
+            security: None,
+        }
+    }
+
+    fn scan(sha: &str, size: u64) -> FileScan {
+        FileScan {
+            size,
+            sha256: Some(sha.into()),
+            ..FileScan::default()
+        }
+    }
+
+    #[test]
+    fn lfs_digest_mismatch_is_hub001() {
+        let d = check_entry(&entry(Some(("aa", 3)), None, 3), &scan("bb", 3), None);
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].rule, RuleId::HubDigestMismatch);
+        assert_eq!(d[0].key, "sha256");
+        assert!(check_entry(&entry(Some(("aa", 3)), None, 3), &scan("AA", 3), None).is_empty());
+    }
+
+    #[test]
+    fn size_and_git_oid_mismatches_are_hub001() {
+        let d = check_entry(&entry(None, Some("11"), 4), &scan("x", 3), Some("11"));
+        assert_eq!(d[0].key, "size");
+        let d = check_entry(&entry(None, Some("11"), 3), &scan("x", 3), Some("22"));
+        assert_eq!(d[0].key, "git-oid");
+        assert!(check_entry(&entry(None, Some("11"), 3), &scan("x", 3), Some("11")).is_empty());
+    }
+
+    #[test]
+    fn a_file_the_hub_marks_unsafe_is_hub002() {
+        let mut e = entry(None, None, 0);
+        e.security_status = Some("unsafe".into());
+        let d = check_entry(&e, &FileScan::default(), None);
+        assert_eq!(d[0].rule, RuleId::HubFlagged);
+    }
+}

@@ -1,0 +1,685 @@
+//! Remote scans (`hf://`) against a mock Hub the tests start on 127.0.0.1: an API host that
+//! resolves revisions, pages the tree by `Link` header and redirects `resolve` to a second
+//! loopback host (the CDN), which must never receive the token. Nothing reaches the internet.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::thread;
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
+const TOKEN: &str = "hf_test_secret_token";
+
+#[derive(Clone, Default)]
+struct MockFile {
+    path: String,
+    bytes: Vec<u8>,
+    lfs: bool,
+    /// Served in the tree instead of the true SHA-256 (a CDN/mirror serving other bytes).
+    lfs_oid: Option<String>,
+    security: Option<&'static str>,
+    /// What the CDN serves instead of `bytes` (the tree is built from `bytes`).
+    served: Option<Vec<u8>>,
+}
+
+#[derive(Clone, Default)]
+struct MockRepo {
+    files: Vec<MockFile>,
+    page_size: usize,
+    gated: bool,
+}
+
+#[derive(Default)]
+struct State {
+    /// (kind segment, repo id) -> repository.
+    repos: BTreeMap<(String, String), MockRepo>,
+    /// Requests answered 429 before the first success, per path prefix.
+    throttle: usize,
+    /// (host: "api" | "cdn", path, had an Authorization header).
+    log: Vec<(&'static str, String, bool)>,
+}
+
+struct MockHub {
+    state: Arc<Mutex<State>>,
+    api: String,
+}
+
+impl MockHub {
+    fn start() -> MockHub {
+        let state = Arc::new(Mutex::new(State::default()));
+        let api = TcpListener::bind("127.0.0.1:0").unwrap();
+        let cdn = TcpListener::bind("127.0.0.1:0").unwrap();
+        let api_addr = format!("http://{}", api.local_addr().unwrap());
+        let cdn_addr = format!("http://{}", cdn.local_addr().unwrap());
+        for (listener, host) in [(api, "api"), (cdn, "cdn")] {
+            let state = Arc::clone(&state);
+            let cdn_addr = cdn_addr.clone();
+            let api_addr = api_addr.clone();
+            thread::spawn(move || {
+                for conn in listener.incoming().flatten() {
+                    let state = Arc::clone(&state);
+                    let (cdn_addr, api_addr) = (cdn_addr.clone(), api_addr.clone());
+                    thread::spawn(move || serve(conn, host, &state, &api_addr, &cdn_addr));
+                }
+            });
+        }
+        MockHub {
+            state,
+            api: api_addr,
+        }
+    }
+
+    fn add(&self, kind: &str, repo: &str, r: MockRepo) -> &Self {
+        self.state
+            .lock()
+            .unwrap()
+            .repos
+            .insert((kind.to_string(), repo.to_string()), r);
+        self
+    }
+
+    fn log(&self) -> Vec<(&'static str, String, bool)> {
+        self.state.lock().unwrap().log.clone()
+    }
+
+    /// `modelgate scan <target> --format json` against this hub; (exit code, stdout, stderr).
+    fn scan(&self, target: &str, extra: &[&str], token: bool) -> (i32, String, String) {
+        let home = tempfile::tempdir().unwrap();
+        let mut cmd = modelgate();
+        cmd.arg("scan")
+            .arg(target)
+            .args(["--format", "json", "--quiet"])
+            .args(extra)
+            .current_dir(home.path())
+            .env("HF_ENDPOINT", &self.api)
+            .env("HF_HOME", home.path())
+            .env_remove("HF_TOKEN")
+            .env_remove("HF_HUB_OFFLINE");
+        for v in [
+            "http_proxy",
+            "https_proxy",
+            "HTTP_PROXY",
+            "HTTPS_PROXY",
+            "ALL_PROXY",
+        ] {
+            cmd.env_remove(v);
+        }
+        if token {
+            cmd.env("HF_TOKEN", TOKEN);
+        }
+        let out = cmd.output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    fn scan_json(&self, target: &str, extra: &[&str]) -> (i32, Value) {
+        let (code, out, err) = self.scan(target, extra, true);
+        let v = serde_json::from_str(&out).unwrap_or_else(|e| {
+            panic!("bad json ({e}); exit {code}; stderr: {err}; stdout: {out}")
+        });
+        (code, v)
+    }
+}
+
+fn git_blob(data: &[u8]) -> String {
+    use sha1::Digest;
+    let mut h = sha1::Sha1::new();
+    h.update(format!("blob {}\0", data.len()).as_bytes());
+    h.update(data);
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn tree_entry(f: &MockFile) -> Value {
+    let mut e = json!({"type": "file", "path": f.path});
+    if f.lfs {
+        e["oid"] = json!("b".repeat(40));
+        e["size"] = json!(134);
+        e["lfs"] = json!({
+            "oid": f.lfs_oid.clone().unwrap_or_else(|| sha256_hex(&f.bytes)),
+            "size": f.bytes.len(),
+            "pointerSize": 134,
+        });
+    } else {
+        e["oid"] = json!(git_blob(&f.bytes));
+        e["size"] = json!(f.bytes.len());
+    }
+    if let Some(s) = f.security {
+        e["securityFileStatus"] = json!({"status": s, "avScan": {"status": "safe"}});
+    }
+    e
+}
+
+fn respond(mut conn: &TcpStream, status: &str, headers: &[(&str, String)], body: &[u8]) {
+    let mut head = format!(
+        "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    let _ = conn.write_all(head.as_bytes());
+    let _ = conn.write_all(body);
+    let _ = conn.flush();
+}
+
+fn serve(conn: TcpStream, host: &'static str, state: &Mutex<State>, api: &str, cdn: &str) {
+    let mut reader = BufReader::new(&conn);
+    let mut line = String::new();
+    if reader.read_line(&mut line).is_err() {
+        return;
+    }
+    let target = line.split_whitespace().nth(1).unwrap_or("/").to_string();
+    let mut auth = None;
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h).is_err() || h.trim().is_empty() {
+            break;
+        }
+        if let Some((k, v)) = h.split_once(':')
+            && k.eq_ignore_ascii_case("authorization")
+        {
+            auth = Some(v.trim().to_string());
+        }
+    }
+    let (path, query) = target.split_once('?').unwrap_or((&target, ""));
+    let mut st = state.lock().unwrap();
+    st.log.push((host, target.clone(), auth.is_some()));
+    if host == "cdn" {
+        // /cdn/<kind>/<ns>/<name>/<file path>
+        let parts: Vec<&str> = path.trim_start_matches("/cdn/").splitn(4, '/').collect();
+        if let [kind, ns, name, file] = parts.as_slice() {
+            let key = (kind.to_string(), format!("{ns}/{name}"));
+            if let Some(f) = st
+                .repos
+                .get(&key)
+                .and_then(|r| r.files.iter().find(|f| f.path == *file))
+            {
+                let body = f.served.clone().unwrap_or_else(|| f.bytes.clone());
+                drop(st);
+                return respond(&conn, "200 OK", &[], &body);
+            }
+        }
+        drop(st);
+        return respond(&conn, "404 Not Found", &[], b"");
+    }
+    if st.throttle > 0 {
+        st.throttle -= 1;
+        drop(st);
+        return respond(
+            &conn,
+            "429 Too Many Requests",
+            &[("Retry-After", "0".into())],
+            b"",
+        );
+    }
+    let authorized = auth.as_deref() == Some(&format!("Bearer {TOKEN}"));
+    let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    // /api/<kind>/<ns>/<name>/revision/<rev> and /api/<kind>/<ns>/<name>/tree/<commit>
+    if let ["api", kind, ns, name, op, rest @ ..] = segs.as_slice() {
+        let kind = kind.trim_end_matches('s').to_string();
+        let Some(repo) = st
+            .repos
+            .get(&(kind.clone(), format!("{ns}/{name}")))
+            .cloned()
+        else {
+            drop(st);
+            return respond(
+                &conn,
+                "404 Not Found",
+                &[],
+                br#"{"error":"Repository not found"}"#,
+            );
+        };
+        drop(st);
+        if repo.gated && !authorized {
+            return respond(&conn, "401 Unauthorized", &[], br#"{"error":"gated"}"#);
+        }
+        match (*op, rest) {
+            ("revision", [rev]) if *rev == "main" || *rev == COMMIT || *rev == "v1.0" => {
+                let body = json!({"id": format!("{ns}/{name}"), "sha": COMMIT}).to_string();
+                respond(&conn, "200 OK", &[], body.as_bytes())
+            }
+            ("tree", [c]) if *c == COMMIT => {
+                let start: usize = query
+                    .split('&')
+                    .find_map(|kv| kv.strip_prefix("cursor="))
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0);
+                let size = if repo.page_size == 0 {
+                    1000
+                } else {
+                    repo.page_size
+                };
+                let mut entries: Vec<Value> = Vec::new();
+                if start == 0 {
+                    entries.push(json!({"type": "directory", "path": "sub", "oid": "c".repeat(40), "size": 0}));
+                }
+                entries.extend(repo.files.iter().skip(start).take(size).map(tree_entry));
+                let mut headers = Vec::new();
+                if start + size < repo.files.len() {
+                    headers.push((
+                        "Link",
+                        format!(
+                            "<{api}{path}?recursive=true&expand=true&cursor={}>; rel=\"next\"",
+                            start + size
+                        ),
+                    ));
+                }
+                respond(
+                    &conn,
+                    "200 OK",
+                    &headers,
+                    Value::Array(entries).to_string().as_bytes(),
+                )
+            }
+            _ => respond(
+                &conn,
+                "404 Not Found",
+                &[],
+                br#"{"error":"Revision not found"}"#,
+            ),
+        }
+    } else {
+        // /[datasets/]<ns>/<name>/resolve/<commit>/<path>: redirect to the CDN host.
+        let (kind, segs) = match segs.as_slice() {
+            ["datasets", rest @ ..] => ("dataset", rest.to_vec()),
+            rest => ("model", rest.to_vec()),
+        };
+        drop(st);
+        if let [ns, name, "resolve", c, file @ ..] = segs.as_slice()
+            && *c == COMMIT
+        {
+            let loc = format!("{cdn}/cdn/{kind}/{ns}/{name}/{}", file.join("/"));
+            return respond(&conn, "302 Found", &[("Location", loc)], b"");
+        }
+        respond(&conn, "404 Not Found", &[], b"")
+    }
+}
+
+fn lfs(path: &str, bytes: Vec<u8>) -> MockFile {
+    MockFile {
+        path: path.into(),
+        bytes,
+        lfs: true,
+        ..MockFile::default()
+    }
+}
+
+fn plain(path: &str, bytes: &[u8]) -> MockFile {
+    MockFile {
+        path: path.into(),
+        bytes: bytes.to_vec(),
+        ..MockFile::default()
+    }
+}
+
+const CARD: &[u8] = b"---\nlicense: apache-2.0\n---\n# Clean model\n";
+
+fn clean_files() -> Vec<MockFile> {
+    vec![
+        plain("README.md", CARD),
+        plain("config.json", br#"{"model_type": "bert"}"#),
+        lfs(
+            "model.safetensors",
+            safetensors(&[("w", "F32", &[2], &[0u8; 8])], None),
+        ),
+    ]
+}
+
+#[test]
+fn remote_clean_repo_passes_names_the_commit_and_the_purl() {
+    let hub = MockHub::start();
+    hub.add(
+        "model",
+        "acme/clean",
+        MockRepo {
+            files: clean_files(),
+            ..MockRepo::default()
+        },
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let sbom = dir.path().join("bom.json");
+    let sbom_arg = sbom.to_str().unwrap();
+    let (code, r) = hub.scan_json("hf://acme/clean@main", &["--sbom", sbom_arg]);
+    assert_eq!(code, 0, "{r:#}");
+    let h = &r["repository"]["hub"];
+    assert_eq!(h["commit"], COMMIT);
+    assert_eq!(h["repo"], "acme/clean");
+    assert_eq!(h["requested_revision"], "main");
+    assert_eq!(h["pinned"], false);
+    assert_eq!(r["root"], "hf://acme/clean@main");
+    let st = safetensors(&[("w", "F32", &[2], &[0u8; 8])], None);
+    assert_eq!(
+        file(&r, "model.safetensors")["sha256"],
+        sha256_hex(&st).as_str()
+    );
+    assert_eq!(file(&r, "model.safetensors")["format"], "safetensors");
+    assert_eq!(
+        file(&r, "model.safetensors")["facts"]["hub"]["lfs_oid"],
+        sha256_hex(&st).as_str()
+    );
+    // The moving target is recorded (SRC003, warned by the default policy), naming the commit.
+    let unpinned = findings(&r, "SRC003");
+    assert_eq!(unpinned.len(), 1, "{r:#}");
+    assert_eq!(unpinned[0]["action"], "warn");
+    assert!(unpinned[0]["message"].as_str().unwrap().contains(COMMIT));
+    assert!(findings(&r, "HUB001").is_empty());
+    let bom: Value = serde_json::from_slice(&std::fs::read(&sbom).unwrap()).unwrap();
+    assert_eq!(
+        bom["metadata"]["component"]["purl"],
+        format!("pkg:huggingface/acme/clean@{COMMIT}")
+    );
+    // Every request after the revision used the commit; the token went to the API host only.
+    let log = hub.log();
+    assert!(
+        log.iter()
+            .filter(|(h, p, _)| *h == "api" && !p.contains("/revision/"))
+            .all(|(_, p, _)| p.contains(COMMIT)),
+        "{log:?}"
+    );
+    assert!(
+        log.iter()
+            .filter(|(h, ..)| *h == "api")
+            .all(|(.., auth)| *auth),
+        "{log:?}"
+    );
+    assert!(log.iter().any(|(h, ..)| *h == "cdn"));
+    assert!(
+        log.iter()
+            .filter(|(h, ..)| *h == "cdn")
+            .all(|(.., auth)| !auth),
+        "{log:?}"
+    );
+}
+
+#[test]
+fn remote_scan_matches_the_local_scan_of_the_same_files() {
+    let files = vec![
+        plain("README.md", CARD),
+        plain("sub/config.json", br#"{"model_type": "bert"}"#),
+        lfs(
+            "sub/pytorch_model.bin",
+            pickle_call("os", "system", "echo pwned"),
+        ),
+        lfs(
+            "model.safetensors",
+            safetensors(&[("w", "F32", &[2], &[0u8; 8])], None),
+        ),
+    ];
+    let hub = MockHub::start();
+    hub.add(
+        "model",
+        "acme/same",
+        MockRepo {
+            files: files.clone(),
+            ..MockRepo::default()
+        },
+    );
+    let (rcode, remote) = hub.scan_json(&format!("hf://acme/same@{COMMIT}"), &[]);
+    let repo = Repo::new();
+    for f in &files {
+        repo.file(&f.path, &f.bytes);
+    }
+    let (lcode, local) = scan_json(repo.path(), &[]);
+    assert_eq!(rcode, lcode);
+    let digests = |r: &Value| -> Vec<(String, String)> {
+        r["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    f["path"].as_str().unwrap().to_string(),
+                    f["sha256"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(digests(&remote), digests(&local));
+    let rules = |r: &Value| -> Vec<(String, String, String)> {
+        r["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["rule"] != "PRV001")
+            .map(|f| {
+                (
+                    f["rule"].as_str().unwrap().to_string(),
+                    f["path"].as_str().unwrap().to_string(),
+                    f["action"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(rules(&remote), rules(&local));
+    // Pinned to a commit: no unpinned finding.
+    assert_eq!(remote["repository"]["hub"]["pinned"], true);
+}
+
+#[test]
+fn remote_malicious_pickle_is_denied() {
+    let hub = MockHub::start();
+    let mut files = clean_files();
+    files.push(lfs(
+        "pytorch_model.bin",
+        pickle_call("os", "system", "echo pwned"),
+    ));
+    hub.add(
+        "model",
+        "evil/model",
+        MockRepo {
+            files,
+            ..MockRepo::default()
+        },
+    );
+    let (code, r) = hub.scan_json("hf://evil/model", &[]);
+    assert_eq!(code, 1);
+    let pkl = findings(&r, "PKL001");
+    assert_eq!(pkl.len(), 1, "{r:#}");
+    assert_eq!(pkl[0]["path"], "pytorch_model.bin");
+    assert_eq!(pkl[0]["action"], "deny");
+}
+
+#[test]
+fn remote_bytes_that_differ_from_the_lfs_oid_are_denied() {
+    let hub = MockHub::start();
+    let mut files = clean_files();
+    files[2].lfs_oid = Some("f".repeat(64));
+    hub.add(
+        "model",
+        "acme/mirror",
+        MockRepo {
+            files,
+            ..MockRepo::default()
+        },
+    );
+    let (code, r) = hub.scan_json("hf://acme/mirror", &[]);
+    assert_eq!(code, 1);
+    let hub001 = findings(&r, "HUB001");
+    assert_eq!(hub001.len(), 1, "{r:#}");
+    assert_eq!(hub001[0]["path"], "model.safetensors");
+    assert_eq!(hub001[0]["action"], "deny");
+    assert_eq!(hub001[0]["evidence"]["expected"], "f".repeat(64));
+}
+
+#[test]
+fn remote_tree_pages_are_all_followed() {
+    let hub = MockHub::start();
+    let mut files = clean_files();
+    for i in 0..4 {
+        files.push(plain(
+            &format!("extra/{i}.txt"),
+            format!("file {i}").as_bytes(),
+        ));
+    }
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    hub.add(
+        "model",
+        "acme/paged",
+        MockRepo {
+            files,
+            page_size: 2,
+            ..MockRepo::default()
+        },
+    );
+    let (code, r) = hub.scan_json("hf://acme/paged", &[]);
+    assert_eq!(code, 0, "{r:#}");
+    assert_eq!(r["files"].as_array().unwrap().len(), 7);
+    let pages = hub
+        .log()
+        .iter()
+        .filter(|(_, p, _)| p.contains("/tree/"))
+        .count();
+    assert_eq!(pages, 4);
+}
+
+#[test]
+fn remote_unknown_revision_is_a_tool_error() {
+    let hub = MockHub::start();
+    hub.add(
+        "model",
+        "acme/clean",
+        MockRepo {
+            files: clean_files(),
+            ..MockRepo::default()
+        },
+    );
+    let (code, out, err) = hub.scan("hf://acme/clean@no-such-branch", &[], true);
+    assert_eq!(code, 2, "{out}");
+    assert!(err.contains("not found"), "{err}");
+    assert!(err.contains("no-such-branch"), "{err}");
+    assert!(!err.contains(TOKEN));
+}
+
+#[test]
+fn remote_gated_repo_without_token_is_a_tool_error() {
+    let hub = MockHub::start();
+    hub.add(
+        "model",
+        "acme/gated",
+        MockRepo {
+            files: clean_files(),
+            gated: true,
+            ..MockRepo::default()
+        },
+    );
+    let (code, _, err) = hub.scan("hf://acme/gated", &[], false);
+    assert_eq!(code, 2);
+    assert!(err.contains("gated or private"), "{err}");
+    // With the token (from a token file this time) it scans.
+    let dir = tempfile::tempdir().unwrap();
+    let tf = dir.path().join("token");
+    std::fs::write(&tf, format!("{TOKEN}\n")).unwrap();
+    let (code, out, err) = hub.scan(
+        "hf://acme/gated",
+        &["--token-file", tf.to_str().unwrap()],
+        false,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains(TOKEN) && !err.contains(TOKEN));
+}
+
+#[test]
+fn remote_retries_after_429() {
+    let hub = MockHub::start();
+    hub.add(
+        "model",
+        "acme/clean",
+        MockRepo {
+            files: clean_files(),
+            ..MockRepo::default()
+        },
+    );
+    hub.state.lock().unwrap().throttle = 2;
+    let (code, r) = hub.scan_json("hf://acme/clean", &[]);
+    assert_eq!(code, 0, "{r:#}");
+    assert_eq!(r["files"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn remote_dataset_repository_and_hub_url_form() {
+    let hub = MockHub::start();
+    let mut files = clean_files();
+    files.push(MockFile {
+        security: Some("unsafe"),
+        ..plain("data/train.txt", b"hello")
+    });
+    hub.add(
+        "dataset",
+        "acme/squad",
+        MockRepo {
+            files,
+            ..MockRepo::default()
+        },
+    );
+    let (code, r) = hub.scan_json("https://huggingface.co/datasets/acme/squad/tree/v1.0", &[]);
+    assert_eq!(code, 0, "{r:#}");
+    assert_eq!(r["repository"]["hub"]["type"], "dataset");
+    assert_eq!(r["repository"]["hub"]["requested_revision"], "v1.0");
+    // The Hub's own verdict is reported next to ours (HUB002, warned by default).
+    let flagged = findings(&r, "HUB002");
+    assert_eq!(flagged.len(), 1, "{r:#}");
+    assert_eq!(flagged[0]["path"], "data/train.txt");
+    assert_eq!(
+        file(&r, "data/train.txt")["facts"]["hub"]["security_status"],
+        "unsafe"
+    );
+}
+
+#[test]
+fn remote_offline_mode_and_bad_targets_are_tool_errors() {
+    let out = modelgate()
+        .args(["scan", "hf://acme/clean"])
+        .env("HF_HUB_OFFLINE", "1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("HF_HUB_OFFLINE"));
+    let out = run(&["scan", "hf://../etc"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = run(&["scan", "hf://a/b", "."]);
+    assert_eq!(out.status.code(), Some(2));
+    // A plain-http endpoint off loopback is refused before any request.
+    let out = modelgate()
+        .args(["scan", "hf://acme/clean"])
+        .env("HF_ENDPOINT", "http://example.invalid")
+        .env_remove("HF_HUB_OFFLINE")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("loopback"));
+}
+
+#[test]
+fn remote_git_blob_mismatch_for_a_plain_file_is_denied() {
+    let hub = MockHub::start();
+    let mut files = clean_files();
+    // Same length, different bytes: only the git blob id can tell.
+    files[1].served = Some(br#"{"model_type": "gpt2"}"#.to_vec());
+    hub.add(
+        "model",
+        "acme/blob",
+        MockRepo {
+            files,
+            ..MockRepo::default()
+        },
+    );
+    let (code, r) = hub.scan_json("hf://acme/blob", &[]);
+    assert_eq!(code, 1, "{r:#}");
+    let hub001 = findings(&r, "HUB001");
+    assert_eq!(hub001.len(), 1, "{r:#}");
+    assert_eq!(hub001[0]["path"], "config.json");
+    assert_eq!(
+        hub001[0]["evidence"]["expected"],
+        git_blob(br#"{"model_type": "bert"}"#).as_str()
+    );
+}
