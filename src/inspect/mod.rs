@@ -24,6 +24,7 @@ pub mod source;
 pub mod tar;
 pub mod tf;
 pub mod tflite;
+pub mod torchscript;
 pub mod zip;
 
 #[cfg(test)]
@@ -103,6 +104,9 @@ pub struct Ctx<'a> {
     pub text: Option<Vec<u8>>,
     /// See [`FileScan::card`].
     pub card: Option<crate::provenance::card::CardFacts>,
+    /// PyTorch storages the pickles declared, with the archive member they came from; the zip
+    /// inspector checks them against the `data/<key>` members once the walk is done.
+    pub torch_storages: Vec<(Option<String>, pickle::Storage)>,
 }
 
 impl Ctx<'_> {
@@ -208,6 +212,7 @@ pub fn scan_file(open: &Path, rel: &str, expected_size: u64, cfg: &ScanConfig) -
         tensors: None,
         text: None,
         card: None,
+        torch_storages: Vec::new(),
     };
     let result = inspect_file(&mut ctx, &mut reader, size).and_then(|fk| {
         reader.drain()?;
@@ -433,6 +438,15 @@ fn dispatch(
         },
         Format::Unknown
             if matches!(
+                compress::sniff(head),
+                Some(compress::Compression::Zstd | compress::Compression::Lz4)
+            ) =>
+        {
+            let kind = compress::sniff(head).unwrap_or(compress::Compression::Zstd);
+            archive::inspect_compressed(ctx, r, kind, archive::format_of(kind), None, 0)?
+        }
+        Format::Unknown
+            if matches!(
                 classify::extension(ctx.rel).as_str(),
                 "joblib" | "lzma" | "pkl"
             ) && compress::sniff(head) == Some(compress::Compression::Lzma) =>
@@ -656,7 +670,17 @@ fn record_pickle(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) 
         if let Some(c) = imp.call_opcode {
             d.evidence.insert("call_opcode".into(), json!(c));
         }
+        if rule == RuleId::PickleUnsafeGlobal
+            && let (Some(m), Some(n)) = (&imp.module, &imp.name)
+        {
+            let refs = crate::knowledge::references(m, n);
+            if !refs.is_empty() {
+                d.evidence.insert("references".into(), json!(refs));
+            }
+        }
     }
+
+    record_shapes(ctx, a, member);
 
     if let Some(err) = &a.error {
         let cfg = ctx.cfg;
@@ -683,6 +707,38 @@ fn record_pickle(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) 
             d.message = format!("{}; {}", d.message, raise_hint(name));
             name_limit(d, cfg, name);
         }
+    }
+}
+
+/// Exploit-shaped structures (issue 16) as FMT009: writes into globals or scalars, tensor views
+/// past their storage. PyTorch storages are kept for the archive-level check of `data/<key>`.
+fn record_shapes(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) {
+    let prefix = member.map(|m| format!("{m}:")).unwrap_or_default();
+    let within = member
+        .map(|m| format!(" in archive member `{m}`"))
+        .unwrap_or_default();
+    let views = pickle::torch::view_shapes(a);
+    for (i, shape) in a.shapes.iter().chain(&views).enumerate() {
+        let loc = Location {
+            offset: Some(shape.offset),
+            member: member.map(str::to_string),
+            ..Location::default()
+        };
+        let d = ctx.detect(
+            RuleId::FormatExploitShape,
+            format!("{prefix}{}:{i}", shape.code),
+            format!("pickle{within}: {}", shape.message),
+            loc,
+        );
+        d.evidence.insert("problem".into(), json!(shape.code));
+    }
+    let bound = ctx.cfg.limits.archive_members;
+    for s in &a.storages {
+        if ctx.torch_storages.len() as u64 >= bound {
+            break;
+        }
+        ctx.torch_storages
+            .push((member.map(str::to_string), s.clone()));
     }
 }
 
