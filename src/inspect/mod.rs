@@ -717,8 +717,7 @@ fn record_shapes(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) 
     let within = member
         .map(|m| format!(" in archive member `{m}`"))
         .unwrap_or_default();
-    let views = pickle::torch::view_shapes(a);
-    for (i, shape) in a.shapes.iter().chain(&views).enumerate() {
+    for (i, shape) in a.shapes.iter().enumerate() {
         let loc = Location {
             offset: Some(shape.offset),
             member: member.map(str::to_string),

@@ -239,9 +239,10 @@ pub struct Analysis {
     /// PyTorch storages named by persistent ids, in stream order (bounded by
     /// [`Limits::max_imports`]).
     pub storages: Vec<Storage>,
-    /// PyTorch tensor views built by rebuild calls, in stream order (same bound).
+    /// The first PyTorch tensor views built by rebuild calls, in stream order (every view is
+    /// checked against its storage as it is built; one that does not fit is in `shapes`).
     pub views: Vec<TensorView>,
-    /// Exploit-shaped structures seen by the machine (same bound).
+    /// Exploit-shaped structures seen by the machine (bounded by [`Limits::max_imports`]).
     pub shapes: Vec<Shape>,
     /// Non-pickle data after the last complete pickle.
     pub trailing: Option<Trailing>,

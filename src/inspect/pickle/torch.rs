@@ -6,38 +6,32 @@
 //! heap-corruption exploits; `torch.save` never writes one. All arithmetic is checked: an
 //! overflow is out of bounds by definition.
 
-use super::{Analysis, Shape, Storage};
+use super::{Shape, Storage, TensorView};
 use crate::knowledge::torch_storage_itemsize;
 
-/// Shapes of the views in `a` that do not fit the storage their persistent id declares.
-pub fn view_shapes(a: &Analysis) -> Vec<Shape> {
-    let mut out = Vec::new();
-    for v in &a.views {
-        let Some(storage) = v.storage.and_then(|s| a.storages.get(s)) else {
-            continue;
-        };
-        // An untyped storage counts bytes and the view counts elements of a dtype that
-        // `_rebuild_tensor_v3` passes separately: not comparable without it.
-        if storage.type_name.as_deref() == Some("torch.UntypedStorage") {
-            continue;
-        }
-        let (Some(numel), Some(offset), Some(size), Some(stride)) =
-            (storage.numel, v.storage_offset, &v.size, &v.stride)
-        else {
-            continue;
-        };
-        if let Some(why) = out_of_bounds(numel, offset, size, stride) {
-            out.push(Shape {
-                offset: v.offset,
-                code: "tensor-view-out-of-bounds",
-                message: format!(
-                    "{} at offset {} builds a view (storage_offset {offset}, size {size:?}, stride {stride:?}) of storage `{}` declared with {numel} element(s): {why}",
-                    v.function, v.offset, storage.key
-                ),
-            });
-        }
+/// The shape of `v` when it does not fit the storage its persistent id declares (`storages`
+/// are the stream's storages so far; the storage argument always comes before the call).
+pub fn view_shape(v: &TensorView, storages: &[Storage]) -> Option<Shape> {
+    let storage = v.storage.and_then(|s| storages.get(s))?;
+    // An untyped storage counts bytes and the view counts elements of a dtype that
+    // `_rebuild_tensor_v3` passes separately: not comparable without it.
+    if storage.type_name.as_deref() == Some("torch.UntypedStorage") {
+        return None;
     }
-    out
+    let (Some(numel), Some(offset), Some(size), Some(stride)) =
+        (storage.numel, v.storage_offset, &v.size, &v.stride)
+    else {
+        return None;
+    };
+    let why = out_of_bounds(numel, offset, size, stride)?;
+    Some(Shape {
+        offset: v.offset,
+        code: "tensor-view-out-of-bounds",
+        message: format!(
+            "{} at offset {} builds a view (storage_offset {offset}, size {size:?}, stride {stride:?}) of storage `{}` declared with {numel} element(s): {why}",
+            v.function, v.offset, storage.key
+        ),
+    })
 }
 
 /// Why a view does not fit `numel` elements, or `None` when it does. Mirrors

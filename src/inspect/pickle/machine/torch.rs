@@ -7,8 +7,15 @@
 
 use super::{Machine, Val};
 use crate::inspect::pickle::ops::Op;
+use crate::inspect::pickle::torch::view_shape;
 use crate::inspect::pickle::{Analysis, Shape, Storage, TensorView};
 use crate::knowledge::normalize_module;
+
+/// Longest storage key kept (torch writes short decimal keys).
+const MAX_KEY_LEN: usize = 64;
+
+/// Tensor views kept as facts per stream (every view is checked; only these are kept).
+const MAX_VIEWS_KEPT: usize = 1024;
 
 /// The rebuild functions whose first four arguments are `(storage, storage_offset, size,
 /// stride)` (`torch/_utils.py`; `_rebuild_qtensor` for quantized tensors).
@@ -32,8 +39,7 @@ impl Machine<'_> {
         else {
             return opaque;
         };
-        if tag.value != "storage" || !key.complete || out.storages.len() >= self.limits.max_imports
-        {
+        if tag.value != "storage" || out.storages.len() >= self.limits.max_imports {
             return opaque;
         }
         let type_name = match ty {
@@ -47,9 +53,19 @@ impl Machine<'_> {
             Some(Val::Int(n)) => Some(*n),
             _ => None,
         };
+        // torch writes decimal keys; a longer one is kept cut (and then names no member).
+        let mut key_text = key.value.clone();
+        if key_text.len() > MAX_KEY_LEN || !key.complete {
+            let cut = (0..=MAX_KEY_LEN)
+                .rev()
+                .find(|i| key_text.is_char_boundary(*i))
+                .unwrap_or(0);
+            key_text.truncate(cut);
+            key_text.push('…');
+        }
         out.storages.push(Storage {
             offset: at,
-            key: key.value.clone(),
+            key: key_text,
             type_name,
             numel,
         });
@@ -70,9 +86,6 @@ impl Machine<'_> {
         }) else {
             return;
         };
-        if out.views.len() >= self.limits.max_imports {
-            return;
-        }
         let items = self.seq_items(args).unwrap_or(&[]);
         let storage = match items.first() {
             Some(Val::Storage(s)) => Some(*s),
@@ -82,14 +95,24 @@ impl Machine<'_> {
             Some(Val::Int(n)) => Some(*n),
             _ => None,
         };
-        out.views.push(TensorView {
+        let view = TensorView {
             offset: at,
             function,
             storage,
             storage_offset,
             size: items.get(2).and_then(|v| self.ints(v)),
             stride: items.get(3).and_then(|v| self.ints(v)),
-        });
+        };
+        // Checked here, against the storages declared so far, so that only the views that do
+        // not fit (bounded like imports) and the first few that do are kept in memory.
+        if let Some(shape) = view_shape(&view, &out.storages)
+            && out.shapes.len() < self.limits.max_imports
+        {
+            out.shapes.push(shape);
+        }
+        if out.views.len() < MAX_VIEWS_KEPT {
+            out.views.push(view);
+        }
     }
 
     /// APPEND(S), SETITEM(S), ADDITEMS and BUILD write into the value below their arguments.
