@@ -131,6 +131,8 @@ pub fn claimed_format(rel: &str) -> Option<&'static [Format]> {
         "bz2" => &[Bzip2, Joblib],
         "xz" => &[Xz, Joblib],
         "lzma" => &[Lzma, Joblib],
+        "zst" | "zstd" => &[Zstd, Joblib],
+        "lz4" => &[Lz4, Joblib],
         "z" => &[Zlib, Joblib],
         "tar" => &[Tar, PytorchTar],
         "7z" => &[SevenZip],

@@ -1130,6 +1130,171 @@ const SAFE_STANDARD: &[(&str, &[&str])] = &[
     ),
 ];
 
+/// Published advisories per dangerous path (prefix on component boundaries, like
+/// [`DANGEROUS`]), for a finding's `evidence.references`. Sources: the picklescan advisories
+/// (github.com/mmaitre314/picklescan/security), fickling PR #210 (which maps the 2025 picklescan
+/// bypasses to their ids), ModelAudit PR #598 (CVE-2025-1716), and the PyTorch advisories.
+const REFERENCES: &[(&str, &[&str])] = &[
+    ("pip", &["CVE-2025-1716", "GHSA-vqmv-47xg-9wpr"]),
+    ("venv", &["GHSA-vqmv-47xg-9wpr"]),
+    ("ensurepip", &["GHSA-vqmv-47xg-9wpr", "GHSA-xp4f-hrf8-rxw7"]),
+    (
+        "operator.attrgetter",
+        &["GHSA-m273-6v24-x4m4", "GHSA-955r-x9j8-7rhh"],
+    ),
+    (
+        "operator.itemgetter",
+        &["GHSA-m273-6v24-x4m4", "GHSA-955r-x9j8-7rhh"],
+    ),
+    (
+        "operator.methodcaller",
+        &["GHSA-m273-6v24-x4m4", "GHSA-955r-x9j8-7rhh"],
+    ),
+    ("profile", &["GHSA-46h3-79wf-xr6c", "GHSA-4675-36f9-wf6r"]),
+    ("cProfile", &["GHSA-46h3-79wf-xr6c", "GHSA-4675-36f9-wf6r"]),
+    ("trace", &["GHSA-46h3-79wf-xr6c", "GHSA-4675-36f9-wf6r"]),
+    ("pdb", &["GHSA-46h3-79wf-xr6c", "GHSA-4675-36f9-wf6r"]),
+    ("bdb", &["GHSA-46h3-79wf-xr6c", "GHSA-4675-36f9-wf6r"]),
+    ("doctest", &["GHSA-46h3-79wf-xr6c", "GHSA-4675-36f9-wf6r"]),
+    (
+        "timeit",
+        &[
+            "GHSA-46h3-79wf-xr6c",
+            "GHSA-4675-36f9-wf6r",
+            "GHSA-v7x6-rv5q-mhwc",
+        ],
+    ),
+    ("pickle", &["GHSA-84r2-jw7c-4r5q"]),
+    ("idlelib", &["GHSA-r8g5-cgf2-4m4m"]),
+    ("lib2to3", &["GHSA-r8g5-cgf2-4m4m"]),
+    (
+        "asyncio.unix_events._UnixSubprocessTransport",
+        &["CVE-2025-10157"],
+    ),
+    ("pkgutil.resolve_name", &["GHSA-vvpj-8cmc-gx39"]),
+    ("torch.jit.annotations.parse_type_line", &["CVE-2022-45907"]),
+    ("torch.jit.load", &["CVE-2025-32434", "GHSA-53q9-r3pm-6pq6"]),
+];
+
+/// Advisory ids for a dotted-name traversal (protocol 4 getattr chains): fickling's
+/// GHSA-5j3x-jp52-966f.
+pub const TRAVERSAL_REFERENCES: &[&str] = &["GHSA-5j3x-jp52-966f"];
+
+/// Advisory ids for code that TorchScript archives run on load: torch.load(weights_only=True)
+/// runs TorchScript on torch < 2.6.
+pub const TORCHSCRIPT_REFERENCES: &[&str] = &["CVE-2025-32434", "GHSA-53q9-r3pm-6pq6"];
+
+/// The published advisories (CVE/GHSA ids) behind a dangerous global, in table order, without
+/// duplicates; empty when none is on file.
+pub fn references(module: &str, name: &str) -> Vec<&'static str> {
+    let qualified = format!("{}.{name}", normalize_module(module));
+    let mut out: Vec<&'static str> = Vec::new();
+    for (path, ids) in REFERENCES {
+        if covers(path, &qualified) {
+            for id in *ids {
+                if !out.contains(id) {
+                    out.push(id);
+                }
+            }
+        }
+    }
+    if explain_traversal(module, name).is_some() {
+        for id in TRAVERSAL_REFERENCES {
+            if !out.contains(id) {
+                out.push(id);
+            }
+        }
+    }
+    out
+}
+
+/// Calls in TorchScript source (`code/**/*.py` of a `torch.jit.save` archive) that reach files,
+/// native libraries or processes. TorchScript compiles and runs this code under `torch.jit.load`
+/// always, and under `torch.load(weights_only=True)` on torch < 2.6 (CVE-2025-32434,
+/// GHSA-53q9-r3pm-6pq6); `torch.from_file` and the library loaders are how the published
+/// TorchScript payloads reach the file system and native code. Bare builtins are listed by
+/// name because TorchScript code has no imports; serialized TorchScript calls `getattr` on
+/// its own submodules, so only the builtins below count.
+const TORCHSCRIPT_CALLS: &[Danger] = &[
+    d("torch.from_file", FILES, "maps a file into a tensor"),
+    d("torch.load", DESER, "loads another pickle"),
+    d("torch.save", FILES, "writes a file"),
+    d(
+        "torch.jit.load",
+        CODE,
+        "loads and runs another TorchScript archive",
+    ),
+    d("torch.jit.save", FILES, "writes a file"),
+    d("torch.ops.load_library", NATIVE, "loads a shared library"),
+    d(
+        "torch.classes.load_library",
+        NATIVE,
+        "loads a shared library",
+    ),
+    d("ops.load_library", NATIVE, "loads a shared library"),
+    d("classes.load_library", NATIVE, "loads a shared library"),
+    d("open", FILES, "opens a file"),
+    d("eval", CODE, "evaluates source"),
+    d("exec", CODE, "executes source"),
+    d("compile", CODE, "compiles source"),
+    d("__import__", IMPORT, "imports a module"),
+    d("breakpoint", DEBUG, "starts a debugger"),
+];
+
+/// Whether a call in TorchScript source is dangerous: one of `names` (the dotted names the
+/// callee may stand for) is a [`TORCHSCRIPT_CALLS`] entry or a dangerous global (`os.system`,
+/// `subprocess.Popen`, ...). Returns the matching name with its category and reason.
+pub fn torchscript_call(names: &[String]) -> Option<(String, &'static str, &'static str)> {
+    for name in names {
+        if let Some(e) = TORCHSCRIPT_CALLS.iter().find(|e| covers(e.path, name)) {
+            return Some((name.clone(), e.category, e.reason));
+        }
+        let Some((module, attr)) = name.rsplit_once('.') else {
+            continue;
+        };
+        if let Verdict::Dangerous { category, reason } =
+            classify_global(module, attr, &ExtraLists::default())
+        {
+            return Some((name.clone(), category, reason));
+        }
+    }
+    None
+}
+
+/// Bytes per element of the PyTorch storage types `torch.save` names in persistent ids
+/// (`torch/storage.py` `_LegacyStorage` subclasses; `UntypedStorage` counts bytes). Used to
+/// check a storage's declared element count against the `data/<key>` record's byte length.
+const TORCH_STORAGE_ITEMSIZE: &[(&str, u64)] = &[
+    ("DoubleStorage", 8),
+    ("FloatStorage", 4),
+    ("HalfStorage", 2),
+    ("BFloat16Storage", 2),
+    ("LongStorage", 8),
+    ("IntStorage", 4),
+    ("ShortStorage", 2),
+    ("CharStorage", 1),
+    ("ByteStorage", 1),
+    ("BoolStorage", 1),
+    ("ComplexFloatStorage", 8),
+    ("ComplexDoubleStorage", 16),
+    ("QInt8Storage", 1),
+    ("QUInt8Storage", 1),
+    ("QInt32Storage", 4),
+    ("QUInt4x2Storage", 1),
+    ("QUInt2x4Storage", 1),
+    ("UntypedStorage", 1),
+];
+
+/// Bytes per element of a PyTorch storage type given as `torch.<Name>` (after module
+/// normalisation), e.g. 4 for `torch.FloatStorage`; `None` for anything else.
+pub fn torch_storage_itemsize(qualified: &str) -> Option<u64> {
+    let name = qualified.strip_prefix("torch.")?;
+    TORCH_STORAGE_ITEMSIZE
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, size)| *size)
+}
+
 /// Canonical spelling of a module name: the first dotted component is renamed through the alias
 /// table (`posix` and `nt` -> `os`, `__builtin__` -> `builtins`, `copy_reg` -> `copyreg`,
 /// `_operator` -> `operator`, `_pickle` -> `pickle`, `_io` -> `io`, ...).
@@ -1556,5 +1721,50 @@ mod tests {
         ] {
             assert!(!dangerous(m, n), "{m}.{n} must not be dangerous");
         }
+    }
+
+    #[test]
+    fn issue_16_torchscript_calls_that_reach_files_libraries_or_processes() {
+        let call = |n: &str| torchscript_call(&[n.to_string()]).map(|(_, c, _)| c);
+        assert_eq!(call("torch.from_file"), Some(FILES));
+        assert_eq!(call("torch.ops.load_library"), Some(NATIVE));
+        assert_eq!(call("torch.classes.load_library"), Some(NATIVE));
+        assert_eq!(call("open"), Some(FILES));
+        assert_eq!(call("os.system"), Some(PROC));
+        assert!(call("subprocess.Popen").is_some());
+        // What serialized TorchScript calls all the time.
+        for benign in [
+            "torch.add",
+            "getattr",
+            "ops.prim.RaiseException",
+            "torch.ops.aten.linear",
+            "len",
+            "self.layers.forward",
+        ] {
+            assert_eq!(call(benign), None, "{benign}");
+        }
+    }
+
+    #[test]
+    fn issue_16_references_name_published_advisories() {
+        assert!(references("pip", "main").contains(&"CVE-2025-1716"));
+        assert!(references("_operator", "attrgetter").contains(&"GHSA-m273-6v24-x4m4"));
+        assert!(references("pkgutil", "resolve_name").contains(&"GHSA-vvpj-8cmc-gx39"));
+        assert!(references("torch.serialization", "os.system").contains(&"GHSA-5j3x-jp52-966f"));
+        assert!(references("os", "system").is_empty());
+        assert!(references("pickletools", "dis").is_empty());
+        let timeit = references("timeit", "timeit");
+        let mut unique = timeit.clone();
+        unique.dedup();
+        assert_eq!(timeit, unique);
+    }
+
+    #[test]
+    fn issue_16_sizes_torch_storage_types() {
+        assert_eq!(torch_storage_itemsize("torch.FloatStorage"), Some(4));
+        assert_eq!(torch_storage_itemsize("torch.BFloat16Storage"), Some(2));
+        assert_eq!(torch_storage_itemsize("torch.QInt32Storage"), Some(4));
+        assert_eq!(torch_storage_itemsize("FloatStorage"), None);
+        assert_eq!(torch_storage_itemsize("torch.Tensor"), None);
     }
 }

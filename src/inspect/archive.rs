@@ -12,7 +12,7 @@ use std::io::{self, BufRead, Read};
 use serde_json::json;
 
 use super::problem::{Problem, ProblemKind};
-use super::{Ctx, compress, inspect_pickle_stream, numpy, pickle, read, tar, zip};
+use super::{Ctx, compress, inspect_pickle_stream, numpy, pickle, read, tar, torchscript, zip};
 use crate::classify::{self, Format};
 use crate::model::finding::Location;
 use crate::model::rules::RuleId;
@@ -103,6 +103,10 @@ pub fn inspect_zip(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> Format 
         );
         d.evidence.insert("members".into(), json!(code));
     }
+    let storages = std::mem::take(&mut ctx.torch_storages);
+    if let Some(zip::Layout::PyTorch(t)) = &layout {
+        check_storages(ctx, t, &report.members, &storages);
+    }
     if let Some(zip::Layout::PyTorch(t)) = &layout
         && !t.unexpected.is_empty()
     {
@@ -110,6 +114,67 @@ pub fn inspect_zip(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> Format 
         ctx.fact(Fact::ArchiveUnexpectedMembers, json!(listed));
     }
     format
+}
+
+/// Issue 16: every storage a PyTorch archive's pickles declare must have its `data/<key>`
+/// record, exactly as long as the declared element count times the element size. `torch.load`
+/// sizes the storage from the declaration; a record of another length is the shape of the
+/// weights-only heap-corruption exploits (FMT009). Storages of unknown type are not sized.
+fn check_storages(
+    ctx: &mut Ctx<'_>,
+    t: &zip::TorchLayout,
+    members: &[zip::Member],
+    storages: &[(Option<String>, pickle::Storage)],
+) {
+    let prefix = format!("{}/", t.archive);
+    let mut checked = std::collections::BTreeSet::new();
+    for (from, s) in storages {
+        // Only the archive's own pickles (not a pickle in a nested archive).
+        let Some(from) = from.as_deref().filter(|f| t.pickles.iter().any(|p| p == f)) else {
+            continue;
+        };
+        let Some(expected) = pickle::torch::storage_bytes(s) else {
+            continue;
+        };
+        let name = format!("{prefix}data/{}", s.key);
+        if !checked.insert((name.clone(), expected)) {
+            continue;
+        }
+        let found = members.iter().find(|m| m.name == name);
+        let (code, message) = match found {
+            Some(m) if m.uncompressed_size == expected => continue,
+            Some(m) => (
+                "storage-size-mismatch",
+                format!(
+                    "storage `{}` is declared in `{from}` as {} element(s) of `{}` ({expected} bytes) but member `{name}` holds {} bytes",
+                    s.key,
+                    s.numel.unwrap_or_default(),
+                    s.type_name.as_deref().unwrap_or("?"),
+                    m.uncompressed_size
+                ),
+            ),
+            None => (
+                "storage-missing",
+                format!(
+                    "storage `{}` is declared in `{from}` ({expected} bytes) but the archive has no member `{name}`",
+                    s.key
+                ),
+            ),
+        };
+        let loc = Location {
+            offset: Some(s.offset),
+            member: Some(from.to_string()),
+            ..Location::default()
+        };
+        let d = ctx.detect(
+            RuleId::FormatExploitShape,
+            format!("{code}:{name}"),
+            message,
+            loc,
+        );
+        d.evidence.insert("problem".into(), json!(code));
+        d.evidence.insert("member".into(), json!(name));
+    }
 }
 
 /// Records a top-level archive's member count and its first [`MAX_LISTED_MEMBERS`] names as facts.
@@ -132,6 +197,29 @@ fn walk_zip(
     let report = zip::walk(r, size, depth, &limits, &mut |m, stream| {
         let name = nest(container, &m.name);
         // A member whose stream stops early (limit, corruption) is already a zip problem.
+        if torchscript::is_code_member(&m.name) {
+            // Source by name and by content: a pickle or archive named `.py` still goes
+            // through the content dispatch below, which is what `torch.load` would see.
+            let Ok((head, mut replay)) = read::peek(stream, 4096) else {
+                return;
+            };
+            let sniffed = classify::sniff(&head, m.uncompressed_size.max(head.len() as u64));
+            let _ = if matches!(sniffed, Format::Text | Format::Unknown | Format::Empty)
+                && !pickle::looks_like_pickle(&head)
+            {
+                torchscript::inspect_code_member(ctx, &mut replay, &name)
+            } else {
+                inspect_member(
+                    ctx,
+                    &mut replay,
+                    &name,
+                    Some(m.uncompressed_size),
+                    depth + 1,
+                )
+                .map(|_| ())
+            };
+            return;
+        }
         let _ = inspect_member(ctx, stream, &name, Some(m.uncompressed_size), depth + 1);
     });
     for p in &report.problems {
@@ -213,13 +301,36 @@ pub fn inspect_compressed(
         Format::Pickle
             if matches!(
                 ext.as_str(),
-                "joblib" | "pkl" | "pickle" | "z" | "gz" | "bz2" | "xz" | "lzma"
+                "joblib"
+                    | "pkl"
+                    | "pickle"
+                    | "z"
+                    | "gz"
+                    | "bz2"
+                    | "xz"
+                    | "lzma"
+                    | "zst"
+                    | "zstd"
+                    | "lz4"
             ) =>
         {
             Format::Joblib
         }
         _ => outer,
     })
+}
+
+/// The format a compression wrapper is reported as.
+pub fn format_of(kind: compress::Compression) -> Format {
+    match kind {
+        compress::Compression::Gzip => Format::Gzip,
+        compress::Compression::Zlib => Format::Zlib,
+        compress::Compression::Bzip2 => Format::Bzip2,
+        compress::Compression::Xz => Format::Xz,
+        compress::Compression::Lzma => Format::Lzma,
+        compress::Compression::Zstd => Format::Zstd,
+        compress::Compression::Lz4 => Format::Lz4,
+    }
 }
 
 /// A NumPy `.npy` stream: header facts; an object dtype means a pickle follows.
@@ -348,8 +459,10 @@ pub fn inspect_member(
         }
         Format::Unknown => match compress::sniff(&head) {
             // lzma-alone (joblib `.lzma`) has no magic of its own; compress sniffs its header.
+            // zstd and LZ4 frames have magics classify does not know.
             Some(kind) => {
-                inspect_compressed(ctx, &mut replay, kind, Format::Lzma, Some(name), depth)?
+                let outer = format_of(kind);
+                inspect_compressed(ctx, &mut replay, kind, outer, Some(name), depth)?
             }
             None => Format::Unknown,
         },
@@ -374,6 +487,7 @@ mod tests {
             tensors: None,
             text: None,
             card: None,
+            torch_storages: Vec::new(),
         }
     }
 

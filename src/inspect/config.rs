@@ -306,6 +306,7 @@ mod tests {
             tensors: None,
             text: None,
             card: None,
+            torch_storages: Vec::new(),
         };
         f(&mut ctx);
         ctx.detections

@@ -24,6 +24,7 @@ pub mod source;
 pub mod tar;
 pub mod tf;
 pub mod tflite;
+pub mod torchscript;
 pub mod zip;
 
 #[cfg(test)]
@@ -105,6 +106,9 @@ pub struct Ctx<'a> {
     pub text: Option<Vec<u8>>,
     /// See [`FileScan::card`].
     pub card: Option<crate::provenance::card::CardFacts>,
+    /// PyTorch storages the pickles declared, with the archive member they came from; the zip
+    /// inspector checks them against the `data/<key>` members once the walk is done.
+    pub torch_storages: Vec<(Option<String>, pickle::Storage)>,
 }
 
 impl Ctx<'_> {
@@ -237,6 +241,7 @@ pub fn scan_reader<R: io::Read>(
         tensors: None,
         text: None,
         card: None,
+        torch_storages: Vec::new(),
     };
     let result = inspect_file(&mut ctx, &mut reader, size).and_then(|fk| {
         reader.drain()?;
@@ -455,6 +460,15 @@ fn dispatch(
             Some(kind) => archive::inspect_compressed(ctx, r, kind, sniffed, None, 0)?,
             None => sniffed,
         },
+        Format::Unknown
+            if matches!(
+                compress::sniff(head),
+                Some(compress::Compression::Zstd | compress::Compression::Lz4)
+            ) =>
+        {
+            let kind = compress::sniff(head).unwrap_or(compress::Compression::Zstd);
+            archive::inspect_compressed(ctx, r, kind, archive::format_of(kind), None, 0)?
+        }
         Format::Lzma => {
             archive::inspect_compressed(ctx, r, compress::Compression::Lzma, Format::Lzma, None, 0)?
         }
@@ -663,7 +677,17 @@ fn record_pickle(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) 
         if let Some(c) = imp.call_opcode {
             d.evidence.insert("call_opcode".into(), json!(c));
         }
+        if rule == RuleId::PickleUnsafeGlobal
+            && let (Some(m), Some(n)) = (&imp.module, &imp.name)
+        {
+            let refs = crate::knowledge::references(m, n);
+            if !refs.is_empty() {
+                d.evidence.insert("references".into(), json!(refs));
+            }
+        }
     }
+
+    record_shapes(ctx, a, member);
 
     if let Some(err) = &a.error {
         let cfg = ctx.cfg;
@@ -690,6 +714,37 @@ fn record_pickle(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) 
             d.message = format!("{}; {}", d.message, raise_hint(name));
             name_limit(d, cfg, name);
         }
+    }
+}
+
+/// Exploit-shaped structures (issue 16) as FMT009: writes into globals or scalars, tensor views
+/// past their storage. PyTorch storages are kept for the archive-level check of `data/<key>`.
+fn record_shapes(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) {
+    let prefix = member.map(|m| format!("{m}:")).unwrap_or_default();
+    let within = member
+        .map(|m| format!(" in archive member `{m}`"))
+        .unwrap_or_default();
+    for (i, shape) in a.shapes.iter().enumerate() {
+        let loc = Location {
+            offset: Some(shape.offset),
+            member: member.map(str::to_string),
+            ..Location::default()
+        };
+        let d = ctx.detect(
+            RuleId::FormatExploitShape,
+            format!("{prefix}{}:{i}", shape.code),
+            format!("pickle{within}: {}", shape.message),
+            loc,
+        );
+        d.evidence.insert("problem".into(), json!(shape.code));
+    }
+    let bound = ctx.cfg.limits.archive_members;
+    for s in &a.storages {
+        if ctx.torch_storages.len() as u64 >= bound {
+            break;
+        }
+        ctx.torch_storages
+            .push((member.map(str::to_string), s.clone()));
     }
 }
 

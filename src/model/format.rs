@@ -72,6 +72,8 @@ formats! {
     Xz => "xz", "xz stream";
     Zlib => "zlib", "raw zlib stream";
     Lzma => "lzma", "lzma-alone stream";
+    Zstd => "zstd", "Zstandard frame(s)";
+    Lz4 => "lz4", "LZ4 frame(s)";
     Tar => "tar", "tar archive";
     SevenZip => "7z", "7-Zip archive (recognised, not opened)";
     Rar => "rar", "RAR archive (recognised, not opened)";

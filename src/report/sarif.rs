@@ -75,6 +75,7 @@ struct Rule {
     short_description: Text,
     full_description: Text,
     help: Help,
+    help_uri: String,
     default_configuration: Configuration,
     properties: RuleProperties,
 }
@@ -256,14 +257,56 @@ fn rule(r: RuleId) -> Rule {
                 r.help()
             ),
         },
+        // The README's rule table documents every code; code scanning links it as "Learn more".
+        help_uri: format!("{}#rules", readme_uri()),
         default_configuration: Configuration {
             level: default_level(sev),
         },
         properties: RuleProperties {
-            tags: vec!["security", r.area()],
+            tags: ["security", r.area()]
+                .into_iter()
+                .chain(cwe_tags(r).iter().copied())
+                .collect(),
             security_severity: security_severity(sev),
             precision: "high",
         },
+    }
+}
+
+/// The README on the default branch of the repository named in Cargo.toml.
+fn readme_uri() -> String {
+    format!("{}/blob/main/README.md", env!("CARGO_PKG_REPOSITORY"))
+}
+
+/// CWE tags of a rule, each in the plain form (`CWE-502`) and in the form GitHub code scanning
+/// recognises (`external/cwe/cwe-502`). CWE-502 deserialization of untrusted data, CWE-94 code
+/// injection, CWE-125/787 out-of-bounds read/write, CWE-409 highly compressed data, CWE-1336
+/// template injection, CWE-494 code download without integrity check, CWE-22 path traversal,
+/// CWE-59 link following, CWE-20 improper input validation.
+fn cwe_tags(r: RuleId) -> &'static [&'static str] {
+    const DESER: &[&str] = &["CWE-502", "external/cwe/cwe-502"];
+    const DESER_CODE: &[&str] = &[
+        "CWE-502",
+        "external/cwe/cwe-502",
+        "CWE-94",
+        "external/cwe/cwe-94",
+    ];
+    match r.code() {
+        "PKL001" | "CFG001" | "CFG002" | "FMT003" => DESER_CODE,
+        "PKL002" | "PKL003" | "PKL004" | "SRC004" => DESER,
+        "FMT009" => &[
+            "CWE-125",
+            "external/cwe/cwe-125",
+            "CWE-787",
+            "external/cwe/cwe-787",
+        ],
+        "ARC001" => &["CWE-409", "external/cwe/cwe-409"],
+        "FMT005" => &["CWE-1336", "external/cwe/cwe-1336"],
+        "SRC002" | "SRC003" => &["CWE-494", "external/cwe/cwe-494"],
+        "FMT004" => &["CWE-22", "external/cwe/cwe-22"],
+        "SCAN002" => &["CWE-59", "external/cwe/cwe-59"],
+        "ST001" => &["CWE-20", "external/cwe/cwe-20"],
+        _ => &[],
     }
 }
 

@@ -94,3 +94,139 @@ fn broken_streams_keep_the_import_finding() {
         assert!(rules.contains(&"PKL001".to_string()), "{n}: {rules:?}");
     }
 }
+
+/// The deny findings on `path`, as `rule: message` lines joined by ` | `.
+fn deny_text(report: &Value, path: &str) -> String {
+    denies(report, path)
+        .iter()
+        .map(|f| {
+            format!(
+                "{}: {}",
+                f["rule"].as_str().unwrap(),
+                f["message"].as_str().unwrap()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
+#[test]
+fn issue_16_exploit_shapes_are_denied_with_their_numbers() {
+    let (_, report) = scan_set("malicious");
+    let m = deny_text(&report, "exploit_view_past_storage.pt");
+    assert!(m.contains("FMT009"), "{m}");
+    assert!(
+        m.contains("size [64]") && m.contains("declared with 4 element(s)"),
+        "{m}"
+    );
+    assert!(m.contains("needs 64 element(s), 60 past the end"), "{m}");
+    let m = deny_text(&report, "exploit_view_negative_stride.pt");
+    assert!(m.contains("negative stride -1"), "{m}");
+    let m = deny_text(&report, "exploit_storage_size_mismatch.pt");
+    assert!(
+        m.contains("(16 bytes)") && m.contains("holds 4 bytes"),
+        "{m}"
+    );
+    let m = deny_text(&report, "exploit_setitem_on_global.pkl");
+    assert!(
+        m.contains("`torch._utils._rebuild_tensor_v2` itself"),
+        "{m}"
+    );
+    for name in [
+        "exploit_view_past_storage.pt",
+        "exploit_append_on_global.pkl",
+    ] {
+        let problems: Vec<&Value> = findings(&report, "FMT009")
+            .into_iter()
+            .filter(|f| f["path"] == name)
+            .map(|f| &f["evidence"]["problem"])
+            .collect();
+        assert!(!problems.is_empty(), "{name}");
+    }
+}
+
+#[test]
+fn issue_16_torchscript_code_calls_are_pkl001() {
+    let (_, report) = scan_set("malicious");
+    let m = deny_text(&report, "torchscript_from_file_setstate.pt");
+    assert!(
+        m.contains("PKL001") && m.contains("`torch.from_file`"),
+        "{m}"
+    );
+    assert!(m.contains("in `__setstate__`"), "{m}");
+    assert!(m.contains("m/code/__torch__/m.py` line 7"), "{m}");
+    for (name, reached) in [
+        ("torchscript_ops_load_library.pt", "torch.ops.load_library"),
+        (
+            "torchscript_classes_load_library.pt",
+            "torch.classes.load_library",
+        ),
+        ("torchscript_open.pt", "`open`"),
+        ("torchscript_os_system.pt", "os.system"),
+        ("torchscript_constants_pkl.pt", "os.system"),
+    ] {
+        let m = deny_text(&report, name);
+        assert!(m.contains(reached), "{name}: {m}");
+    }
+    // constants.pkl goes through the pickle machine like data.pkl.
+    let m = deny_text(&report, "torchscript_constants_pkl.pt");
+    assert!(m.contains("m/constants.pkl"), "{m}");
+    let refs = findings(&report, "PKL001")
+        .into_iter()
+        .find(|f| f["path"] == "torchscript_open.pt")
+        .map(|f| f["evidence"]["references"].clone())
+        .unwrap();
+    assert!(
+        refs.as_array()
+            .unwrap()
+            .contains(&Value::from("CVE-2025-32434"))
+    );
+}
+
+#[test]
+fn issue_16_zstd_and_lz4_wrappers_are_opened() {
+    let (names, report) = scan_set("malicious");
+    let wrapped: Vec<&String> = names
+        .iter()
+        .filter(|n| n.starts_with("compressed_"))
+        .collect();
+    assert_eq!(wrapped.len(), 5);
+    for name in wrapped {
+        let m = deny_text(&report, name);
+        assert!(
+            m.contains("PKL001") && m.contains("os.system"),
+            "{name}: {m}"
+        );
+    }
+    let (_, benign) = scan_set("benign");
+    for name in [
+        "compressed_zstd_stdlib.pkl.zst",
+        "compressed_lz4_stdlib.pkl.lz4",
+    ] {
+        assert_eq!(file(&benign, name)["format"], "joblib", "{name}");
+    }
+}
+
+#[test]
+fn issue_16_findings_carry_advisory_references() {
+    let (_, report) = scan_set("malicious");
+    let refs = |path: &str| -> Vec<String> {
+        findings(&report, "PKL001")
+            .into_iter()
+            .filter(|f| f["path"] == path)
+            .flat_map(|f| {
+                f["evidence"]["references"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(refs("gap_pip_main.pkl").contains(&"CVE-2025-1716".to_string()));
+    assert!(refs("gap_pkgutil_resolve_name.pkl").contains(&"GHSA-vvpj-8cmc-gx39".to_string()));
+    assert!(
+        refs("traversal_torch_serialization_os_system.pkl")
+            .contains(&"GHSA-5j3x-jp52-966f".to_string())
+    );
+}

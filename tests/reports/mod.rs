@@ -559,6 +559,45 @@ fn sarif_validates_against_the_official_schema() {
     assert_eq!(run["properties"]["truncated"], false);
 }
 
+#[test]
+fn issue_16_sarif_rules_link_help_and_carry_cwe_tags() {
+    let dir = tempfile::tempdir().unwrap();
+    odd_tree(dir.path());
+    let report = odd_report(dir.path());
+    let mut out = Vec::new();
+    sarif::render(&report, &mut out).unwrap();
+    let doc: Value = serde_json::from_slice(&out).unwrap();
+    let rules = doc["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap();
+    assert!(rules.iter().all(|r| {
+        r["helpUri"]
+            .as_str()
+            .is_some_and(|u| u.starts_with("https://") && u.ends_with("README.md#rules"))
+    }));
+    let tags = |code: &str| -> Vec<String> {
+        let r = rules.iter().find(|r| r["id"] == code).unwrap();
+        r["properties"]["tags"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap().to_string())
+            .collect()
+    };
+    let pkl = tags("PKL001");
+    for want in [
+        "security",
+        "pickle",
+        "CWE-502",
+        "external/cwe/cwe-502",
+        "CWE-94",
+    ] {
+        assert!(pkl.contains(&want.to_string()), "{pkl:?}");
+    }
+    assert!(tags("FMT009").contains(&"CWE-787".to_string()));
+    assert!(tags("PRV001").iter().all(|t| !t.starts_with("CWE")));
+}
+
 fn many_findings(n: usize) -> Report {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), b"a.pkl", EVIL_PICKLE);

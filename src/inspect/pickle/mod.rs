@@ -12,6 +12,7 @@
 mod dis;
 mod machine;
 pub mod ops;
+pub mod torch;
 
 use crate::model::problem::{Problem, ProblemKind};
 use std::io::BufRead;
@@ -149,6 +150,52 @@ pub struct Trailing {
     pub offset: u64,
 }
 
+/// A PyTorch storage named by a persistent id (`BINPERSID` on the tuple `torch.save` writes:
+/// `('storage', <storage type>, key, location, numel[, view metadata])`). `torch.load` looks
+/// the key up as `data/<key>` in a zip archive (or in the storage block after the pickles of a
+/// legacy file) and trusts `numel`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Storage {
+    /// Offset of the BINPERSID opcode.
+    pub offset: u64,
+    /// The storage key (`data/<key>` member name in a zip archive).
+    pub key: String,
+    /// The storage type's name as imported, e.g. `torch.FloatStorage`; `None` when the type
+    /// is not a resolved global.
+    pub type_name: Option<String>,
+    /// Declared element count (bytes for `UntypedStorage`); `None` when it is not an integer.
+    pub numel: Option<i64>,
+}
+
+/// A `torch._utils._rebuild_tensor*` / `_rebuild_qtensor` call: a strided view over a storage.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TensorView {
+    /// Offset of the REDUCE that calls the rebuild function.
+    pub offset: u64,
+    /// The rebuild function's name, e.g. `_rebuild_tensor_v2`.
+    pub function: &'static str,
+    /// Index into [`Analysis::storages`] of the storage argument, when it is one.
+    pub storage: Option<usize>,
+    /// `storage_offset`, in elements.
+    pub storage_offset: Option<i64>,
+    /// Size per dimension; `None` when it is not a tuple of integers.
+    pub size: Option<Vec<i64>>,
+    /// Stride per dimension, in elements; `None` when it is not a tuple of integers.
+    pub stride: Option<Vec<i64>>,
+}
+
+/// A structure no benign writer produces and that only makes sense as an exploit of the
+/// loader (writing into a global instead of a container, an out-of-bounds tensor view).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shape {
+    /// Offset of the opcode at fault.
+    pub offset: u64,
+    /// Stable kebab-case code, e.g. `non-container-target`, `tensor-view-out-of-bounds`.
+    pub code: &'static str,
+    /// Lowercase message with the numbers.
+    pub message: String,
+}
+
 /// Why parsing stopped early: the crate's one [`Problem`] type, always with an `offset` (the
 /// opcode or byte at fault). Codes: `truncated`, `unknown-opcode`, `stack-underflow`,
 /// `mark-missing`, `memo-missing`, `odd-items`, `bad-argument`, `unsupported-protocol`,
@@ -179,6 +226,14 @@ pub struct Analysis {
     pub imports: Vec<Import>,
     /// Raw data regions skipped inside pickles.
     pub raw_regions: Vec<RawRegion>,
+    /// PyTorch storages named by persistent ids, in stream order (bounded by
+    /// [`Limits::max_imports`]).
+    pub storages: Vec<Storage>,
+    /// The first PyTorch tensor views built by rebuild calls, in stream order (every view is
+    /// checked against its storage as it is built; one that does not fit is in `shapes`).
+    pub views: Vec<TensorView>,
+    /// Exploit-shaped structures seen by the machine (bounded by [`Limits::max_imports`]).
+    pub shapes: Vec<Shape>,
     /// Non-pickle data after the last complete pickle.
     pub trailing: Option<Trailing>,
     /// Why parsing stopped early, if it did.

@@ -1274,3 +1274,105 @@ fn unsupported_protocol_without_an_import_is_not_sniffed() {
     assert!(!looks_like_pickle(b"\x80\x09N."));
     assert!(!looks_like_pickle(b"\x80\x09cat\ndog\n"));
 }
+
+/// The `data.pkl` `torch.save` writes for `{'w': tensor}` (protocol 2): a FloatStorage of
+/// `numel` elements and a view `(offset, (size,), (stride,))` over it.
+fn torch_view_dict(numel: i32, offset: i32, size: i32, stride: i32) -> Vec<u8> {
+    let int = |i: i32| [&b"J"[..], &i.to_le_bytes()].concat();
+    [
+        &b"\x80\x02}q\x00X\x01\x00\x00\x00wq\x01ctorch._utils\n_rebuild_tensor_v2\nq\x02(("[..],
+        b"X\x07\x00\x00\x00storageq\x03ctorch\nFloatStorage\nq\x04X\x01\x00\x00\x000q\x05",
+        b"X\x03\x00\x00\x00cpuq\x06",
+        &int(numel),
+        b"tq\x07Q",
+        &int(offset),
+        &int(size),
+        b"\x85q\x08",
+        &int(stride),
+        b"\x85q\x09\x89ccollections\nOrderedDict\nq\x0a)Rq\x0btq\x0cRq\x0ds.",
+    ]
+    .concat()
+}
+
+#[test]
+fn records_torch_storages_and_views() {
+    let a = run(&torch_view_dict(4, 0, 4, 1));
+    assert!(a.error.is_none(), "{:?}", a.error);
+    assert_eq!(a.storages.len(), 1);
+    let s = &a.storages[0];
+    assert_eq!(
+        (s.key.as_str(), s.type_name.as_deref(), s.numel),
+        ("0", Some("torch.FloatStorage"), Some(4))
+    );
+    assert_eq!(a.views.len(), 1);
+    let v = &a.views[0];
+    assert_eq!(v.function, "_rebuild_tensor_v2");
+    assert_eq!(v.storage, Some(0));
+    assert_eq!(v.storage_offset, Some(0));
+    assert_eq!(v.size.as_deref(), Some(&[4][..]));
+    assert_eq!(v.stride.as_deref(), Some(&[1][..]));
+    assert!(a.shapes.is_empty(), "{:?}", a.shapes);
+    assert!(a.shapes.is_empty());
+}
+
+#[test]
+fn issue_16_flags_tensor_views_past_their_storage() {
+    for (offset, size, stride, want) in [
+        (0, 64, 1, "needs 64 element(s), 60 past the end"),
+        (1000, 4, 1, "needs 1004 element(s)"),
+        (0, 4, 1 << 20, "past the end"),
+        (0, 4, -1, "negative stride -1"),
+        (-8, 1, 1, "negative storage_offset -8"),
+    ] {
+        let a = run(&torch_view_dict(4, offset, size, stride));
+        let shapes = &a.shapes;
+        assert_eq!(shapes.len(), 1, "{offset} {size} {stride}");
+        assert_eq!(shapes[0].code, "tensor-view-out-of-bounds");
+        assert!(shapes[0].message.contains(want), "{}", shapes[0].message);
+        assert!(
+            shapes[0].message.contains("declared with 4 element(s)"),
+            "{}",
+            shapes[0].message
+        );
+    }
+}
+
+#[test]
+fn issue_16_flags_container_opcodes_aimed_at_globals() {
+    let forms: [&[u8]; 5] = [
+        b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\nX\x01\x00\x00\x00xX\x01\x00\x00\x00ys.",
+        b"\x80\x02ccollections\nOrderedDict\n(X\x01\x00\x00\x00kX\x01\x00\x00\x00vu.",
+        b"\x80\x02ccollections\nOrderedDict\nX\x01\x00\x00\x00xa.",
+        b"\x80\x02ctorch._utils\n_rebuild_tensor\n}X\x01\x00\x00\x00aX\x01\x00\x00\x00bsb.",
+        b"\x80\x02X\x01\x00\x00\x00s(X\x01\x00\x00\x00xe.",
+    ];
+    for data in forms {
+        let a = run(data);
+        assert!(a.error.is_none(), "{data:?}: {:?}", a.error);
+        assert_eq!(a.shapes.len(), 1, "{data:?}: {:?}", a.shapes);
+        assert_eq!(a.shapes[0].code, "non-container-target");
+    }
+    let a = run(forms[0]);
+    assert!(
+        a.shapes[0]
+            .message
+            .contains("`torch._utils._rebuild_tensor_v2` itself"),
+        "{}",
+        a.shapes[0].message
+    );
+}
+
+#[test]
+fn containers_built_by_calls_are_ordinary_targets() {
+    // OrderedDict() then SETITEMS, a list then APPENDS, an object then BUILD: real pickles.
+    let forms: [&[u8]; 3] = [
+        b"\x80\x02ccollections\nOrderedDict\n)R(X\x01\x00\x00\x00kX\x01\x00\x00\x00vu.",
+        b"\x80\x02](K\x01K\x02e.",
+        b"\x80\x02cargparse\nNamespace\n)R}X\x01\x00\x00\x00aK\x01sb.",
+    ];
+    for data in forms {
+        let a = run(data);
+        assert!(a.error.is_none(), "{data:?}: {:?}", a.error);
+        assert!(a.shapes.is_empty(), "{data:?}: {:?}", a.shapes);
+    }
+}

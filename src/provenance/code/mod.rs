@@ -247,43 +247,13 @@ pub(super) fn scan_python_with(
     bindings: &mut Bindings,
 ) -> CodeReport {
     let mut report = CodeReport::default();
-    if source.len() > limits.max_source_bytes {
-        report.truncated = true;
-        report.truncated_by = Some("source-too-large");
-        return report;
-    }
-    let mut parser = Parser::new();
-    if parser
-        .set_language(&tree_sitter_python::LANGUAGE.into())
-        .is_err()
-    {
-        // Only an ABI mismatch between the two crates gets here; treat it as a parse failure.
-        report.truncated = true;
-        report.truncated_by = Some("parse-budget");
-        return report;
-    }
-    let bytes = source.as_bytes();
-    let mut checks: u64 = 0;
-    let mut timed_out = false;
-    let budget = limits.max_parse_checks;
-    let started = Instant::now();
-    let deadline = Duration::from_millis(limits.max_parse_millis);
-    let mut on_progress = |_: &ParseState| {
-        checks = checks.saturating_add(1);
-        timed_out = started.elapsed() > deadline;
-        checks > budget || timed_out
-    };
-    let options = ParseOptions::new().progress_callback(&mut on_progress);
-    let mut read = |offset: usize, _| bytes.get(offset..).unwrap_or_default();
-    let parsed = parser.parse_with_options(&mut read, None, Some(options));
-    let Some(tree) = parsed else {
-        report.truncated = true;
-        report.truncated_by = Some(if timed_out {
-            "parse-timeout"
-        } else {
-            "parse-budget"
-        });
-        return report;
+    let tree = match parse(source, limits) {
+        Ok(tree) => tree,
+        Err(by) => {
+            report.truncated = true;
+            report.truncated_by = Some(by);
+            return report;
+        }
     };
     let root = tree.root_node();
     report.syntax_errors = root.has_error();
@@ -299,6 +269,129 @@ pub(super) fn scan_python_with(
         scanner.collect_items(root);
     }
     scanner.report
+}
+
+/// Parses `source` within the size, budget and time caps; `Err` names the cap that stopped it.
+fn parse(source: &str, limits: &Limits) -> Result<tree_sitter::Tree, &'static str> {
+    if source.len() > limits.max_source_bytes {
+        return Err("source-too-large");
+    }
+    let mut parser = Parser::new();
+    if parser
+        .set_language(&tree_sitter_python::LANGUAGE.into())
+        .is_err()
+    {
+        // Only an ABI mismatch between the two crates gets here; treat it as a parse failure.
+        return Err("parse-budget");
+    }
+    let bytes = source.as_bytes();
+    let mut checks: u64 = 0;
+    let mut timed_out = false;
+    let budget = limits.max_parse_checks;
+    let started = Instant::now();
+    let deadline = Duration::from_millis(limits.max_parse_millis);
+    let mut on_progress = |_: &ParseState| {
+        checks = checks.saturating_add(1);
+        timed_out = started.elapsed() > deadline;
+        checks > budget || timed_out
+    };
+    let options = ParseOptions::new().progress_callback(&mut on_progress);
+    let mut read = |offset: usize, _| bytes.get(offset..).unwrap_or_default();
+    let parsed = parser.parse_with_options(&mut read, None, Some(options));
+    parsed.ok_or(if timed_out {
+        "parse-timeout"
+    } else {
+        "parse-budget"
+    })
+}
+
+/// One call in a source, for callers that judge calls themselves (TorchScript code in model
+/// archives): the names its callee may stand for after import aliases, where it is, and the
+/// function it sits in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Call {
+    /// Dotted names the callee may stand for (`torch.from_file`, `os.system`, `open`).
+    pub names: Vec<String>,
+    /// The callee as written (whitespace collapsed, bounded).
+    pub callee: String,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in chars.
+    pub column: usize,
+    /// The innermost enclosing `def`, e.g. `__setstate__`.
+    pub function: Option<String>,
+}
+
+/// Every call of a source, in source order, with the same caps as [`scan_python`] (`truncated`
+/// names the cap that stopped the listing; the calls found before it are kept).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CallList {
+    /// The calls.
+    pub calls: Vec<Call>,
+    /// tree-sitter had to recover from syntax errors.
+    pub syntax_errors: bool,
+    /// Sub-code of the limit that stopped the listing, as in [`CodeReport::truncated_by`].
+    pub truncated_by: Option<&'static str>,
+}
+
+/// Lists every call in `source`. Never panics; nothing is evaluated.
+pub fn list_calls(source: &str, limits: &Limits) -> CallList {
+    let mut out = CallList::default();
+    let tree = match parse(source, limits) {
+        Ok(tree) => tree,
+        Err(by) => {
+            out.truncated_by = Some(by);
+            return out;
+        }
+    };
+    let root = tree.root_node();
+    out.syntax_errors = root.has_error();
+    let mut bindings = Bindings::default();
+    let mut scanner = Scanner {
+        source,
+        limits,
+        bindings: &mut bindings,
+        nodes: 0,
+        report: CodeReport::default(),
+    };
+    if !scanner.collect_bindings(root) {
+        out.truncated_by = scanner.report.truncated_by;
+        return out;
+    }
+    let mut calls = Vec::new();
+    walk(root, |node| {
+        if !scanner.count_node() {
+            return false;
+        }
+        if node.kind() == "call" {
+            if calls.len() >= limits.max_items {
+                scanner.stop("item-budget");
+                return false;
+            }
+            calls.push(node);
+        }
+        true
+    });
+    for node in calls {
+        let Some(func) = node.child_by_field_name("function") else {
+            continue;
+        };
+        let names = scanner.resolve(func);
+        if names.is_empty() {
+            continue;
+        }
+        let callee = scanner.excerpt(scanner.text(func));
+        let (line, column) = scanner.position(node);
+        out.calls.push(Call {
+            names,
+            callee,
+            line,
+            column,
+            function: scanner.enclosing_function(node),
+        });
+    }
+    out.truncated_by = scanner.report.truncated_by;
+    out
 }
 
 struct Scanner<'s, 'b> {
@@ -439,7 +532,8 @@ impl<'s> Scanner<'s, '_> {
         self.report.calls.truncate(self.limits.max_items);
     }
 
-    fn push(&mut self, at: Node<'s>, kind: ItemKind, callee: &str, excerpt: &str) {
+    /// 1-based line and 1-based column in chars of a node's start.
+    fn position(&self, at: Node<'s>) -> (usize, usize) {
         let point = at.start_position();
         let line = point.row.saturating_add(1);
         let column = at
@@ -448,6 +542,25 @@ impl<'s> Scanner<'s, '_> {
             .and_then(|line_start| self.source.get(line_start..at.start_byte()))
             .map_or(point.column, |prefix| prefix.chars().count())
             .saturating_add(1);
+        (line, column)
+    }
+
+    /// The name of the innermost `def` around `node` (at most 256 levels up).
+    fn enclosing_function(&self, node: Node<'s>) -> Option<String> {
+        let mut up = node.parent();
+        for _ in 0..256 {
+            let n = up?;
+            if n.kind() == "function_definition" {
+                let name = n.child_by_field_name("name")?;
+                return Some(self.excerpt(self.text(name)));
+            }
+            up = n.parent();
+        }
+        None
+    }
+
+    fn push(&mut self, at: Node<'s>, kind: ItemKind, callee: &str, excerpt: &str) {
+        let (line, column) = self.position(at);
         let item = CodeItem {
             kind,
             line,
@@ -602,6 +715,42 @@ mod tests {
         RepoRef::Literal {
             value: v.to_owned(),
         }
+    }
+
+    #[test]
+    fn lists_every_call_with_its_enclosing_function() {
+        let src = "import os as o\nclass M(Module):\n  def __setstate__(self, state):\n    _1 = torch.from_file(\"/etc/passwd\", False, 4)\n    return None\n  def forward(self, x):\n    o.system(\"id\")\n    return torch.add(x, 1)\nprint(1)\n";
+        let l = list_calls(src, &Limits::default());
+        assert!(!l.syntax_errors);
+        assert_eq!(l.truncated_by, None);
+        let got: Vec<(Vec<String>, usize, Option<&str>)> = l
+            .calls
+            .iter()
+            .map(|c| (c.names.clone(), c.line, c.function.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (vec!["torch.from_file".to_string()], 4, Some("__setstate__")),
+                (vec!["os.system".to_string()], 7, Some("forward")),
+                (vec!["torch.add".to_string()], 8, Some("forward")),
+                (vec!["print".to_string()], 9, None),
+            ]
+        );
+        let tiny = Limits {
+            max_source_bytes: 4,
+            ..Limits::default()
+        };
+        assert_eq!(
+            list_calls(src, &tiny).truncated_by,
+            Some("source-too-large")
+        );
+        let few = Limits {
+            max_items: 2,
+            ..Limits::default()
+        };
+        let l = list_calls(src, &few);
+        assert_eq!((l.calls.len(), l.truncated_by), (2, Some("item-budget")));
     }
 
     #[test]

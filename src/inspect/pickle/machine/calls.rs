@@ -118,6 +118,7 @@ impl Machine<'_> {
         let args = self.pop(at, op)?;
         let callable = self.pop(at, op)?;
         self.mark_called(out, &callable, op, "the object it returned is called");
+        self.record_view(&callable, &args, at, out);
         let v = self.obj(class_of(&callable), Some(args));
         self.push(v, at)
     }
@@ -180,6 +181,7 @@ impl Machine<'_> {
     ) -> Result<(), Malformed> {
         let state = self.pop(at, op)?;
         let inst = self.top(at, op)?;
+        self.check_target(&inst, op, at, out);
         self.mark_called(
             out,
             &inst,

@@ -137,6 +137,7 @@ impl Machine<'_> {
                 _ => {}
             },
             other => {
+                self.check_target(other, op, at, out);
                 let why = "a container method of the object is called";
                 self.mark_called(out, other, op, why);
             }

@@ -4,8 +4,8 @@
 //! fence and MARK rules are what stream-desync tricks probe, so they follow the C code exactly.
 
 use super::{Flow, Machine, Val, err};
-use crate::inspect::pickle::Malformed;
 use crate::inspect::pickle::ops::{Arg, Op};
+use crate::inspect::pickle::{Analysis, Malformed};
 
 impl Machine<'_> {
     /// MARK: remember the stack height (bounded: a stream of MARKs is cheap to write).
@@ -79,10 +79,16 @@ impl Machine<'_> {
         self.push(Val::Other("persistent-id"), at)
     }
 
-    /// BINPERSID: the persistent id is the top value.
-    pub(super) fn binpersid(&mut self, op: Op, at: u64) -> Result<(), Malformed> {
-        self.pop(at, op)?;
-        self.push(Val::Other("persistent-id"), at)
+    /// BINPERSID: the persistent id is the top value (a PyTorch storage tuple is recorded).
+    pub(super) fn binpersid(
+        &mut self,
+        op: Op,
+        at: u64,
+        out: &mut Analysis,
+    ) -> Result<(), Malformed> {
+        let pid = self.pop(at, op)?;
+        let v = self.persistent_storage(&pid, at, out);
+        self.push(v, at)
     }
 
     /// STOP: the result is the top value. Inside a joblib object array it ends the nested

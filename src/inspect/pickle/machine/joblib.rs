@@ -109,7 +109,8 @@ impl Machine<'_> {
         })
     }
 
-    fn seq_items(&self, v: &Val) -> Option<&[Val]> {
+    /// The items of a tracked tuple or list.
+    pub(super) fn seq_items(&self, v: &Val) -> Option<&[Val]> {
         match v {
             Val::Node(id) => match self.nodes.get(*id) {
                 Some(Node::Seq(items)) => Some(items),

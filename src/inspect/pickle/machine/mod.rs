@@ -19,6 +19,7 @@ mod joblib;
 mod memo;
 #[cfg(test)]
 mod tests;
+mod torch;
 
 use std::collections::HashMap;
 use std::io::BufRead;
@@ -53,6 +54,8 @@ enum Val {
     },
     /// A tracked container (index into the node arena).
     Node(usize),
+    /// A PyTorch storage from a persistent id (index into `Analysis::storages`).
+    Storage(usize),
     /// Anything else; the name says where it came from.
     Other(&'static str),
 }
@@ -66,6 +69,7 @@ impl Val {
             Val::Global(_) => "global",
             Val::Obj { .. } => "object",
             Val::Node(_) => "container",
+            Val::Storage(_) => "storage",
             Val::Other(what) => what,
         }
     }
@@ -370,7 +374,7 @@ impl Machine<'_> {
             // A frame length only tells the loader how much to buffer; opcodes run on as usual.
             Op::Frame => {}
             Op::PersId => self.persid(at)?,
-            Op::BinPersId => self.binpersid(op, at)?,
+            Op::BinPersId => self.binpersid(op, at, out)?,
             Op::Stop => return self.stop(op, at),
         }
         Ok(Flow::Continue)
