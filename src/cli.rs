@@ -26,6 +26,10 @@ pub enum Command {
     /// Show one file's facts: header, tensors, pickle imports, findings.
     Inspect(InspectArgs),
     /// Check a tree against a model signature and/or the digests an SBOM recorded.
+    ///
+    /// An SBOM is trusted as given: an SBOM edited together with the files passes. It is only
+    /// as trustworthy as the channel it came from; check its signature (`--signature`, or an
+    /// attestation of the SBOM) where one exists.
     Verify(VerifyArgs),
     /// Sign a model tree (OpenSSF Model Signing bundle), or attest an SBOM.
     Sign(SignArgs),
@@ -144,6 +148,10 @@ pub struct ScanArgs {
     /// Also write SARIF 2.1.0 here.
     #[arg(long, value_name = "FILE")]
     pub sarif: Option<PathBuf>,
+    /// SARIF `automationDetails.id` (the code-scanning category); omitted when not given, so
+    /// a workflow's `upload-sarif` `category` applies.
+    #[arg(long, value_name = "CATEGORY")]
+    pub sarif_category: Option<String>,
     /// What makes the exit code 1.
     #[arg(long, value_enum, default_value = "deny")]
     pub fail_on: FailOnArg,
