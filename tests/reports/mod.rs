@@ -752,3 +752,254 @@ fn schema_validators_catch_the_known_traps() {
         json!("a b");
     assert!(!sarif_validator().is_valid(&doc));
 }
+
+#[test]
+fn sbom_has_a_dependency_graph_compositions_and_model_identity() {
+    let dir = tempfile::tempdir().unwrap();
+    odd_tree(dir.path());
+    let report = odd_report(dir.path());
+    let bom = cyclonedx::build(&report, &fixed_opts());
+    let doc: Value = serde_json::from_slice(&render_sbom(&bom, SbomFormat::Json)).unwrap();
+    assert_valid(&cyclonedx_validator(), &doc, "sbom");
+    let deps = doc["dependencies"].as_array().unwrap();
+    let edges = |r: &str| -> Vec<String> {
+        deps.iter()
+            .find(|d| d["ref"] == r)
+            .unwrap_or_else(|| panic!("no dependency entry for {r}"))["dependsOn"]
+            .as_array()
+            .map(|a| a.iter().map(|v| v.as_str().unwrap().to_string()).collect())
+            .unwrap_or_default()
+    };
+    let top = edges("repository");
+    assert!(top.contains(&"model:".to_string()), "{top:?}");
+    let root_model = edges("model:");
+    assert!(root_model.contains(&"file:model.safetensors".to_string()));
+    assert!(root_model.contains(&"dataset:imdb".to_string()));
+    assert!(root_model.contains(&"base-model:google-bert/bert-base-uncased".to_string()));
+    assert!(edges("model:weights").contains(&"file:weights/pytorch_model.bin".to_string()));
+    let comps = doc["compositions"].as_array().unwrap();
+    assert_eq!(comps[0]["aggregate"], "complete");
+    assert_eq!(comps[1]["aggregate"], "unknown");
+    assert!(comps[1]["assemblies"].to_string().contains("dataset:imdb"));
+
+    // The root model: named after the hub repository, versioned, with a digest and a supplier.
+    let models: Vec<&Value> = doc["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["type"] == "machine-learning-model")
+        .collect();
+    let m = models[0];
+    assert_eq!(m["name"], "demo-model");
+    assert_eq!(m["group"], "demo-org");
+    assert_eq!(m["version"], "0123456789abcdef0123456789abcdef01234567");
+    assert_eq!(
+        m["purl"],
+        "pkg:huggingface/demo-org/demo-model@0123456789abcdef0123456789abcdef01234567"
+    );
+    assert_eq!(m["supplier"]["name"], "demo-org");
+    assert_eq!(m["hashes"][0]["alg"], "SHA-256");
+    assert_eq!(
+        m["externalReferences"][0]["url"],
+        "https://huggingface.co/demo-org/demo-model/blob/0123456789abcdef0123456789abcdef01234567/README.md"
+    );
+    assert_eq!(models[1]["name"], "demo-model/weights");
+    assert_eq!(
+        models[1]["purl"],
+        "pkg:huggingface/demo-org/demo-model@0123456789abcdef0123456789abcdef01234567#weights"
+    );
+    assert_eq!(
+        m["modelCard"]["modelParameters"]["datasets"][0]["classification"],
+        "unknown"
+    );
+    let data: Vec<&Value> = doc["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["type"] == "data")
+        .collect();
+    assert_eq!(data.len(), 2);
+    assert_eq!(doc["metadata"]["component"]["name"], "demo-model");
+    assert_eq!(doc["metadata"]["supplier"]["name"], "demo-org");
+    assert_eq!(doc["metadata"]["lifecycles"][0]["phase"], "build");
+}
+
+#[test]
+fn sbom_gives_a_git_clone_of_a_hub_repository_a_huggingface_purl() {
+    let dir = tempfile::tempdir().unwrap();
+    odd_tree(dir.path());
+    let mut report = odd_report(dir.path());
+    report.repository.remove("huggingface");
+    if let Some(g) = report.git.as_mut() {
+        g.remote = Some("https://huggingface.co/acme/tiny-bert".into());
+    }
+    let bom = cyclonedx::build(&report, &fixed_opts());
+    let doc: Value = serde_json::from_slice(&render_sbom(&bom, SbomFormat::Json)).unwrap();
+    let purl = "pkg:huggingface/acme/tiny-bert@89abcdef0123456789abcdef0123456789abcdef";
+    assert_eq!(doc["metadata"]["component"]["purl"], purl);
+    assert_eq!(doc["components"][0]["purl"], purl);
+}
+
+#[test]
+fn verify_checks_sha512_and_refuses_an_sbom_without_digests() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("repo");
+    odd_tree(&root);
+    let sbom = dir.path().join("model.cdx.json");
+    sbom_file_for(&root, &sbom, &odd_report(&root), SbomFormat::Json);
+    assert!(verify::verify(&sbom, &root, 1).unwrap().is_clean());
+
+    // Same SHA-256 recorded, a different SHA-512: the file does not verify.
+    let text = fs::read_to_string(&sbom).unwrap();
+    let mut doc: Value = serde_json::from_str(&text).unwrap();
+    let target = format!(
+        "{:x}",
+        sha2::Sha512::digest(fs::read(root.join("config.json")).unwrap())
+    );
+    let edited = doc.to_string().replace(&target, &"0".repeat(128));
+    assert_ne!(edited, doc.to_string());
+    fs::write(&sbom, &edited).unwrap();
+    let v = verify::verify(&sbom, &root, 1).unwrap();
+    assert_eq!(v.modified.len(), 1, "{v:?}");
+    assert_eq!(v.modified[0].reason, "sha512-mismatch");
+
+    // A 1.6 document is read too.
+    doc["specVersion"] = json!("1.6");
+    fs::write(&sbom, doc.to_string()).unwrap();
+    assert!(verify::verify(&sbom, &root, 1).unwrap().is_clean());
+
+    // No digest for a file: refused.
+    let stripped = doc.to_string().replace("\"hashes\"", "\"_hashes\"");
+    fs::write(&sbom, stripped).unwrap();
+    let err = verify::verify(&sbom, &root, 1).unwrap_err();
+    assert!(err.to_string().contains("no digest"), "{err}");
+}
+
+/// `scan --sbom` then `verify` on the same tree, both through the binary.
+fn scan_then_verify(root: &Path, extra: &[&str]) -> (Value, std::process::Output) {
+    let out_dir = tempfile::tempdir().unwrap();
+    let sbom = out_dir.path().join("m.cdx.json");
+    let scan = crate::support::modelgate()
+        .arg("scan")
+        .arg(root)
+        .args(["--fail-on", "never", "--sbom"])
+        .arg(&sbom)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        scan.status.success(),
+        "{}",
+        String::from_utf8_lossy(&scan.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&fs::read(&sbom).unwrap()).unwrap();
+    let verify = crate::support::modelgate()
+        .args(["verify", "--sbom"])
+        .arg(&sbom)
+        .arg(root)
+        .output()
+        .unwrap();
+    (doc, verify)
+}
+
+#[test]
+fn verify_round_trips_on_an_hf_cache_repo_and_snapshot() {
+    let repo = crate::support::Repo::new();
+    let content = b"{\"model_type\": \"bert\"}";
+    let blob = crate::support::sha256_hex(content);
+    let commit = "0123456789abcdef0123456789abcdef01234567";
+    let base = "models--org--name";
+    repo.file(&format!("{base}/blobs/{blob}"), content)
+        .file(&format!("{base}/refs/main"), commit)
+        .symlink(
+            &format!("{base}/snapshots/{commit}/config.json"),
+            &format!("../../blobs/{blob}"),
+        );
+    for root in [
+        repo.abs(base),
+        repo.abs(&format!("{base}/snapshots/{commit}")),
+    ] {
+        let (doc, v) = scan_then_verify(&root, &["--hash", "sha512"]);
+        assert!(
+            v.status.success(),
+            "{}\n{}",
+            String::from_utf8_lossy(&v.stdout),
+            String::from_utf8_lossy(&v.stderr)
+        );
+        let text = doc.to_string();
+        assert!(
+            !text.contains(&format!("/snapshots/{commit}/snapshots/")),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn verify_round_trips_on_a_tree_with_an_lfs_pointer() {
+    let repo = crate::support::Repo::new();
+    repo.file("README.md", "---\nlicense: mit\n---\n")
+        .file("big.bin", lfs_pointer());
+    let (_, v) = scan_then_verify(repo.path(), &["--no-git"]);
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
+}
+
+#[test]
+fn verify_round_trips_on_a_git_repository_of_a_hub_model() {
+    let repo = crate::support::Repo::new();
+    repo.file("README.md", "---\nlicense: mit\n---\n# m\n")
+        .file("config.json", "{\"model_type\": \"bert\"}")
+        .file(
+            "model.safetensors",
+            crate::support::safetensors(&[("w", "F32", &[1], &[0; 4])], None),
+        );
+    let commit = crate::git_commit_all(repo.path());
+    git2::Repository::open(repo.path())
+        .unwrap()
+        .remote("origin", "https://huggingface.co/acme/tiny")
+        .unwrap();
+    let (doc, v) = scan_then_verify(repo.path(), &[]);
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
+    assert_eq!(
+        doc["metadata"]["component"]["purl"],
+        format!("pkg:huggingface/acme/tiny@{commit}")
+    );
+}
+
+#[test]
+fn sarif_suppresses_allowed_findings_and_gives_binary_files_no_line() {
+    let dir = tempfile::tempdir().unwrap();
+    odd_tree(dir.path());
+    let mut report = odd_report(dir.path());
+    for f in report.findings.iter_mut() {
+        if f.path == "big.bin" {
+            f.action = Action::Allow;
+            f.exception = Some("pulled in CI".into());
+        }
+    }
+    let mut out = Vec::new();
+    sarif::render(&report, &mut out).unwrap();
+    let doc: Value = serde_json::from_slice(&out).unwrap();
+    assert_valid(&sarif_validator(), &doc, "sarif");
+    let run = &doc["runs"][0];
+    assert!(run.get("automationDetails").is_none());
+    let results = run["results"].as_array().unwrap();
+    let lfs = results.iter().find(|r| r["ruleId"] == "LFS001").unwrap();
+    assert_eq!(lfs["suppressions"][0]["kind"], "external");
+    assert_eq!(lfs["suppressions"][0]["status"], "accepted");
+    assert_eq!(lfs["suppressions"][0]["justification"], "pulled in CI");
+    let dirty = results.iter().find(|r| r["ruleId"] == "PRV002").unwrap();
+    assert!(dirty["suppressions"].is_array());
+    let pkl = results.iter().find(|r| r["ruleId"] == "PKL001").unwrap();
+    assert!(pkl.get("suppressions").is_none());
+    let region = &pkl["locations"][0]["physicalLocation"]["region"];
+    assert_eq!(region["byteOffset"], 2);
+    assert!(region.get("startLine").is_none());
+
+    let mut out = Vec::new();
+    sarif::render_with_category(&report, Some("models"), &mut out).unwrap();
+    let doc: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(
+        doc["runs"][0]["automationDetails"]["id"],
+        "modelgate/models/"
+    );
+}
