@@ -142,6 +142,13 @@ pub struct ScanArgs {
     /// SBOM serialisation.
     #[arg(long, value_enum, default_value = "json")]
     pub sbom_format: SbomFormatArg,
+    /// The SBOM's supplier (the organisation releasing the model), where the Hub or GitHub
+    /// namespace does not say it.
+    #[arg(long, value_name = "NAME")]
+    pub sbom_supplier: Option<String>,
+    /// An author of the SBOM, `metadata.authors` (repeatable).
+    #[arg(long, value_name = "NAME")]
+    pub sbom_author: Vec<String>,
     /// Extra digests computed in the same read (repeatable).
     #[arg(long = "hash", value_enum)]
     pub hashes: Vec<HashAlg>,

@@ -69,6 +69,8 @@ pub fn run(args: ScanArgs) -> Result<u8> {
         let opts = cyclonedx::SbomOptions {
             timestamp: Some(clock.now()),
             reproducible: Some(clock.is_reproducible()),
+            supplier: args.sbom_supplier.clone(),
+            authors: args.sbom_author.clone(),
             ..cyclonedx::SbomOptions::default()
         };
         let bom = cyclonedx::build(&report, &opts);
