@@ -775,7 +775,9 @@ fn sbom_has_a_dependency_graph_compositions_and_model_identity() {
     let root_model = edges("model:");
     assert!(root_model.contains(&"file:model.safetensors".to_string()));
     assert!(root_model.contains(&"dataset:imdb".to_string()));
-    assert!(root_model.contains(&"base-model:google-bert/bert-base-uncased".to_string()));
+    // The base model is the model's pedigree ancestor, not a graph edge (the graph may only
+    // name components of this BOM; see `sbom_json_validates_against_the_official_schema`).
+    assert!(!root_model.iter().any(|r| r.starts_with("base-model:")));
     assert!(edges("model:weights").contains(&"file:weights/pytorch_model.bin".to_string()));
     let comps = doc["compositions"].as_array().unwrap();
     assert_eq!(comps[0]["aggregate"], "complete");
@@ -849,15 +851,25 @@ fn verify_checks_sha512_and_refuses_an_sbom_without_digests() {
     sbom_file_for(&root, &sbom, &odd_report(&root), SbomFormat::Json);
     assert!(verify::verify(&sbom, &root, 1).unwrap().is_clean());
 
-    // Same SHA-256 recorded, a different SHA-512: the file does not verify.
+    // Same SHA-256 recorded, a different SHA-512: the file does not verify. Only the
+    // `config.json` entry is edited (`link-in.json`, a link to it, records the same digest).
     let text = fs::read_to_string(&sbom).unwrap();
     let mut doc: Value = serde_json::from_str(&text).unwrap();
     let target = format!(
         "{:x}",
         sha2::Sha512::digest(fs::read(root.join("config.json")).unwrap())
     );
-    let edited = doc.to_string().replace(&target, &"0".repeat(128));
-    assert_ne!(edited, doc.to_string());
+    let mut edited = doc.clone();
+    let mut n = 0;
+    edit_file_hash(
+        &mut edited,
+        "config.json",
+        &target,
+        &"0".repeat(128),
+        &mut n,
+    );
+    assert_eq!(n, 1);
+    let edited = edited.to_string();
     fs::write(&sbom, &edited).unwrap();
     let v = verify::verify(&sbom, &root, 1).unwrap();
     assert_eq!(v.modified.len(), 1, "{v:?}");
@@ -873,6 +885,27 @@ fn verify_checks_sha512_and_refuses_an_sbom_without_digests() {
     fs::write(&sbom, stripped).unwrap();
     let err = verify::verify(&sbom, &root, 1).unwrap_err();
     assert!(err.to_string().contains("no digest"), "{err}");
+}
+
+/// Replaces the hash `from` with `to` in the file component whose `modelgate:path` is `path`.
+fn edit_file_hash(v: &mut Value, path: &str, from: &str, to: &str, n: &mut usize) {
+    if let Some(cs) = v.get_mut("components").and_then(Value::as_array_mut) {
+        for c in cs {
+            let is_it = c["properties"].as_array().is_some_and(|ps| {
+                ps.iter()
+                    .any(|p| p["name"] == "modelgate:path" && p["value"] == path)
+            });
+            if is_it && c["type"] == "file" {
+                for h in c["hashes"].as_array_mut().into_iter().flatten() {
+                    if h["content"] == from {
+                        h["content"] = json!(to);
+                        *n += 1;
+                    }
+                }
+            }
+            edit_file_hash(c, path, from, to, n);
+        }
+    }
 }
 
 /// `scan --sbom` then `verify` on the same tree, both through the binary.
@@ -998,6 +1031,183 @@ fn sarif_suppresses_allowed_findings_and_gives_binary_files_no_line() {
     let mut out = Vec::new();
     sarif::render_with_category(&report, Some("models"), &mut out).unwrap();
     let doc: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(
+        doc["runs"][0]["automationDetails"]["id"],
+        "modelgate/models/"
+    );
+}
+
+fn scan_sbom(root: &Path, extra: &[&str]) -> Value {
+    let out_dir = tempfile::tempdir().unwrap();
+    let sbom = out_dir.path().join("m.cdx.json");
+    let out = crate::support::modelgate()
+        .arg("scan")
+        .arg(root)
+        .args(["--fail-on", "never", "--no-git", "--sbom"])
+        .arg(&sbom)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&fs::read(&sbom).unwrap()).unwrap();
+    assert_valid(&cyclonedx_validator(), &doc, "sbom");
+    doc
+}
+
+fn models(doc: &Value) -> Vec<&Value> {
+    doc["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["type"] == "machine-learning-model")
+        .collect()
+}
+
+/// A `.npz` holding one `<f4` array of one element (a zip of one `.npy`).
+fn npz_one_float() -> Vec<u8> {
+    let mut header = "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }".to_string();
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut npy = b"\x93NUMPY\x01\x00".to_vec();
+    npy.extend((header.len() as u16).to_le_bytes());
+    npy.extend(header.as_bytes());
+    npy.extend([0u8; 4]);
+    crate::support::zip_stored(&[("mel_80.npy", &npy)])
+}
+
+#[test]
+fn sbom_keeps_module_folders_and_assets_inside_their_model() {
+    // A sentence-transformers layout: `1_Pooling` (a config only) and `2_Dense` (its own
+    // weights and config) are modules of the root model; `assets/` holds mel filters (npz);
+    // a Core ML spec is recorded as Core ML.
+    let st = crate::support::safetensors(&[("w", "F32", &[1], &[0; 4])], None);
+    let repo = crate::support::Repo::new();
+    repo.file("README.md", "---\nlicense: mit\n---\n# m\n")
+        .file("config.json", "{\"model_type\": \"bert\"}")
+        .file("model.safetensors", &st)
+        .file(
+            "1_Pooling/config.json",
+            "{\"pooling_mode_mean_tokens\": true}",
+        )
+        .file("2_Dense/config.json", "{\"in_features\": 4}")
+        .file("2_Dense/model.safetensors", &st)
+        .file("assets/mel_filters.npz", npz_one_float())
+        .file("coreml/model.mlmodel", b"\x08\x04\x12\x04\x0a\x02\x0a\x00");
+    let doc = scan_sbom(repo.path(), &[]);
+    let ms = models(&doc);
+    let names: Vec<String> = ms
+        .iter()
+        .map(|m| m["properties"][0]["value"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names, ["", "coreml"], "model directories: {ms:?}");
+    let mut files = BTreeMap::new();
+    sbom_files(ms[0], &mut files);
+    for p in [
+        "1_Pooling/config.json",
+        "2_Dense/model.safetensors",
+        "assets/mel_filters.npz",
+    ] {
+        assert!(
+            files.contains_key(p),
+            "{p} not in the root model: {:?}",
+            files.keys()
+        );
+    }
+    let mut files = BTreeMap::new();
+    sbom_files(ms[1], &mut files);
+    let coreml = files["coreml/model.mlmodel"]["properties"].to_string();
+    assert!(coreml.contains("\"coreml\""), "{coreml}");
+}
+
+#[test]
+fn sbom_records_base_models_metrics_limitations_and_the_supplier() {
+    let card = "---\nlicense: mit\nbase_model: google-bert/bert-base-uncased\ndatasets:\n- acme/reviews\npipeline_tag: text-classification\nmodel-index:\n- name: m\n  results:\n  - task: {type: text-classification}\n    dataset: {name: Reviews, type: acme/reviews, split: test}\n    metrics:\n    - {type: accuracy, value: 0.91}\n---\n# m\n\n## Limitations\n\nEnglish reviews only.\n";
+    let repo = crate::support::Repo::new();
+    repo.file("README.md", card)
+        .file("config.json", "{\"model_type\": \"bert\"}")
+        .file(
+            "model.safetensors",
+            crate::support::safetensors(&[("w", "F32", &[1], &[0; 4])], None),
+        )
+        .file("notes/extra.txt", "x\n");
+    let doc = scan_sbom(
+        repo.path(),
+        &["--sbom-supplier", "Acme Corp", "--sbom-author", "Jane Doe"],
+    );
+    let m = models(&doc)[0].clone();
+    let card = &m["modelCard"];
+    let metric = &card["quantitativeAnalysis"]["performanceMetrics"][0];
+    assert_eq!(metric["type"], "accuracy");
+    assert_eq!(metric["value"], "0.91");
+    assert_eq!(metric["slice"], "Reviews / test / text-classification");
+    assert_eq!(card["modelParameters"]["inputs"][0]["format"], "text");
+    assert_eq!(card["modelParameters"]["outputs"][0]["format"], "label");
+    assert_eq!(card["properties"][0]["value"], "English reviews only.");
+    assert_eq!(m["supplier"]["name"], "Acme Corp");
+
+    // The base model is the model's pedigree ancestor, with its Hub identity.
+    let base = &m["pedigree"]["ancestors"][0];
+    assert_eq!(base["name"], "bert-base-uncased");
+    assert_eq!(base["group"], "google-bert");
+    assert_eq!(
+        base["purl"],
+        "pkg:huggingface/google-bert/bert-base-uncased"
+    );
+    assert_eq!(base["supplier"]["name"], "google-bert");
+    assert!(base.get("bom-ref").is_none());
+
+    // Every ref in the graph names a component, and every top-level component has a supplier.
+    let mut refs = std::collections::BTreeSet::new();
+    fn collect(v: &Value, refs: &mut std::collections::BTreeSet<String>) {
+        for c in v["components"].as_array().into_iter().flatten() {
+            if let Some(r) = c["bom-ref"].as_str() {
+                refs.insert(r.to_string());
+            }
+            collect(c, refs);
+        }
+    }
+    collect(&doc, &mut refs);
+    refs.insert("repository".into());
+    for d in doc["dependencies"].as_array().unwrap() {
+        assert!(refs.contains(d["ref"].as_str().unwrap()), "{d}");
+        for r in d["dependsOn"].as_array().into_iter().flatten() {
+            assert!(refs.contains(r.as_str().unwrap()), "{r}");
+        }
+    }
+    for c in doc["components"].as_array().unwrap() {
+        assert!(c["supplier"]["name"].is_string(), "no supplier: {c}");
+    }
+    assert_eq!(doc["metadata"]["supplier"]["name"], "Acme Corp");
+    assert_eq!(doc["metadata"]["authors"][0]["name"], "Jane Doe");
+}
+
+#[test]
+fn sarif_category_sets_the_automation_id_from_the_command_line() {
+    let repo = crate::support::Repo::new();
+    repo.file("README.md", "# x\n");
+    let out_dir = tempfile::tempdir().unwrap();
+    let sarif = out_dir.path().join("r.sarif");
+    let out = crate::support::modelgate()
+        .arg("scan")
+        .arg(repo.path())
+        .args(["--fail-on", "never", "--no-git", "--sarif"])
+        .arg(&sarif)
+        .args(["--sarif-category", "models"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&fs::read(&sarif).unwrap()).unwrap();
+    assert_valid(&sarif_validator(), &doc, "sarif");
     assert_eq!(
         doc["runs"][0]["automationDetails"]["id"],
         "modelgate/models/"
