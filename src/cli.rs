@@ -146,6 +146,9 @@ pub struct ScanArgs {
     /// namespace does not say it.
     #[arg(long, value_name = "NAME")]
     pub sbom_supplier: Option<String>,
+    /// The supplier's URL (its security contact page, for instance), with `--sbom-supplier`.
+    #[arg(long, value_name = "URL", requires = "sbom_supplier")]
+    pub sbom_supplier_url: Option<String>,
     /// An author of the SBOM, `metadata.authors` (repeatable).
     #[arg(long, value_name = "NAME")]
     pub sbom_author: Vec<String>,

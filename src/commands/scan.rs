@@ -70,6 +70,7 @@ pub fn run(args: ScanArgs) -> Result<u8> {
             timestamp: Some(clock.now()),
             reproducible: Some(clock.is_reproducible()),
             supplier: args.sbom_supplier.clone(),
+            supplier_url: args.sbom_supplier_url.clone(),
             authors: args.sbom_author.clone(),
             ..cyclonedx::SbomOptions::default()
         };

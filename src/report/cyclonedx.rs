@@ -150,6 +150,8 @@ pub struct SbomOptions {
     /// The supplier (`--sbom-supplier`): `metadata.supplier`, and the supplier of components
     /// whose origin names no namespace. A Hub or GitHub namespace is used when there is one.
     pub supplier: Option<String>,
+    /// The supplier's URL (`--sbom-supplier-url`); kept only when it is a plain absolute URL.
+    pub supplier_url: Option<String>,
     /// `metadata.authors` (`--sbom-author`), in the order given.
     pub authors: Vec<String>,
     /// Bounds on copied facts.
@@ -259,7 +261,7 @@ fn valid_repo_id(repo_id: &str) -> bool {
 }
 
 fn hf_repo(report: &Report) -> Option<HfRepo> {
-    let hf = report.repository.get("huggingface")?.as_object()?;
+    let hf = report.repository.fact(Fact::Huggingface)?.as_object()?;
     let repo_id = hf.get("repo_id")?.as_str().filter(|r| valid_repo_id(r))?;
     let commit = hf
         .get("commit")
@@ -480,7 +482,7 @@ struct ModelDir<'a> {
 /// - other folders (`1_Pooling` with only a config, `assets/` with mel filters as `.npz`) are not
 ///   models: their files join the nearest model above them, or stay top-level.
 fn model_dirs(report: &Report) -> Vec<ModelDir<'_>> {
-    let Some(Value::Array(dirs)) = report.repository.get("model_dirs") else {
+    let Some(Value::Array(dirs)) = report.repository.fact(Fact::ModelDirs) else {
         return Vec::new();
     };
     let mut all: Vec<ModelDir<'_>> = dirs
@@ -540,10 +542,10 @@ fn model_dirs(report: &Report) -> Vec<ModelDir<'_>> {
             .iter_mut()
             .filter(|m| is_ancestor(&m.path, &o.path))
             .max_by_key(|m| m.path.len());
-        if let (Some(p), Some(extra)) = (parent, o.files) {
-            if let Some(files) = p.files.as_mut() {
-                files.extend(extra);
-            }
+        if let (Some(p), Some(extra)) = (parent, o.files)
+            && let Some(files) = p.files.as_mut()
+        {
+            files.extend(extra);
         }
     }
     out
@@ -675,9 +677,11 @@ fn model_component(
     if let Some(v) = commit.clone().or(card_version) {
         c.version = Some(NormalizedString::new(&v));
     }
-    let subpath = (!origin.subpath.is_empty())
-        .then(|| format!("#{}", percent_encode_path(&origin.subpath)))
-        .unwrap_or_default();
+    let subpath = if origin.subpath.is_empty() {
+        String::new()
+    } else {
+        format!("#{}", percent_encode_path(&origin.subpath))
+    };
     let purl = if let Some(hf) = &origin.hf {
         Some(format!("{}{subpath}", hf_purl(hf)))
     } else if let (Some((org, repo)), Some(commit)) = (&origin.github, &commit) {
@@ -804,7 +808,7 @@ fn model_component(
                 inputs,
                 outputs,
             }),
-            quantitative_analysis: (!metrics.is_empty()).then(|| QuantitativeAnalysis {
+            quantitative_analysis: (!metrics.is_empty()).then_some(QuantitativeAnalysis {
                 performance_metrics: Some(PerformanceMetrics(metrics)),
                 graphics: None,
             }),
@@ -863,7 +867,7 @@ fn model_component(
         (Some(hf), Some(f)) => {
             let in_repo = f
                 .facts
-                .get("hf_path")
+                .fact(Fact::HfPath)
                 .and_then(Value::as_str)
                 .map(str::to_string)
                 .unwrap_or_else(|| strip_root(&f.path, &origin.prefix).to_string());
@@ -1026,7 +1030,10 @@ fn strip_root<'a>(path: &'a str, prefix: &str) -> &'a str {
 /// `repository.roots[]`), else the report's own.
 fn root_origin(report: &Report, path: &str) -> Origin {
     let mut o = Origin::default();
-    let roots = report.repository.get("roots").and_then(Value::as_array);
+    let roots = report
+        .repository
+        .fact(Fact::Roots)
+        .and_then(Value::as_array);
     let root = roots.and_then(|rs| {
         rs.iter()
             .filter_map(Value::as_object)
@@ -1045,7 +1052,7 @@ fn root_origin(report: &Report, path: &str) -> Origin {
                 .unwrap_or("")
                 .trim_matches('/')
                 .to_string();
-            o.hf = hf_of(r.get("huggingface"));
+            o.hf = hf_of(r.fact(Fact::Huggingface));
             let git = r.get("git").and_then(Value::as_object);
             let field = |k: &str| git.and_then(|g| g.get(k)).and_then(Value::as_str);
             o.commit = field("commit")
@@ -1054,7 +1061,7 @@ fn root_origin(report: &Report, path: &str) -> Origin {
             o.remote = field("remote").map(str::to_string);
         }
         None => {
-            o.hf = hf_of(report.repository.get("huggingface"));
+            o.hf = hf_of(report.repository.fact(Fact::Huggingface));
             o.commit = report
                 .git
                 .as_ref()
@@ -1085,23 +1092,27 @@ fn model_origin(dir: &ModelDir<'_>, files: &[&FileRecord], report: &Report) -> O
     // Files in an HF cache snapshot know their repository, revision and path in the repository:
     // that identity beats the root's (a cache with two snapshots holds two revisions).
     let direct = files.iter().find(|f| {
-        dir_of(&f.path) == dir.path && f.facts.get("hf_repo").and_then(Value::as_str).is_some()
+        dir_of(&f.path) == dir.path && f.facts.fact(Fact::HfRepo).and_then(Value::as_str).is_some()
     });
     if let Some(f) = direct {
-        let repo_id = f.facts.get("hf_repo").and_then(Value::as_str).unwrap_or("");
+        let repo_id = f
+            .facts
+            .fact(Fact::HfRepo)
+            .and_then(Value::as_str)
+            .unwrap_or("");
         if valid_repo_id(repo_id) {
             o.hf = Some(HfRepo {
                 repo_id: repo_id.to_string(),
                 commit: f
                     .facts
-                    .get("hf_commit")
+                    .fact(Fact::HfCommit)
                     .and_then(Value::as_str)
                     .filter(|c| is_commit(c))
                     .map(str::to_ascii_lowercase),
             });
             o.subpath = f
                 .facts
-                .get("hf_path")
+                .fact(Fact::HfPath)
                 .and_then(Value::as_str)
                 .map(|p| dir_of(p).to_string())
                 .unwrap_or_default();
@@ -1123,14 +1134,14 @@ fn model_digest(dir: &str, files: &[&FileRecord]) -> Option<String> {
     for f in files {
         let digest = if f.format == Format::LfsPointer {
             f.facts
-                .get("lfs_oid")
+                .fact(Fact::LfsOid)
                 .and_then(Value::as_str)
                 .map(|s| s.strip_prefix("sha256:").unwrap_or(s))
                 .filter(|d| is_sha256(d))
                 .map(str::to_ascii_lowercase)
         } else if f.format == Format::Symlink {
             f.facts
-                .get("symlink_target")
+                .fact(Fact::SymlinkTarget)
                 .and_then(Value::as_str)
                 .map(|t| format!("symlink:{}", sbom_text(t)))
         } else {
@@ -1479,7 +1490,14 @@ pub fn build(report: &Report, opts: &SbomOptions) -> Bom {
             .as_deref()
             .map(str::trim)
             .filter(|n| !n.is_empty())
-            .map(|n| organization(&sbom_text(n), None)),
+            .map(|n| {
+                let url = opts
+                    .supplier_url
+                    .as_deref()
+                    .filter(|u| u.contains("://"))
+                    .and_then(vcs_uri);
+                organization(&sbom_text(n), url)
+            }),
     };
 
     // Each file joins the deepest model directory that holds it; the rest stay top-level.

@@ -1070,7 +1070,7 @@ fn models(doc: &Value) -> Vec<&Value> {
 /// A `.npz` holding one `<f4` array of one element (a zip of one `.npy`).
 fn npz_one_float() -> Vec<u8> {
     let mut header = "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }".to_string();
-    while (10 + header.len() + 1) % 64 != 0 {
+    while !(10 + header.len() + 1).is_multiple_of(64) {
         header.push(' ');
     }
     header.push('\n');
@@ -1138,7 +1138,14 @@ fn sbom_records_base_models_metrics_limitations_and_the_supplier() {
         .file("notes/extra.txt", "x\n");
     let doc = scan_sbom(
         repo.path(),
-        &["--sbom-supplier", "Acme Corp", "--sbom-author", "Jane Doe"],
+        &[
+            "--sbom-supplier",
+            "Acme Corp",
+            "--sbom-supplier-url",
+            "https://acme.example/security",
+            "--sbom-author",
+            "Jane Doe",
+        ],
     );
     let m = models(&doc)[0].clone();
     let card = &m["modelCard"];
@@ -1184,6 +1191,10 @@ fn sbom_records_base_models_metrics_limitations_and_the_supplier() {
         assert!(c["supplier"]["name"].is_string(), "no supplier: {c}");
     }
     assert_eq!(doc["metadata"]["supplier"]["name"], "Acme Corp");
+    assert_eq!(
+        doc["metadata"]["supplier"]["url"][0],
+        "https://acme.example/security"
+    );
     assert_eq!(doc["metadata"]["authors"][0]["name"], "Jane Doe");
 }
 
