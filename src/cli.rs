@@ -19,6 +19,8 @@ pub struct Cli {
 }
 
 /// Subcommands.
+// Parsed once per run: boxing `ScanArgs` to shrink the enum would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Scan one or more model repositories (default: the current directory).
