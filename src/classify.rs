@@ -257,14 +257,16 @@ pub fn route(rel: &str, head: &[u8], sniffed: Format, probes: &Probes) -> Route 
     let msgpack_map = head
         .first()
         .is_some_and(|b| (0x80..=0x8f).contains(b) || *b == 0xde || *b == 0xdf);
-    let format = if basename(rel) == "saved_model.pb" || probes.tf_saved_model {
+    // Core ML specs are protobuf that start like an ONNX ModelProto (field 1 varint, field 2
+    // message), so the `.mlmodel` name is asked first (issue 18: Core ML was recorded as ONNX).
+    let format = if unknown && ext == "mlmodel" && head.first() == Some(&0x08) {
+        Coreml
+    } else if basename(rel) == "saved_model.pb" || probes.tf_saved_model {
         TfSavedmodel
     } else if ext == "onnx" || probes.onnx {
         Onnx
     } else if ext == "pb" {
         TfGraph
-    } else if unknown && ext == "mlmodel" && head.first() == Some(&0x08) {
-        Coreml
     } else if unknown && ext == "msgpack" && msgpack_map {
         Msgpack
     } else if unknown && matches!(ext.as_str(), "joblib" | "lzma" | "pkl") && probes.lzma {

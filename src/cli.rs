@@ -19,6 +19,8 @@ pub struct Cli {
 }
 
 /// Subcommands.
+// Parsed once per run: boxing `ScanArgs` to shrink the enum would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Scan one or more model repositories (default: the current directory).
@@ -26,6 +28,10 @@ pub enum Command {
     /// Show one file's facts: header, tensors, pickle imports, findings.
     Inspect(InspectArgs),
     /// Check a tree against a model signature and/or the digests an SBOM recorded.
+    ///
+    /// An SBOM is trusted as given: an SBOM edited together with the files passes. It is only
+    /// as trustworthy as the channel it came from; check its signature (`--signature`, or an
+    /// attestation of the SBOM) where one exists.
     Verify(VerifyArgs),
     /// Sign a model tree (OpenSSF Model Signing bundle), or attest an SBOM.
     Sign(SignArgs),
@@ -139,12 +145,26 @@ pub struct ScanArgs {
     /// SBOM serialisation.
     #[arg(long, value_enum, default_value = "json")]
     pub sbom_format: SbomFormatArg,
+    /// The SBOM's supplier (the organisation releasing the model), where the Hub or GitHub
+    /// namespace does not say it.
+    #[arg(long, value_name = "NAME")]
+    pub sbom_supplier: Option<String>,
+    /// The supplier's URL (its security contact page, for instance), with `--sbom-supplier`.
+    #[arg(long, value_name = "URL", requires = "sbom_supplier")]
+    pub sbom_supplier_url: Option<String>,
+    /// An author of the SBOM, `metadata.authors` (repeatable).
+    #[arg(long, value_name = "NAME")]
+    pub sbom_author: Vec<String>,
     /// Extra digests computed in the same read (repeatable).
     #[arg(long = "hash", value_enum)]
     pub hashes: Vec<HashAlg>,
     /// Also write SARIF 2.1.0 here.
     #[arg(long, value_name = "FILE")]
     pub sarif: Option<PathBuf>,
+    /// SARIF `automationDetails.id` (the code-scanning category); omitted when not given, so
+    /// a workflow's `upload-sarif` `category` applies.
+    #[arg(long, value_name = "CATEGORY")]
+    pub sarif_category: Option<String>,
     /// What makes the exit code 1.
     #[arg(long, value_enum, default_value = "deny")]
     pub fail_on: FailOnArg,

@@ -20,9 +20,11 @@ use cyclonedx_bom::models::component::{Classification, Component};
 use cyclonedx_bom::models::hash::HashAlgorithm;
 use rayon::prelude::*;
 use serde::Serialize;
+use serde_json::Value;
 
 use crate::inspect::{open_regular, read::HashingReader};
 use crate::model::rules::RuleId;
+use crate::provenance::hfcache::{self, CacheRoot};
 use crate::report::cyclonedx::{prop, sbom_text};
 use crate::report::text::sanitize;
 use crate::walk::{self, EntryKind, WalkOptions};
@@ -139,6 +141,7 @@ impl VerifyReport {
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Recorded {
     sha256: Option<String>,
+    sha512: Option<String>,
     lfs_pointer: bool,
     format: Option<String>,
     symlink_target: Option<String>,
@@ -149,6 +152,7 @@ struct Recorded {
 enum Found {
     File {
         sha256: String,
+        sha512: Option<String>,
         lfs_oid: Option<String>,
     },
     Unreadable(String),
@@ -158,8 +162,17 @@ enum Found {
     Special,
 }
 
-/// Reads an SBOM (JSON or XML, told apart by the first non-blank byte).
-pub fn read_sbom(path: &Path, limits: &VerifyLimits) -> Result<Bom> {
+/// What verify needs from an SBOM: its files and the scan's excludes.
+#[derive(Debug, Default)]
+struct Sbom {
+    files: BTreeMap<String, Recorded>,
+    excludes: Vec<String>,
+}
+
+/// Reads an SBOM (JSON or XML, told apart by the first non-blank byte). CycloneDX 1.5 goes
+/// through the `cyclonedx-bom` crate; 1.6 JSON (which the crate's 1.5 model rejects) is read
+/// leniently with `serde_json`, taking only what verify needs.
+fn read_sbom(path: &Path, limits: &VerifyLimits) -> Result<Sbom> {
     let file = std::fs::File::open(path)
         .with_context(|| format!("cannot open sbom {}", path.display()))?;
     let mut bytes = Vec::new();
@@ -175,10 +188,28 @@ pub fn read_sbom(path: &Path, limits: &VerifyLimits) -> Result<Bom> {
     }
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace()).copied();
     match first {
-        Some(b'{') => Bom::parse_from_json_v1_5(&bytes[..])
-            .map_err(|e| anyhow::anyhow!("invalid cyclonedx 1.5 json sbom: {e}")),
-        Some(b'<') => Bom::parse_from_xml_v1_5(&bytes[..])
-            .map_err(|e| anyhow::anyhow!("invalid cyclonedx 1.5 xml sbom: {e}")),
+        Some(b'{') => {
+            let doc: Value = serde_json::from_slice(&bytes)
+                .map_err(|e| anyhow::anyhow!("invalid json sbom: {e}"))?;
+            if doc.get("bomFormat").and_then(Value::as_str) != Some("CycloneDX") {
+                bail!("{} is not a cyclonedx sbom", path.display());
+            }
+            match doc.get("specVersion").and_then(Value::as_str) {
+                Some("1.5") => {
+                    let bom = Bom::parse_from_json_v1_5(&bytes[..])
+                        .map_err(|e| anyhow::anyhow!("invalid cyclonedx 1.5 json sbom: {e}"))?;
+                    from_bom(&bom, limits)
+                }
+                Some("1.6") => from_json(&doc, limits),
+                Some(v) => bail!("cyclonedx {} sbom: verify reads 1.5 and 1.6", sanitize(v)),
+                None => bail!("sbom has no specVersion"),
+            }
+        }
+        Some(b'<') => {
+            let bom = Bom::parse_from_xml_v1_5(&bytes[..])
+                .map_err(|e| anyhow::anyhow!("invalid cyclonedx 1.5 xml sbom: {e}"))?;
+            from_bom(&bom, limits)
+        }
         _ => bail!("{} is neither a json nor an xml sbom", path.display()),
     }
 }
@@ -192,9 +223,49 @@ fn property<'a>(c: &'a Component, name: &str) -> Option<&'a str> {
         .map(|p| p.value.as_ref())
 }
 
+/// Formats whose files carry no content digest by design (the link or node itself is checked).
+fn digestless(format: Option<&str>) -> bool {
+    matches!(format, Some("symlink" | "special"))
+}
+
+fn record(files: &mut BTreeMap<String, Recorded>, path: &str, rec: Recorded) -> Result<()> {
+    if rec.sha256.is_none() && rec.sha512.is_none() && !digestless(rec.format.as_deref()) {
+        // A file without a digest would "verify" whatever bytes sit there.
+        bail!(
+            "sbom records no digest for `{}`: refusing to verify against it",
+            sanitize(path)
+        );
+    }
+    if files.insert(path.to_string(), rec).is_some() {
+        bail!("sbom lists the path `{}` twice", sanitize(path));
+    }
+    Ok(())
+}
+
+fn check_count(
+    visited: usize,
+    depth: usize,
+    has_children: bool,
+    limits: &VerifyLimits,
+) -> Result<()> {
+    if visited > limits.max_components {
+        bail!(
+            "sbom has more than the max_components limit ({}) components",
+            limits.max_components
+        );
+    }
+    if has_children && depth + 1 > limits.max_depth {
+        bail!(
+            "sbom components nest deeper than the max_depth limit ({})",
+            limits.max_depth
+        );
+    }
+    Ok(())
+}
+
 /// Every file component with a `modelgate:path`, by path. Iterative, bounded walk.
-fn recorded_files(bom: &Bom, limits: &VerifyLimits) -> Result<BTreeMap<String, Recorded>> {
-    let mut out = BTreeMap::new();
+fn from_bom(bom: &Bom, limits: &VerifyLimits) -> Result<Sbom> {
+    let mut out = Sbom::default();
     let mut stack: Vec<(&Component, usize)> = Vec::new();
     if let Some(cs) = &bom.components {
         stack.extend(cs.0.iter().map(|c| (c, 0)));
@@ -202,19 +273,8 @@ fn recorded_files(bom: &Bom, limits: &VerifyLimits) -> Result<BTreeMap<String, R
     let mut visited = 0usize;
     while let Some((c, depth)) = stack.pop() {
         visited += 1;
-        if visited > limits.max_components {
-            bail!(
-                "sbom has more than the max_components limit ({}) components",
-                limits.max_components
-            );
-        }
+        check_count(visited, depth, c.components.is_some(), limits)?;
         if let Some(children) = &c.components {
-            if depth + 1 > limits.max_depth {
-                bail!(
-                    "sbom components nest deeper than the max_depth limit ({})",
-                    limits.max_depth
-                );
-            }
             stack.extend(children.0.iter().map(|k| (k, depth + 1)));
         }
         if c.component_type != Classification::File {
@@ -223,20 +283,90 @@ fn recorded_files(bom: &Bom, limits: &VerifyLimits) -> Result<BTreeMap<String, R
         let Some(path) = property(c, prop::PATH) else {
             continue;
         };
-        let sha256 = c.hashes.as_ref().and_then(|hs| {
-            hs.0.iter()
-                .find(|h| h.alg == HashAlgorithm::SHA_256)
-                .map(|h| h.content.0.to_ascii_lowercase())
-        });
+        let digest = |alg: HashAlgorithm| {
+            c.hashes.as_ref().and_then(|hs| {
+                hs.0.iter()
+                    .find(|h| h.alg == alg)
+                    .map(|h| h.content.0.to_ascii_lowercase())
+            })
+        };
         let rec = Recorded {
-            sha256,
+            sha256: digest(HashAlgorithm::SHA_256),
+            sha512: digest(HashAlgorithm::SHA_512),
             lfs_pointer: property(c, prop::LFS_POINTER) == Some("true"),
             format: property(c, prop::FORMAT).map(str::to_string),
             symlink_target: property(c, prop::SYMLINK_TARGET).map(str::to_string),
         };
-        if out.insert(path.to_string(), rec).is_some() {
-            bail!("sbom lists the path `{}` twice", sanitize(path));
+        record(&mut out.files, path, rec)?;
+    }
+    out.excludes = bom
+        .metadata
+        .as_ref()
+        .and_then(|m| m.properties.as_ref())
+        .map(|props| {
+            props
+                .0
+                .iter()
+                .filter(|p| p.name == prop::EXCLUDE)
+                .map(|p| p.value.to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(out)
+}
+
+fn json_props<'a>(v: &'a Value, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+    v.get("properties")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(move |p| p.get("name").and_then(Value::as_str) == Some(name))
+        .filter_map(|p| p.get("value").and_then(Value::as_str))
+}
+
+/// The same walk over a CycloneDX 1.6 JSON document.
+fn from_json(doc: &Value, limits: &VerifyLimits) -> Result<Sbom> {
+    let mut out = Sbom::default();
+    let mut stack: Vec<(&Value, usize)> = Vec::new();
+    if let Some(cs) = doc.get("components").and_then(Value::as_array) {
+        stack.extend(cs.iter().map(|c| (c, 0)));
+    }
+    let mut visited = 0usize;
+    while let Some((c, depth)) = stack.pop() {
+        visited += 1;
+        let kids = c.get("components").and_then(Value::as_array);
+        check_count(visited, depth, kids.is_some(), limits)?;
+        if let Some(kids) = kids {
+            stack.extend(kids.iter().map(|k| (k, depth + 1)));
         }
+        if c.get("type").and_then(Value::as_str) != Some("file") {
+            continue;
+        }
+        let Some(path) = json_props(c, prop::PATH).next() else {
+            continue;
+        };
+        let digest = |alg: &str| {
+            c.get("hashes")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .find(|h| h.get("alg").and_then(Value::as_str) == Some(alg))
+                .and_then(|h| h.get("content").and_then(Value::as_str))
+                .map(str::to_ascii_lowercase)
+        };
+        let rec = Recorded {
+            sha256: digest("SHA-256"),
+            sha512: digest("SHA-512"),
+            lfs_pointer: json_props(c, prop::LFS_POINTER).next() == Some("true"),
+            format: json_props(c, prop::FORMAT).next().map(str::to_string),
+            symlink_target: json_props(c, prop::SYMLINK_TARGET)
+                .next()
+                .map(str::to_string),
+        };
+        record(&mut out.files, path, rec)?;
+    }
+    if let Some(m) = doc.get("metadata") {
+        out.excludes = json_props(m, prop::EXCLUDE).map(str::to_string).collect();
     }
     Ok(out)
 }
@@ -253,13 +383,13 @@ fn lfs_oid(head: &[u8]) -> Option<String> {
 }
 
 /// One streaming read: the SHA-256 and, for a small file, the LFS oid from the same buffer.
-fn hash_file(open: &Path) -> Found {
+fn hash_file(open: &Path, sha512: bool) -> Found {
     let file = match open_regular(open) {
         Ok(f) => f,
         Err(e) => return Found::Unreadable(e.to_string()),
     };
     let size = file.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
-    let mut r = HashingReader::new(file, crate::inspect::read::block_for(size, 0), false);
+    let mut r = HashingReader::new(file, crate::inspect::read::block_for(size, 0), sha512);
     let mut oid = None;
     if size <= LFS_POINTER_MAX {
         match r.fill_buf() {
@@ -270,9 +400,10 @@ fn hash_file(open: &Path) -> Found {
     if let Err(e) = r.drain() {
         return Found::Unreadable(e.to_string());
     }
-    let (sha256, _) = r.finish();
+    let (sha256, sha512) = r.finish();
     Found::File {
         sha256,
+        sha512,
         lfs_oid: oid,
     }
 }
@@ -288,13 +419,38 @@ fn compare(path: &str, rec: &Recorded, found: &Found) -> Option<Modified> {
         })
     };
     match (found, &rec.sha256) {
-        (Found::File { sha256, lfs_oid }, Some(expected)) => {
-            if sha256 == expected || lfs_oid.as_deref() == Some(expected.as_str()) {
+        (
+            Found::File {
+                sha256,
+                sha512,
+                lfs_oid,
+            },
+            Some(expected),
+        ) => {
+            let pointer_ok = lfs_oid.as_deref() == Some(expected.as_str());
+            // Every algorithm the SBOM records must match (a pointer only carries the SHA-256
+            // oid, so a still-pointer file is checked against that alone).
+            let sha512_ok = pointer_ok
+                || match (&rec.sha512, sha512) {
+                    (Some(want), Some(got)) => want == got,
+                    (Some(_), None) => false,
+                    (None, _) => true,
+                };
+            if (sha256 == expected && sha512_ok) || pointer_ok {
                 None
+            } else if sha256 == expected {
+                modified(sha512.clone(), "sha512-mismatch")
             } else if rec.lfs_pointer && lfs_oid.is_some() {
                 modified(lfs_oid.clone(), "lfs-oid-mismatch")
             } else {
                 modified(Some(sha256.clone()), "digest-mismatch")
+            }
+        }
+        (Found::File { sha512, .. }, None) if rec.sha512.is_some() => {
+            if *sha512 == rec.sha512 {
+                None
+            } else {
+                modified(sha512.clone(), "sha512-mismatch")
             }
         }
         (Found::File { sha256, .. }, None) => modified(Some(sha256.clone()), "no-recorded-digest"),
@@ -314,6 +470,53 @@ fn compare(path: &str, rec: &Recorded, found: &Found) -> Option<Modified> {
     }
 }
 
+/// The crawl layout `scan` uses for a Hugging Face cache (kept equal to the engine's): blobs are
+/// reached through their snapshots only (the SBOM lists `snapshots/<rev>/...` paths with the
+/// blob's digest), and a snapshot root may follow its links up to the repository's `blobs/`.
+fn hf_layout(root: &Path) -> (Option<std::path::PathBuf>, Vec<String>) {
+    let Some(cache) = hfcache::detect(root) else {
+        return (None, Vec::new());
+    };
+    match &cache.root {
+        CacheRoot::Hub => (
+            None,
+            cache
+                .repos
+                .iter()
+                .map(|r| format!("{}/blobs", r.dir))
+                .collect(),
+        ),
+        CacheRoot::Repo => (None, vec!["blobs".to_string()]),
+        CacheRoot::Snapshot { prefix, .. } => {
+            let depth = 2 + prefix.split('/').filter(|c| !c.is_empty()).count();
+            let mut up = root.to_path_buf();
+            for _ in 0..depth {
+                up.push("..");
+            }
+            (Some(up), Vec::new())
+        }
+    }
+}
+
+/// The root-relative path a relative link target names, when it stays inside the root.
+fn resolve_link(link: &str, target: &str) -> Option<String> {
+    if target.starts_with('/') || target.contains('\\') {
+        return None;
+    }
+    let mut parts: Vec<&str> = link.split('/').collect();
+    parts.pop();
+    for seg in target.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            s => parts.push(s),
+        }
+    }
+    Some(parts.join("/"))
+}
+
 /// Re-hashes `root` and compares it with the SBOM at `sbom_path`, on `jobs` threads.
 pub fn verify(sbom_path: &Path, root: &Path, jobs: usize) -> Result<VerifyReport> {
     verify_with(sbom_path, root, jobs, &VerifyLimits::default())
@@ -329,35 +532,25 @@ pub fn verify_with(
     if jobs == 0 {
         bail!("--jobs must be at least 1");
     }
-    let bom = read_sbom(sbom_path, limits)?;
-    let recorded = recorded_files(&bom, limits)?;
+    let sbom = read_sbom(sbom_path, limits)?;
+    let recorded = sbom.files;
+    let want512 = recorded.values().any(|r| r.sha512.is_some());
 
     // The scan's own excludes (recorded in the SBOM metadata), so excluded files are not "added".
-    let mut excludes: Vec<String> = bom
-        .metadata
-        .as_ref()
-        .and_then(|m| m.properties.as_ref())
-        .map(|props| {
-            props
-                .0
-                .iter()
-                .filter(|p| p.name == crate::report::cyclonedx::prop::EXCLUDE)
-                .map(|p| p.value.to_string())
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut excludes = sbom.excludes;
     if excludes.is_empty() {
         excludes = walk::DEFAULT_EXCLUDES
             .iter()
             .map(|s| s.to_string())
             .collect();
     }
+    let (containment, hidden_dirs) = hf_layout(root);
     let opts = WalkOptions {
         excludes,
         max_files: limits.max_files,
         max_depth: limits.max_tree_depth,
-        containment: None,
-        hidden_dirs: Vec::new(),
+        containment,
+        hidden_dirs,
     };
     let walked = walk::walk(root, &opts)?;
     if let Some(d) = walked
@@ -379,7 +572,7 @@ pub fn verify_with(
             .par_iter()
             .map(|e| {
                 let f = match &e.kind {
-                    EntryKind::File { open, .. } => hash_file(open),
+                    EntryKind::File { open, .. } => hash_file(open, want512),
                     EntryKind::Link { target, .. } => Found::Link {
                         target: target.clone(),
                     },
@@ -398,8 +591,21 @@ pub fn verify_with(
     for (path, f) in &found {
         seen.insert(path.as_str(), f);
     }
+    // A link the SBOM records as a regular file is the scan having followed it inside the
+    // root: a Hugging Face cache's `snapshots/<rev>/x` -> `../../blobs/<digest>`. Compare the
+    // file it resolves to, and count that blob as accounted for rather than "added".
+    let mut covered: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     for (path, rec) in &recorded {
-        match seen.get(path.as_str()) {
+        let mut here = seen.get(path.as_str()).copied();
+        if let Some(Found::Link { target }) = here
+            && rec.format.as_deref() != Some("symlink")
+            && let Some(resolved) = resolve_link(path, target)
+            && let Some(f @ Found::File { .. }) = seen.get(resolved.as_str()).copied()
+        {
+            here = Some(f);
+            covered.insert(resolved);
+        }
+        match here {
             None => report.missing.push(path.clone()),
             Some(f) => match compare(path, rec, f) {
                 Some(m) => report.modified.push(m),
@@ -408,7 +614,7 @@ pub fn verify_with(
         }
     }
     for path in seen.keys() {
-        if !recorded.contains_key(*path) {
+        if !recorded.contains_key(*path) && !covered.contains(*path) {
             report.added.push(path.to_string());
         }
     }
@@ -422,6 +628,7 @@ mod tests {
     fn rec(sha: &str) -> Recorded {
         Recorded {
             sha256: Some(sha.into()),
+            sha512: None,
             lfs_pointer: false,
             format: None,
             symlink_target: None,
@@ -452,10 +659,12 @@ mod tests {
         let oid = "a".repeat(64);
         let pointer = Found::File {
             sha256: "b".repeat(64),
+            sha512: None,
             lfs_oid: Some(oid.clone()),
         };
         let content = Found::File {
             sha256: oid.clone(),
+            sha512: None,
             lfs_oid: None,
         };
         assert_eq!(compare("m.bin", &rec(&oid), &pointer), None);
@@ -466,9 +675,20 @@ mod tests {
     fn reports_digest_mismatch() {
         let f = Found::File {
             sha256: "c".repeat(64),
+            sha512: None,
             lfs_oid: None,
         };
         let m = compare("x", &rec(&"d".repeat(64)), &f);
         assert!(matches!(m, Some(Modified { ref reason, .. }) if reason == "digest-mismatch"));
+    }
+
+    #[test]
+    fn resolves_relative_links_inside_the_root() {
+        assert_eq!(
+            resolve_link("m/snapshots/abc/x.bin", "../../blobs/ff").as_deref(),
+            Some("m/blobs/ff")
+        );
+        assert_eq!(resolve_link("x", "../../etc/passwd"), None);
+        assert_eq!(resolve_link("x", "/etc/passwd"), None);
     }
 }

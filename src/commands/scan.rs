@@ -76,13 +76,16 @@ pub fn run(args: ScanArgs) -> Result<u8> {
     // Side outputs first: a CI job wants the SARIF and SBOM even when the gate fails.
     if let Some(path) = &args.sarif {
         let mut w = super::output(Some(path))?;
-        report::sarif::render(&report, &mut w)?;
+        report::sarif::render_with_category(&report, args.sarif_category.as_deref(), &mut w)?;
         w.flush()?;
     }
     if let Some(path) = &args.sbom {
         let opts = cyclonedx::SbomOptions {
             timestamp: Some(clock.now()),
             reproducible: Some(clock.is_reproducible()),
+            supplier: args.sbom_supplier.clone(),
+            supplier_url: args.sbom_supplier_url.clone(),
+            authors: args.sbom_author.clone(),
             ..cyclonedx::SbomOptions::default()
         };
         let bom = cyclonedx::build(&report, &opts);
@@ -94,7 +97,9 @@ pub fn run(args: ScanArgs) -> Result<u8> {
     let mut out = super::output(args.output.as_deref())?;
     match OutputFormat::from(args.format) {
         OutputFormat::Json => report::json::render(&report, &mut out)?,
-        OutputFormat::Sarif => report::sarif::render(&report, &mut out)?,
+        OutputFormat::Sarif => {
+            report::sarif::render_with_category(&report, args.sarif_category.as_deref(), &mut out)?
+        }
         OutputFormat::Markdown => report::markdown::render(&report, &mut out)?,
         OutputFormat::Text => {
             let color = args.output.is_none()

@@ -1022,3 +1022,25 @@ fn check_claim(ctx: &mut Ctx<'_>, format: Format) {
         ("detected".to_string(), json!(format.as_str())),
     ]);
 }
+
+#[cfg(test)]
+mod format_tests {
+    use super::{ScanConfig, scan_file};
+    use crate::classify::Format;
+
+    fn scan(name: &str, bytes: &[u8]) -> super::FileScan {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        scan_file(&path, name, bytes.len() as u64, &ScanConfig::default())
+    }
+
+    #[test]
+    fn coreml_spec_is_recorded_as_coreml_not_onnx() {
+        // Issue 18: a Core ML spec (field 1 = spec version 4, field 2 = description) also
+        // starts like an ONNX ModelProto.
+        let spec = b"\x08\x04\x12\x04\x0a\x02\x0a\x00";
+        assert_eq!(scan("model.mlmodel", spec).format, Some(Format::Coreml));
+        assert_eq!(scan("model.onnx", spec).format, Some(Format::Onnx));
+    }
+}

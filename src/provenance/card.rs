@@ -121,6 +121,36 @@ pub struct CardFacts {
     pub has_training_data_notes: bool,
     /// A limit cut the card, a list or a value short.
     pub truncated: bool,
+    /// Evaluation results from `model-index` (for the SBOM's `quantitativeAnalysis`), at most
+    /// `max_list_items`; omitted when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub metrics: Vec<CardMetric>,
+    /// The text of a limitations / bias / risks section, when it has real content (for the
+    /// SBOM's `considerations`), cut at `max_value_chars`; omitted when there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limitations: Option<String>,
+}
+
+/// One metric of a `model-index` result: `{task, dataset, metrics: [{type, value, name}]}`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CardMetric {
+    /// `metrics[].type` (`accuracy`, `f1`, …).
+    #[serde(rename = "type")]
+    pub metric_type: String,
+    /// `metrics[].value`, as written.
+    pub value: String,
+    /// `metrics[].name`, when given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// `task.type` of the result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
+    /// `dataset.name` (or `dataset.type`) of the result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dataset: Option<String>,
+    /// `dataset.split`, when given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub split: Option<String>,
 }
 
 /// A way the card fails the policy.
@@ -173,6 +203,7 @@ pub fn parse_card(text: &str, limits: &Limits) -> CardFacts {
     let (heading, notes) = training_data_sections(body);
     facts.has_training_data_heading = heading;
     facts.has_training_data_notes = notes;
+    facts.limitations = limitations_section(body, limits.max_value_chars);
     facts
 }
 
@@ -286,7 +317,10 @@ fn read_front_matter(yaml: &str, first_line: usize, limits: &Limits, facts: &mut
             "library_name" => facts.library_name = reader.string(value),
             "language" => facts.language = reader.strings(value),
             "tags" => facts.tags = reader.strings(value),
-            "model-index" => facts.has_model_index = !is_empty_value(value),
+            "model-index" => {
+                facts.has_model_index = !is_empty_value(value);
+                facts.metrics = reader.metrics(value);
+            }
             _ => {}
         }
     }
@@ -327,6 +361,57 @@ impl Reader<'_> {
             Value::Bool(b) => Some(b.to_string()),
             _ => None,
         }
+    }
+
+    /// The metrics of a `model-index`: every `results[].metrics[]` entry with a type and a
+    /// value, at most `max_list_items` in all (the walk stops there too).
+    fn metrics(&mut self, index: &Value) -> Vec<CardMetric> {
+        let max = self.limits.max_list_items;
+        let mut out = Vec::new();
+        fn seq(v: Option<&Value>) -> &[Value] {
+            match v {
+                Some(Value::Sequence(s)) => s,
+                _ => &[],
+            }
+        }
+        let Value::Sequence(models) = index else {
+            return out;
+        };
+        for model in models.iter().take(max) {
+            for result in seq(model.get("results")).iter().take(max) {
+                let task = result.get("task").and_then(|t| t.get("type"));
+                let task = task.and_then(|t| self.string(t));
+                let dataset = result.get("dataset");
+                let split = dataset
+                    .and_then(|d| d.get("split"))
+                    .and_then(|s| self.string(s));
+                let dataset = dataset
+                    .and_then(|d| d.get("name").or_else(|| d.get("type")))
+                    .and_then(|n| self.string(n));
+                for m in seq(result.get("metrics")).iter() {
+                    if out.len() >= max {
+                        self.truncated = true;
+                        return out;
+                    }
+                    let (Some(metric_type), Some(value)) = (
+                        m.get("type").and_then(|t| self.string(t)),
+                        m.get("value").and_then(|v| self.string(v)),
+                    ) else {
+                        continue;
+                    };
+                    let name = m.get("name").and_then(|n| self.string(n));
+                    out.push(CardMetric {
+                        metric_type,
+                        value,
+                        name,
+                        task: task.clone(),
+                        dataset: dataset.clone(),
+                        split: split.clone(),
+                    });
+                }
+            }
+        }
+        out
     }
 
     fn strings(&mut self, value: &Value) -> Vec<String> {
@@ -561,6 +646,50 @@ fn training_data_sections(body: &str) -> (bool, bool) {
     (heading, false)
 }
 
+/// The text of the first limitations / bias / risks section with real content, its lines
+/// joined with spaces and cut at `max_chars` characters.
+fn limitations_section(body: &str, max_chars: usize) -> Option<String> {
+    let raw: Vec<&str> = body.lines().collect();
+    let lines = classify_lines(body);
+    for (i, line) in lines.iter().enumerate() {
+        let (Line::Heading(text) | Line::Bold(text)) = line else {
+            continue;
+        };
+        let words = words(text);
+        if !words.iter().any(|w| {
+            matches!(
+                w.as_str(),
+                "limitation" | "limitations" | "bias" | "biases" | "risk" | "risks"
+            )
+        }) {
+            continue;
+        }
+        let bold = matches!(line, Line::Bold(_));
+        let mut out = String::new();
+        for (j, l) in lines.iter().enumerate().skip(i.saturating_add(1)) {
+            match l {
+                Line::Heading(_) => break,
+                Line::Bold(_) if bold => break,
+                Line::Content | Line::Bold(_) => {
+                    let Some(text) = raw.get(j) else { break };
+                    if !out.is_empty() {
+                        out.push(' ');
+                    }
+                    out.push_str(text.trim());
+                    if out.chars().count() > max_chars {
+                        return Some(out.chars().take(max_chars).collect());
+                    }
+                }
+                Line::Nothing => {}
+            }
+        }
+        if !out.is_empty() {
+            return Some(out);
+        }
+    }
+    None
+}
+
 // ---- policy checks --------------------------------------------------------------------------
 
 /// Hub license ids and their SPDX identifiers (SPDX License List 3.29). Hub ids without an SPDX
@@ -726,6 +855,50 @@ mod tests {
     /// The Hub's model card template (huggingface_hub `modelcard_template.md`), rendered with
     /// its default placeholders, as `huggingface-cli` / `ModelCard.from_template` produce it.
     const TEMPLATE_CARD: &str = "---\r\nlicense: apache-2.0\r\nlanguage:\r\n- en\r\n- 'no'\r\ndatasets: org/corpus\r\nbase_model: meta-llama/Llama-2-7b-hf\r\npipeline_tag: text-generation\r\nlibrary_name: transformers\r\ntags:\r\n- llama\r\nmodel-index:\r\n- name: m\r\n  results: []\r\n---\r\n\r\n# Model Card for org/m\r\n\r\n<!-- Provide a quick summary of what the model is/does. -->\r\n\r\n## Model Details\r\n\r\n### Model Description\r\n\r\n<!-- Provide a longer summary of what this model is. -->\r\n\r\n- **Developed by:** [More Information Needed]\r\n\r\n## Uses\r\n\r\n### Direct Use\r\n\r\n[More Information Needed]\r\n\r\n## Training Details\r\n\r\n### Training Data\r\n\r\n<!-- This should link to a Dataset Card, perhaps with a short stub of information on what the training data is all about as well as documentation related to data pre-processing or additional filtering. -->\r\n\r\n[More Information Needed]\r\n\r\n### Training Procedure\r\n\r\n<!-- This relates heavily to the Technical Specifications. Content here should link to that section when it is relevant to the training procedure. -->\r\n\r\n#### Training Hyperparameters\r\n\r\n- **Training regime:** [More Information Needed]\r\n\r\n## Evaluation\r\n\r\n### Testing Data, Factors & Metrics\r\n\r\n#### Testing Data\r\n\r\nThe test split of org/corpus.\r\n";
+
+    #[test]
+    fn reads_model_index_metrics() {
+        let card = "---\nmodel-index:\n- name: m\n  results:\n  - task: {type: text-classification}\n    dataset: {name: IMDB, type: imdb, split: test}\n    metrics:\n    - {type: accuracy, value: 0.93, name: Accuracy}\n    - {type: f1}\n---\n";
+        let facts = parse(card);
+        assert_eq!(facts.metrics.len(), 1, "{:?}", facts.metrics);
+        let m = &facts.metrics[0];
+        assert_eq!(m.metric_type, "accuracy");
+        assert_eq!(m.value, "0.93");
+        assert_eq!(m.name.as_deref(), Some("Accuracy"));
+        assert_eq!(m.task.as_deref(), Some("text-classification"));
+        assert_eq!(m.dataset.as_deref(), Some("IMDB"));
+        assert_eq!(m.split.as_deref(), Some("test"));
+        // The template's empty results list gives none.
+        assert!(parse(TEMPLATE_CARD).metrics.is_empty());
+    }
+
+    #[test]
+    fn bounds_model_index_metrics() {
+        let mut card = String::from("---\nmodel-index:\n- results:\n  - metrics:\n");
+        for i in 0..10 {
+            card.push_str(&format!("    - {{type: m{i}, value: {i}}}\n"));
+        }
+        card.push_str("---\n");
+        let limits = Limits {
+            max_list_items: 3,
+            ..Limits::default()
+        };
+        let facts = parse_card(&card, &limits);
+        assert_eq!(facts.metrics.len(), 3);
+        assert!(facts.truncated);
+    }
+
+    #[test]
+    fn reads_a_limitations_section_but_not_a_placeholder() {
+        let card = "# m\n\n## Bias, Risks, and Limitations\n\n<!-- template -->\nIt was trained on English news only.\nIt may reflect bias.\n\n## Usage\ntext\n";
+        assert_eq!(
+            parse(card).limitations.as_deref(),
+            Some("It was trained on English news only. It may reflect bias.")
+        );
+        let template = "## Bias, Risks, and Limitations\n\n<!-- x -->\n\n[More Information Needed]\n\n## Usage\nx\n";
+        assert_eq!(parse(template).limitations, None);
+        assert_eq!(parse(TEMPLATE_CARD).limitations, None);
+    }
 
     #[test]
     fn reads_front_matter_fields() {

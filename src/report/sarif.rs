@@ -44,7 +44,8 @@ pub struct SarifLog {
 #[serde(rename_all = "camelCase")]
 struct Run {
     tool: Tool,
-    automation_details: AutomationDetails,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    automation_details: Option<AutomationDetails>,
     original_uri_base_ids: BTreeMap<&'static str, BaseLocation>,
     invocations: Vec<Invocation>,
     column_kind: &'static str,
@@ -139,6 +140,8 @@ struct SarifResult {
     message: Text,
     locations: Vec<ResultLocation>,
     partial_fingerprints: BTreeMap<&'static str, String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    suppressions: Option<Vec<Value>>,
     properties: Map<String, Value>,
 }
 
@@ -166,7 +169,8 @@ struct ArtifactLocation {
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Region {
-    start_line: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    start_line: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     start_column: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -312,7 +316,11 @@ fn cwe_tags(r: RuleId) -> &'static [&'static str] {
 
 fn message(f: &Finding) -> String {
     match &f.location.member {
-        Some(m) => format!("{} (in archive member `{m}`)", f.message),
+        // Messages about a member usually name it already; say it once.
+        Some(m) if !f.message.contains(m.as_str()) => {
+            format!("{} (in archive member `{m}`)", f.message)
+        }
+        Some(_) => f.message.clone(),
         None => f.message.clone(),
     }
 }
@@ -321,27 +329,39 @@ fn region(f: &Finding) -> Option<Region> {
     let l = &f.location;
     match (l.line, l.offset) {
         (Some(line), offset) => Some(Region {
-            start_line: line.max(1),
+            start_line: Some(line.max(1)),
             start_column: l.column.map(|c| c.max(1)),
             byte_offset: offset,
         }),
-        // Binary files have no lines: point at line 1 so consumers that need a line have one,
-        // and give the byte offset for those that understand binary regions.
+        // Binary files have no lines: a byte offset only. A `startLine` would make uploaders
+        // read and line-hash the whole weight file (minutes per multi-GB shard).
         (None, Some(offset)) => Some(Region {
-            start_line: 1,
+            start_line: None,
             start_column: None,
             byte_offset: Some(offset),
         }),
-        (None, None) if f.path.is_empty() => None,
-        (None, None) => Some(Region {
-            start_line: 1,
-            start_column: None,
-            byte_offset: None,
-        }),
+        (None, None) => None,
     }
 }
 
-fn result(prefix: &str, f: &Finding) -> SarifResult {
+/// A finding the policy allowed (by level or by an audited exception) is reported but
+/// suppressed, so code scanning does not open an alert for it.
+fn suppressions(f: &Finding, policy: &str) -> Option<Vec<Value>> {
+    if f.action != Action::Allow {
+        return None;
+    }
+    let justification = match &f.exception {
+        Some(reason) => reason.clone(),
+        None => format!("allowed by policy {policy}"),
+    };
+    Some(vec![json!({
+        "kind": "external",
+        "status": "accepted",
+        "justification": justification,
+    })])
+}
+
+fn result(prefix: &str, policy: &str, f: &Finding) -> SarifResult {
     let mut properties = Map::new();
     properties.insert("severity".into(), json!(f.severity.as_str()));
     properties.insert("action".into(), json!(f.action.as_str()));
@@ -370,6 +390,7 @@ fn result(prefix: &str, f: &Finding) -> SarifResult {
             },
         }],
         partial_fingerprints: BTreeMap::from([(FINGERPRINT_KEY, f.fingerprint.clone())]),
+        suppressions: suppressions(f, policy),
         properties,
     }
 }
@@ -409,7 +430,10 @@ impl From<&Report> for SarifLog {
             .as_ref()
             .and_then(|g| g.path_in_repo.as_deref())
             .unwrap_or("");
-        let results = ordered.into_iter().map(|f| result(prefix, f)).collect();
+        let results = ordered
+            .into_iter()
+            .map(|f| result(prefix, &report.policy.source, f))
+            .collect();
         SarifLog {
             schema: SCHEMA_URI,
             version: "2.1.0",
@@ -423,9 +447,9 @@ impl From<&Report> for SarifLog {
                         rules: RuleId::ALL.iter().map(|r| rule(*r)).collect(),
                     },
                 },
-                automation_details: AutomationDetails {
-                    id: automation_id(&report.root),
-                },
+                // Set only when asked (`--sarif-category`): an id here overrides the category a
+                // workflow gives `upload-sarif`.
+                automation_details: None,
                 original_uri_base_ids: BTreeMap::from([(
                     SRCROOT,
                     BaseLocation {
@@ -452,7 +476,21 @@ impl From<&Report> for SarifLog {
 
 /// Writes the report as SARIF 2.1.0 (pretty-printed, trailing newline).
 pub fn render(report: &Report, w: &mut dyn Write) -> io::Result<()> {
-    let log = SarifLog::from(report);
+    render_with_category(report, None, w)
+}
+
+/// [`render`] with `automationDetails.id` set from `category` (made a safe id, ending in `/`).
+pub fn render_with_category(
+    report: &Report,
+    category: Option<&str>,
+    w: &mut dyn Write,
+) -> io::Result<()> {
+    let mut log = SarifLog::from(report);
+    if let (Some(c), Some(run)) = (category, log.runs.first_mut()) {
+        run.automation_details = Some(AutomationDetails {
+            id: automation_id(c),
+        });
+    }
     serde_json::to_writer_pretty(&mut *w, &log)?;
     w.write_all(b"\n")
 }

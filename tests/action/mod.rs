@@ -653,6 +653,7 @@ fn action_is_composite_with_documented_inputs_used_through_env() {
         "fail-on",
         "format",
         "sarif-file",
+        "category",
         "sbom-file",
         "sbom-format",
         "annotations",

@@ -791,3 +791,475 @@ fn schema_validators_catch_the_known_traps() {
         json!("a b");
     assert!(!sarif_validator().is_valid(&doc));
 }
+
+#[test]
+fn sbom_has_a_dependency_graph_compositions_and_model_identity() {
+    let dir = tempfile::tempdir().unwrap();
+    odd_tree(dir.path());
+    let report = odd_report(dir.path());
+    let bom = cyclonedx::build(&report, &fixed_opts());
+    let doc: Value = serde_json::from_slice(&render_sbom(&bom, SbomFormat::Json)).unwrap();
+    assert_valid(&cyclonedx_validator(), &doc, "sbom");
+    let deps = doc["dependencies"].as_array().unwrap();
+    let edges = |r: &str| -> Vec<String> {
+        deps.iter()
+            .find(|d| d["ref"] == r)
+            .unwrap_or_else(|| panic!("no dependency entry for {r}"))["dependsOn"]
+            .as_array()
+            .map(|a| a.iter().map(|v| v.as_str().unwrap().to_string()).collect())
+            .unwrap_or_default()
+    };
+    let top = edges("repository");
+    assert!(top.contains(&"model:".to_string()), "{top:?}");
+    let root_model = edges("model:");
+    assert!(root_model.contains(&"file:model.safetensors".to_string()));
+    assert!(root_model.contains(&"dataset:imdb".to_string()));
+    // The base model is the model's pedigree ancestor, not a graph edge (the graph may only
+    // name components of this BOM; see `sbom_json_validates_against_the_official_schema`).
+    assert!(!root_model.iter().any(|r| r.starts_with("base-model:")));
+    assert!(edges("model:weights").contains(&"file:weights/pytorch_model.bin".to_string()));
+    let comps = doc["compositions"].as_array().unwrap();
+    assert_eq!(comps[0]["aggregate"], "complete");
+    assert_eq!(comps[1]["aggregate"], "unknown");
+    assert!(comps[1]["assemblies"].to_string().contains("dataset:imdb"));
+
+    // The root model: named after the hub repository, versioned, with a digest and a supplier.
+    let models: Vec<&Value> = doc["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["type"] == "machine-learning-model")
+        .collect();
+    let m = models[0];
+    assert_eq!(m["name"], "demo-model");
+    assert_eq!(m["group"], "demo-org");
+    assert_eq!(m["version"], "0123456789abcdef0123456789abcdef01234567");
+    assert_eq!(
+        m["purl"],
+        "pkg:huggingface/demo-org/demo-model@0123456789abcdef0123456789abcdef01234567"
+    );
+    assert_eq!(m["supplier"]["name"], "demo-org");
+    assert_eq!(m["hashes"][0]["alg"], "SHA-256");
+    assert_eq!(
+        m["externalReferences"][0]["url"],
+        "https://huggingface.co/demo-org/demo-model/blob/0123456789abcdef0123456789abcdef01234567/README.md"
+    );
+    assert_eq!(models[1]["name"], "demo-model/weights");
+    assert_eq!(
+        models[1]["purl"],
+        "pkg:huggingface/demo-org/demo-model@0123456789abcdef0123456789abcdef01234567#weights"
+    );
+    assert_eq!(
+        m["modelCard"]["modelParameters"]["datasets"][0]["classification"],
+        "unknown"
+    );
+    let data: Vec<&Value> = doc["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["type"] == "data")
+        .collect();
+    assert_eq!(data.len(), 2);
+    assert_eq!(doc["metadata"]["component"]["name"], "demo-model");
+    assert_eq!(doc["metadata"]["supplier"]["name"], "demo-org");
+    assert_eq!(doc["metadata"]["lifecycles"][0]["phase"], "build");
+}
+
+#[test]
+fn sbom_gives_a_git_clone_of_a_hub_repository_a_huggingface_purl() {
+    let dir = tempfile::tempdir().unwrap();
+    odd_tree(dir.path());
+    let mut report = odd_report(dir.path());
+    report.repository.remove("huggingface");
+    if let Some(g) = report.git.as_mut() {
+        g.remote = Some("https://huggingface.co/acme/tiny-bert".into());
+    }
+    let bom = cyclonedx::build(&report, &fixed_opts());
+    let doc: Value = serde_json::from_slice(&render_sbom(&bom, SbomFormat::Json)).unwrap();
+    let purl = "pkg:huggingface/acme/tiny-bert@89abcdef0123456789abcdef0123456789abcdef";
+    assert_eq!(doc["metadata"]["component"]["purl"], purl);
+    assert_eq!(doc["components"][0]["purl"], purl);
+}
+
+#[test]
+fn verify_checks_sha512_and_refuses_an_sbom_without_digests() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("repo");
+    odd_tree(&root);
+    let sbom = dir.path().join("model.cdx.json");
+    sbom_file_for(&root, &sbom, &odd_report(&root), SbomFormat::Json);
+    assert!(verify::verify(&sbom, &root, 1).unwrap().is_clean());
+
+    // Same SHA-256 recorded, a different SHA-512: the file does not verify. Only the
+    // `config.json` entry is edited (`link-in.json`, a link to it, records the same digest).
+    let text = fs::read_to_string(&sbom).unwrap();
+    let mut doc: Value = serde_json::from_str(&text).unwrap();
+    let target = format!(
+        "{:x}",
+        sha2::Sha512::digest(fs::read(root.join("config.json")).unwrap())
+    );
+    let mut edited = doc.clone();
+    let mut n = 0;
+    edit_file_hash(
+        &mut edited,
+        "config.json",
+        &target,
+        &"0".repeat(128),
+        &mut n,
+    );
+    assert_eq!(n, 1);
+    let edited = edited.to_string();
+    fs::write(&sbom, &edited).unwrap();
+    let v = verify::verify(&sbom, &root, 1).unwrap();
+    assert_eq!(v.modified.len(), 1, "{v:?}");
+    assert_eq!(v.modified[0].reason, "sha512-mismatch");
+
+    // A 1.6 document is read too.
+    doc["specVersion"] = json!("1.6");
+    fs::write(&sbom, doc.to_string()).unwrap();
+    assert!(verify::verify(&sbom, &root, 1).unwrap().is_clean());
+
+    // No digest for a file: refused.
+    let stripped = doc.to_string().replace("\"hashes\"", "\"_hashes\"");
+    fs::write(&sbom, stripped).unwrap();
+    let err = verify::verify(&sbom, &root, 1).unwrap_err();
+    assert!(err.to_string().contains("no digest"), "{err}");
+}
+
+/// Replaces the hash `from` with `to` in the file component whose `modelgate:path` is `path`.
+fn edit_file_hash(v: &mut Value, path: &str, from: &str, to: &str, n: &mut usize) {
+    if let Some(cs) = v.get_mut("components").and_then(Value::as_array_mut) {
+        for c in cs {
+            let is_it = c["properties"].as_array().is_some_and(|ps| {
+                ps.iter()
+                    .any(|p| p["name"] == "modelgate:path" && p["value"] == path)
+            });
+            if is_it && c["type"] == "file" {
+                for h in c["hashes"].as_array_mut().into_iter().flatten() {
+                    if h["content"] == from {
+                        h["content"] = json!(to);
+                        *n += 1;
+                    }
+                }
+            }
+            edit_file_hash(c, path, from, to, n);
+        }
+    }
+}
+
+/// `scan --sbom` then `verify` on the same tree, both through the binary.
+fn scan_then_verify(root: &Path, extra: &[&str]) -> (Value, std::process::Output) {
+    let out_dir = tempfile::tempdir().unwrap();
+    let sbom = out_dir.path().join("m.cdx.json");
+    let scan = crate::support::modelgate()
+        .arg("scan")
+        .arg(root)
+        .args(["--fail-on", "never", "--sbom"])
+        .arg(&sbom)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        scan.status.success(),
+        "{}",
+        String::from_utf8_lossy(&scan.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&fs::read(&sbom).unwrap()).unwrap();
+    let verify = crate::support::modelgate()
+        .args(["verify", "--sbom"])
+        .arg(&sbom)
+        .arg(root)
+        .output()
+        .unwrap();
+    (doc, verify)
+}
+
+#[test]
+fn verify_round_trips_on_an_hf_cache_repo_and_snapshot() {
+    let repo = crate::support::Repo::new();
+    let content = b"{\"model_type\": \"bert\"}";
+    let blob = crate::support::sha256_hex(content);
+    let commit = "0123456789abcdef0123456789abcdef01234567";
+    let base = "models--org--name";
+    repo.file(&format!("{base}/blobs/{blob}"), content)
+        .file(&format!("{base}/refs/main"), commit)
+        .symlink(
+            &format!("{base}/snapshots/{commit}/config.json"),
+            &format!("../../blobs/{blob}"),
+        );
+    for root in [
+        repo.abs(base),
+        repo.abs(&format!("{base}/snapshots/{commit}")),
+    ] {
+        let (doc, v) = scan_then_verify(&root, &["--hash", "sha512"]);
+        assert!(
+            v.status.success(),
+            "{}\n{}",
+            String::from_utf8_lossy(&v.stdout),
+            String::from_utf8_lossy(&v.stderr)
+        );
+        let text = doc.to_string();
+        assert!(
+            !text.contains(&format!("/snapshots/{commit}/snapshots/")),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn verify_round_trips_on_a_tree_with_an_lfs_pointer() {
+    let repo = crate::support::Repo::new();
+    repo.file("README.md", "---\nlicense: mit\n---\n")
+        .file("big.bin", lfs_pointer());
+    let (_, v) = scan_then_verify(repo.path(), &["--no-git"]);
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
+}
+
+#[test]
+fn verify_round_trips_on_a_git_repository_of_a_hub_model() {
+    let repo = crate::support::Repo::new();
+    repo.file("README.md", "---\nlicense: mit\n---\n# m\n")
+        .file("config.json", "{\"model_type\": \"bert\"}")
+        .file(
+            "model.safetensors",
+            crate::support::safetensors(&[("w", "F32", &[1], &[0; 4])], None),
+        );
+    let commit = crate::git_commit_all(repo.path());
+    git2::Repository::open(repo.path())
+        .unwrap()
+        .remote("origin", "https://huggingface.co/acme/tiny")
+        .unwrap();
+    let (doc, v) = scan_then_verify(repo.path(), &[]);
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stdout));
+    assert_eq!(
+        doc["metadata"]["component"]["purl"],
+        format!("pkg:huggingface/acme/tiny@{commit}")
+    );
+}
+
+#[test]
+fn sarif_suppresses_allowed_findings_and_gives_binary_files_no_line() {
+    let dir = tempfile::tempdir().unwrap();
+    odd_tree(dir.path());
+    let mut report = odd_report(dir.path());
+    for f in report.findings.iter_mut() {
+        if f.path == "big.bin" {
+            f.action = Action::Allow;
+            f.exception = Some("pulled in CI".into());
+        }
+    }
+    let mut out = Vec::new();
+    sarif::render(&report, &mut out).unwrap();
+    let doc: Value = serde_json::from_slice(&out).unwrap();
+    assert_valid(&sarif_validator(), &doc, "sarif");
+    let run = &doc["runs"][0];
+    assert!(run.get("automationDetails").is_none());
+    let results = run["results"].as_array().unwrap();
+    let lfs = results.iter().find(|r| r["ruleId"] == "LFS001").unwrap();
+    assert_eq!(lfs["suppressions"][0]["kind"], "external");
+    assert_eq!(lfs["suppressions"][0]["status"], "accepted");
+    assert_eq!(lfs["suppressions"][0]["justification"], "pulled in CI");
+    let dirty = results.iter().find(|r| r["ruleId"] == "PRV002").unwrap();
+    assert!(dirty["suppressions"].is_array());
+    let pkl = results.iter().find(|r| r["ruleId"] == "PKL001").unwrap();
+    assert!(pkl.get("suppressions").is_none());
+    let region = &pkl["locations"][0]["physicalLocation"]["region"];
+    assert_eq!(region["byteOffset"], 2);
+    assert!(region.get("startLine").is_none());
+
+    let mut out = Vec::new();
+    sarif::render_with_category(&report, Some("models"), &mut out).unwrap();
+    let doc: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(
+        doc["runs"][0]["automationDetails"]["id"],
+        "modelgate/models/"
+    );
+}
+
+fn scan_sbom(root: &Path, extra: &[&str]) -> Value {
+    let out_dir = tempfile::tempdir().unwrap();
+    let sbom = out_dir.path().join("m.cdx.json");
+    let out = crate::support::modelgate()
+        .arg("scan")
+        .arg(root)
+        .args(["--fail-on", "never", "--no-git", "--sbom"])
+        .arg(&sbom)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&fs::read(&sbom).unwrap()).unwrap();
+    assert_valid(&cyclonedx_validator(), &doc, "sbom");
+    doc
+}
+
+fn models(doc: &Value) -> Vec<&Value> {
+    doc["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["type"] == "machine-learning-model")
+        .collect()
+}
+
+/// A `.npz` holding one `<f4` array of one element (a zip of one `.npy`).
+fn npz_one_float() -> Vec<u8> {
+    let mut header = "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }".to_string();
+    while !(10 + header.len() + 1).is_multiple_of(64) {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut npy = b"\x93NUMPY\x01\x00".to_vec();
+    npy.extend((header.len() as u16).to_le_bytes());
+    npy.extend(header.as_bytes());
+    npy.extend([0u8; 4]);
+    crate::support::zip_stored(&[("mel_80.npy", &npy)])
+}
+
+#[test]
+fn sbom_keeps_module_folders_and_assets_inside_their_model() {
+    // A sentence-transformers layout: `1_Pooling` (a config only) and `2_Dense` (its own
+    // weights and config) are modules of the root model; `assets/` holds mel filters (npz);
+    // a Core ML spec is recorded as Core ML.
+    let st = crate::support::safetensors(&[("w", "F32", &[1], &[0; 4])], None);
+    let repo = crate::support::Repo::new();
+    repo.file("README.md", "---\nlicense: mit\n---\n# m\n")
+        .file("config.json", "{\"model_type\": \"bert\"}")
+        .file("model.safetensors", &st)
+        .file(
+            "1_Pooling/config.json",
+            "{\"pooling_mode_mean_tokens\": true}",
+        )
+        .file("2_Dense/config.json", "{\"in_features\": 4}")
+        .file("2_Dense/model.safetensors", &st)
+        .file("assets/mel_filters.npz", npz_one_float())
+        .file("coreml/model.mlmodel", b"\x08\x04\x12\x04\x0a\x02\x0a\x00");
+    let doc = scan_sbom(repo.path(), &[]);
+    let ms = models(&doc);
+    let names: Vec<String> = ms
+        .iter()
+        .map(|m| m["properties"][0]["value"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names, ["", "coreml"], "model directories: {ms:?}");
+    let mut files = BTreeMap::new();
+    sbom_files(ms[0], &mut files);
+    for p in [
+        "1_Pooling/config.json",
+        "2_Dense/model.safetensors",
+        "assets/mel_filters.npz",
+    ] {
+        assert!(
+            files.contains_key(p),
+            "{p} not in the root model: {:?}",
+            files.keys()
+        );
+    }
+    let mut files = BTreeMap::new();
+    sbom_files(ms[1], &mut files);
+    let coreml = files["coreml/model.mlmodel"]["properties"].to_string();
+    assert!(coreml.contains("\"coreml\""), "{coreml}");
+}
+
+#[test]
+fn sbom_records_base_models_metrics_limitations_and_the_supplier() {
+    let card = "---\nlicense: mit\nbase_model: google-bert/bert-base-uncased\ndatasets:\n- acme/reviews\npipeline_tag: text-classification\nmodel-index:\n- name: m\n  results:\n  - task: {type: text-classification}\n    dataset: {name: Reviews, type: acme/reviews, split: test}\n    metrics:\n    - {type: accuracy, value: 0.91}\n---\n# m\n\n## Limitations\n\nEnglish reviews only.\n";
+    let repo = crate::support::Repo::new();
+    repo.file("README.md", card)
+        .file("config.json", "{\"model_type\": \"bert\"}")
+        .file(
+            "model.safetensors",
+            crate::support::safetensors(&[("w", "F32", &[1], &[0; 4])], None),
+        )
+        .file("notes/extra.txt", "x\n");
+    let doc = scan_sbom(
+        repo.path(),
+        &[
+            "--sbom-supplier",
+            "Acme Corp",
+            "--sbom-supplier-url",
+            "https://acme.example/security",
+            "--sbom-author",
+            "Jane Doe",
+        ],
+    );
+    let m = models(&doc)[0].clone();
+    let card = &m["modelCard"];
+    let metric = &card["quantitativeAnalysis"]["performanceMetrics"][0];
+    assert_eq!(metric["type"], "accuracy");
+    assert_eq!(metric["value"], "0.91");
+    assert_eq!(metric["slice"], "Reviews / test / text-classification");
+    assert_eq!(card["modelParameters"]["inputs"][0]["format"], "text");
+    assert_eq!(card["modelParameters"]["outputs"][0]["format"], "label");
+    assert_eq!(card["properties"][0]["value"], "English reviews only.");
+    assert_eq!(m["supplier"]["name"], "Acme Corp");
+
+    // The base model is the model's pedigree ancestor, with its Hub identity.
+    let base = &m["pedigree"]["ancestors"][0];
+    assert_eq!(base["name"], "bert-base-uncased");
+    assert_eq!(base["group"], "google-bert");
+    assert_eq!(
+        base["purl"],
+        "pkg:huggingface/google-bert/bert-base-uncased"
+    );
+    assert_eq!(base["supplier"]["name"], "google-bert");
+    assert!(base.get("bom-ref").is_none());
+
+    // Every ref in the graph names a component, and every top-level component has a supplier.
+    let mut refs = std::collections::BTreeSet::new();
+    fn collect(v: &Value, refs: &mut std::collections::BTreeSet<String>) {
+        for c in v["components"].as_array().into_iter().flatten() {
+            if let Some(r) = c["bom-ref"].as_str() {
+                refs.insert(r.to_string());
+            }
+            collect(c, refs);
+        }
+    }
+    collect(&doc, &mut refs);
+    refs.insert("repository".into());
+    for d in doc["dependencies"].as_array().unwrap() {
+        assert!(refs.contains(d["ref"].as_str().unwrap()), "{d}");
+        for r in d["dependsOn"].as_array().into_iter().flatten() {
+            assert!(refs.contains(r.as_str().unwrap()), "{r}");
+        }
+    }
+    for c in doc["components"].as_array().unwrap() {
+        assert!(c["supplier"]["name"].is_string(), "no supplier: {c}");
+    }
+    assert_eq!(doc["metadata"]["supplier"]["name"], "Acme Corp");
+    assert_eq!(
+        doc["metadata"]["supplier"]["url"][0],
+        "https://acme.example/security"
+    );
+    assert_eq!(doc["metadata"]["authors"][0]["name"], "Jane Doe");
+}
+
+#[test]
+fn sarif_category_sets_the_automation_id_from_the_command_line() {
+    let repo = crate::support::Repo::new();
+    repo.file("README.md", "# x\n");
+    let out_dir = tempfile::tempdir().unwrap();
+    let sarif = out_dir.path().join("r.sarif");
+    let out = crate::support::modelgate()
+        .arg("scan")
+        .arg(repo.path())
+        .args(["--fail-on", "never", "--no-git", "--sarif"])
+        .arg(&sarif)
+        .args(["--sarif-category", "models"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&fs::read(&sarif).unwrap()).unwrap();
+    assert_valid(&sarif_validator(), &doc, "sarif");
+    assert_eq!(
+        doc["runs"][0]["automationDetails"]["id"],
+        "modelgate/models/"
+    );
+}
