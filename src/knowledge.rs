@@ -1242,7 +1242,7 @@ const TORCHSCRIPT_CALLS: &[Danger] = &[
 ];
 
 /// Whether a call in TorchScript source is dangerous: one of `names` (the dotted names the
-/// callee may stand for) is a [`TORCHSCRIPT_CALLS`] entry or a dangerous global (`os.system`,
+/// callee may stand for) is a `TORCHSCRIPT_CALLS` entry or a dangerous global (`os.system`,
 /// `subprocess.Popen`, ...). Returns the matching name with its category and reason.
 pub fn torchscript_call(names: &[String]) -> Option<(String, &'static str, &'static str)> {
     for name in names {

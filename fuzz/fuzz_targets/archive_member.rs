@@ -11,16 +11,7 @@ use modelgate::inspect::{Ctx, ScanConfig};
 
 fuzz_target!(|data: &[u8]| {
     let cfg = ScanConfig::default();
-    let mut ctx = Ctx {
-        cfg: &cfg,
-        rel: "fuzz.bin",
-        path: Path::new("/nonexistent/fuzz.bin"),
-        facts: Default::default(),
-        detections: Vec::new(),
-        tensors: None,
-        text: None,
-        card: None,
-    };
+    let mut ctx = Ctx::new(&cfg, "fuzz.bin", Path::new("/nonexistent/fuzz.bin"));
     let name = if data.first() == Some(&b'{') {
         "config.json"
     } else {

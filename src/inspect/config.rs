@@ -297,17 +297,7 @@ mod tests {
 
     fn run(f: impl FnOnce(&mut Ctx<'_>)) -> Vec<crate::model::finding::Detection> {
         let cfg = ScanConfig::default();
-        let mut ctx = Ctx {
-            cfg: &cfg,
-            rel: "model_config.yaml",
-            path: Path::new("model_config.yaml"),
-            facts: Default::default(),
-            detections: Vec::new(),
-            tensors: None,
-            text: None,
-            card: None,
-            torch_storages: Vec::new(),
-        };
+        let mut ctx = Ctx::new(&cfg, "model_config.yaml", Path::new("model_config.yaml"));
         f(&mut ctx);
         ctx.detections
     }

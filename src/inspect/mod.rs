@@ -111,7 +111,22 @@ pub struct Ctx<'a> {
     pub torch_storages: Vec<(Option<String>, pickle::Storage)>,
 }
 
-impl Ctx<'_> {
+impl<'a> Ctx<'a> {
+    /// A context for the file `rel` (at `path` on disk) with nothing recorded yet.
+    pub fn new(cfg: &'a ScanConfig, rel: &'a str, path: &'a Path) -> Self {
+        Ctx {
+            cfg,
+            rel,
+            path,
+            facts: Map::new(),
+            detections: Vec::new(),
+            tensors: None,
+            text: None,
+            card: None,
+            torch_storages: Vec::new(),
+        }
+    }
+
     /// Records a detection about this file.
     pub fn detect(
         &mut self,
@@ -232,17 +247,7 @@ pub fn scan_reader<R: io::Read>(
     }
     let mut reader =
         read::HashingReader::new(input, read::block_for(size, cfg.block_size), cfg.sha512);
-    let mut ctx = Ctx {
-        cfg,
-        rel,
-        path: open,
-        facts: Map::new(),
-        detections: Vec::new(),
-        tensors: None,
-        text: None,
-        card: None,
-        torch_storages: Vec::new(),
-    };
+    let mut ctx = Ctx::new(cfg, rel, open);
     let result = inspect_file(&mut ctx, &mut reader, size).and_then(|fk| {
         reader.drain()?;
         Ok(fk)
