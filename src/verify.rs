@@ -24,7 +24,7 @@ use serde_json::Value;
 
 use crate::inspect::{open_regular, read::HashingReader};
 use crate::model::rules::RuleId;
-use crate::provenance::hfcache::{self, CacheRoot};
+use crate::provenance::hfcache;
 use crate::report::cyclonedx::{prop, sbom_text};
 use crate::report::text::sanitize;
 use crate::walk::{self, EntryKind, WalkOptions};
@@ -470,34 +470,6 @@ fn compare(path: &str, rec: &Recorded, found: &Found) -> Option<Modified> {
     }
 }
 
-/// The crawl layout `scan` uses for a Hugging Face cache (kept equal to the engine's): blobs are
-/// reached through their snapshots only (the SBOM lists `snapshots/<rev>/...` paths with the
-/// blob's digest), and a snapshot root may follow its links up to the repository's `blobs/`.
-fn hf_layout(root: &Path) -> (Option<std::path::PathBuf>, Vec<String>) {
-    let Some(cache) = hfcache::detect(root) else {
-        return (None, Vec::new());
-    };
-    match &cache.root {
-        CacheRoot::Hub => (
-            None,
-            cache
-                .repos
-                .iter()
-                .map(|r| format!("{}/blobs", r.dir))
-                .collect(),
-        ),
-        CacheRoot::Repo => (None, vec!["blobs".to_string()]),
-        CacheRoot::Snapshot { prefix, .. } => {
-            let depth = 2 + prefix.split('/').filter(|c| !c.is_empty()).count();
-            let mut up = root.to_path_buf();
-            for _ in 0..depth {
-                up.push("..");
-            }
-            (Some(up), Vec::new())
-        }
-    }
-}
-
 /// The root-relative path a relative link target names, when it stays inside the root.
 fn resolve_link(link: &str, target: &str) -> Option<String> {
     if target.starts_with('/') || target.contains('\\') {
@@ -544,7 +516,10 @@ pub fn verify_with(
             .map(|s| s.to_string())
             .collect();
     }
-    let (containment, hidden_dirs) = hf_layout(root);
+    // The crawl layout `scan` uses, so the SBOM's paths are found the same way.
+    let (containment, hidden_dirs) = hfcache::detect(root)
+        .map(|cache| cache.walk_layout(root))
+        .unwrap_or_default();
     let opts = WalkOptions {
         excludes,
         max_files: limits.max_files,

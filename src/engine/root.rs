@@ -12,7 +12,7 @@ use crate::inspect::FileScan;
 use crate::model::finding::Detection;
 use crate::model::format::{Format, Kind};
 use crate::model::report::{FileRecord, GitFacts};
-use crate::provenance::hfcache::{self, CacheRoot, HfCache};
+use crate::provenance::hfcache::{self, HfCache};
 use crate::repository;
 use crate::walk::{self, EntryKind, Walk, WalkError, WalkOptions};
 
@@ -78,7 +78,7 @@ pub fn crawl(
 ) -> Result<Crawled, WalkError> {
     let hf = hfcache::detect(root);
     let (containment, hidden_dirs) = match &hf {
-        Some(cache) => hf_layout(root, cache),
+        Some(cache) => cache.walk_layout(root),
         None => (None, Vec::new()),
     };
     let opts = WalkOptions {
@@ -277,30 +277,6 @@ fn unread_record<const N: usize>(
         kind: Kind::Other,
         format,
         facts: facts.into_iter().map(|(k, v)| (k.key(), v)).collect(),
-    }
-}
-
-/// Containment root and hidden directories for a Hugging Face cache scan.
-fn hf_layout(root: &Path, cache: &HfCache) -> (Option<PathBuf>, Vec<String>) {
-    match &cache.root {
-        CacheRoot::Hub => (
-            None,
-            cache
-                .repos
-                .iter()
-                .map(|r| format!("{}/blobs", r.dir))
-                .collect(),
-        ),
-        CacheRoot::Repo => (None, vec!["blobs".to_string()]),
-        CacheRoot::Snapshot { prefix, .. } => {
-            // root = <repo>/snapshots/<commit>/<prefix>: climb back to <repo>.
-            let depth = 2 + prefix.split('/').filter(|c| !c.is_empty()).count();
-            let mut up = root.to_path_buf();
-            for _ in 0..depth {
-                up.push("..");
-            }
-            (Some(up), Vec::new())
-        }
     }
 }
 

@@ -599,6 +599,32 @@ fn rel_string(path: &Path) -> Option<String> {
 }
 
 impl HfCache {
+    /// How a scan rooted at `root` (where this cache was detected) walks it: the containment
+    /// root links may resolve inside, and the directories to hide. Blobs are reached through
+    /// their snapshots only (reports and SBOMs list `snapshots/<rev>/...` paths with the blob's
+    /// digest); a snapshot root may follow its links up to the repository's `blobs/`.
+    pub fn walk_layout(&self, root: &Path) -> (Option<PathBuf>, Vec<String>) {
+        match &self.root {
+            CacheRoot::Hub => (
+                None,
+                self.repos
+                    .iter()
+                    .map(|r| format!("{}/blobs", r.dir))
+                    .collect(),
+            ),
+            CacheRoot::Repo => (None, vec!["blobs".to_string()]),
+            CacheRoot::Snapshot { prefix, .. } => {
+                // root = <repo>/snapshots/<commit>/<prefix>: climb back to <repo>.
+                let depth = 2 + prefix.split('/').filter(|c| !c.is_empty()).count();
+                let mut up = root.to_path_buf();
+                for _ in 0..depth {
+                    up.push("..");
+                }
+                (Some(up), Vec::new())
+            }
+        }
+    }
+
     /// The repository, commit and in-repo path of `rel_path` (relative to the scan root,
     /// `/`-separated), when it lies inside a snapshot.
     pub fn snapshot_of(&self, rel_path: &str) -> Option<SnapshotFile> {
