@@ -271,17 +271,7 @@ fn check_value(ctx: &mut Ctx<'_>, value: &Value, member: Option<&str>) {
         }
     }
     if !names.is_empty() {
-        let mut all: Vec<String> = ctx
-            .facts
-            .fact(Fact::ConfigTargets)
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default();
+        let mut all = ctx.facts.fact_strings(Fact::ConfigTargets);
         all.extend(names);
         all.sort();
         all.dedup();

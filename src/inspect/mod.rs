@@ -179,24 +179,24 @@ fn open_no_follow(path: &Path) -> io::Result<File> {
     File::open(path)
 }
 
+/// SCAN001 for a file that could not be opened or read.
+fn unreadable(rel: &str, e: &dyn std::fmt::Display) -> Detection {
+    Detection::new(
+        RuleId::UnreadableFile,
+        rel,
+        "read",
+        format!("cannot read file: {e}"),
+    )
+    .with("error", e.to_string())
+}
+
 /// Scans one regular file: digests plus format inspection, in one read.
 pub fn scan_file(open: &Path, rel: &str, expected_size: u64, cfg: &ScanConfig) -> FileScan {
     let mut out = FileScan::default();
-    let unreadable = |out: &mut FileScan, e: &dyn std::fmt::Display| {
-        out.detections.push(
-            Detection::new(
-                RuleId::UnreadableFile,
-                rel,
-                "read",
-                format!("cannot read file: {e}"),
-            )
-            .with("error", e.to_string()),
-        );
-    };
     let file = match open_regular(open) {
         Ok(f) => f,
         Err(e) => {
-            unreadable(&mut out, &e);
+            out.detections.push(unreadable(rel, &e));
             return out;
         }
     };
@@ -217,17 +217,6 @@ pub fn scan_reader<R: io::Read>(
     cfg: &ScanConfig,
 ) -> FileScan {
     let mut out = FileScan::default();
-    let unreadable = |out: &mut FileScan, e: &dyn std::fmt::Display| {
-        out.detections.push(
-            Detection::new(
-                RuleId::UnreadableFile,
-                rel,
-                "read",
-                format!("cannot read file: {e}"),
-            )
-            .with("error", e.to_string()),
-        );
-    };
     if size > cfg.limits.max_file_bytes {
         out.size = size;
         out.detections.push(
@@ -258,7 +247,7 @@ pub fn scan_reader<R: io::Read>(
             out.kind = Some(kind);
         }
         Err(e) => {
-            unreadable(&mut out, &e);
+            out.detections.push(unreadable(rel, &e));
             return out;
         }
     }
@@ -564,15 +553,9 @@ fn record_pickle(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) 
     // Facts: protocol, globals, layout. Members add to the file's lists.
     let mut globals: BTreeSet<String> = ctx
         .facts
-        .fact(Fact::PickleGlobals)
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default();
+        .fact_strings(Fact::PickleGlobals)
+        .into_iter()
+        .collect();
     for imp in &a.imports {
         globals.insert(import_name(imp));
     }

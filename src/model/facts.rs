@@ -130,6 +130,18 @@ pub trait FactMap {
     fn set_fact(&mut self, key: Fact, value: impl Into<Value>);
     /// Removes a fact, returning its value.
     fn take_fact(&mut self, key: Fact) -> Option<Value>;
+    /// The strings of a list-of-strings fact (empty when absent; non-strings skipped).
+    fn fact_strings(&self, key: Fact) -> Vec<String> {
+        self.fact(key)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
 }
 
 impl FactMap for Map<String, Value> {

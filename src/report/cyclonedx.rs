@@ -326,6 +326,36 @@ fn purl_segment(s: &str) -> String {
     percent_encode_path(s).replace('/', "%2F")
 }
 
+/// The purl of something fetched from a source repository, most specific first: the Hugging
+/// Face repository (what a consumer downloads), else GitHub at the commit, else any git remote
+/// at the commit. `subpath` (`#dir`, or empty) names a folder inside it.
+fn source_purl(
+    hf: Option<&HfRepo>,
+    github: Option<&(String, String)>,
+    remote: Option<&str>,
+    commit: Option<&str>,
+    name: &str,
+    subpath: &str,
+) -> Option<String> {
+    if let Some(hf) = hf {
+        return Some(format!("{}{subpath}", hf_purl(hf)));
+    }
+    let commit = commit?;
+    if let Some((org, repo)) = github {
+        return Some(format!(
+            "pkg:github/{}/{}@{commit}{subpath}",
+            purl_segment(org),
+            purl_segment(repo)
+        ));
+    }
+    let url = remote.and_then(vcs_uri)?;
+    Some(format!(
+        "pkg:generic/{}@{commit}?vcs_url={}{subpath}",
+        purl_segment(name),
+        purl_segment(&format!("git+{url}@{commit}"))
+    ))
+}
+
 fn hf_purl(hf: &HfRepo) -> String {
     let name = hf
         .repo_id
@@ -682,24 +712,14 @@ fn model_component(
     } else {
         format!("#{}", percent_encode_path(&origin.subpath))
     };
-    let purl = if let Some(hf) = &origin.hf {
-        Some(format!("{}{subpath}", hf_purl(hf)))
-    } else if let (Some((org, repo)), Some(commit)) = (&origin.github, &commit) {
-        Some(format!(
-            "pkg:github/{}/{}@{commit}{subpath}",
-            purl_segment(org),
-            purl_segment(repo)
-        ))
-    } else if let (Some(url), Some(commit)) = (origin.remote.as_deref().and_then(vcs_uri), &commit)
-    {
-        Some(format!(
-            "pkg:generic/{}@{commit}?vcs_url={}{subpath}",
-            purl_segment(&base_name),
-            purl_segment(&format!("git+{url}@{commit}"))
-        ))
-    } else {
-        None
-    };
+    let purl = source_purl(
+        origin.hf.as_ref(),
+        origin.github.as_ref(),
+        origin.remote.as_deref(),
+        commit.as_deref(),
+        &base_name,
+        &subpath,
+    );
     c.purl = purl.as_deref().and_then(Purl::from_str_unchecked);
     if let Some(d) = model_digest(&dir.path, files) {
         c.hashes = Some(Hashes(vec![hash(HashAlgorithm::SHA_256, &d)]));
@@ -1262,23 +1282,14 @@ fn metadata_component(report: &Report, opts: &SbomOptions, cx: &Cx<'_>) -> Compo
 
     // purl: the hub identity first (that is what a consumer downloads), else the git host.
     let remote = report.git.as_ref().and_then(|g| g.remote.as_deref());
-    let purl = if let Some(hf) = &cx.hf {
-        Some(hf_purl(hf))
-    } else if let (Some((org, repo)), Some(commit)) = (&cx.github, &cx.commit) {
-        Some(format!(
-            "pkg:github/{}/{}@{commit}",
-            purl_segment(org),
-            purl_segment(repo)
-        ))
-    } else if let (Some(url), Some(commit)) = (remote.and_then(vcs_uri), &cx.commit) {
-        Some(format!(
-            "pkg:generic/{}@{commit}?vcs_url={}",
-            purl_segment(&name),
-            purl_segment(&format!("git+{url}@{commit}"))
-        ))
-    } else {
-        None
-    };
+    let purl = source_purl(
+        cx.hf.as_ref(),
+        cx.github.as_ref(),
+        remote,
+        cx.commit.as_deref(),
+        &name,
+        "",
+    );
     c.purl = purl.as_deref().and_then(Purl::from_str_unchecked);
 
     let mut refs = Vec::new();
