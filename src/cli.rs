@@ -209,6 +209,7 @@ pub struct ScanArgs {
 /// `scan`'s signature flags: they add to the policy's `[signing]` table.
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Signature (OpenSSF Model Signing)")]
+#[command(group(clap::ArgGroup::new("keyless_signer").args(["identity", "identity_regex"])))]
 pub struct ScanSigningArgs {
     /// The signature to check (default: `[signing] signature`, `model.sig` at the scan root).
     /// One scan root only.
@@ -217,8 +218,9 @@ pub struct ScanSigningArgs {
     /// Fail (SIG001) when the scan root has no signature, as `[signing] require = true`.
     #[arg(long)]
     pub require_signature: bool,
-    /// Trust this public key (PEM; repeatable).
-    #[arg(long = "key", value_name = "PEM")]
+    /// Trust this public key (PEM; repeatable), or a key fingerprint `sha256:<hex>` (checked
+    /// against the key a certificate signature carries).
+    #[arg(long = "key", value_name = "PEM|FINGERPRINT")]
     pub keys: Vec<PathBuf>,
     /// Trust these root certificates (PEM; repeatable).
     #[arg(long = "certificate-chain", value_name = "PEM")]
@@ -226,11 +228,19 @@ pub struct ScanSigningArgs {
     /// Keyless: trust this signer identity (certificate SAN), exact match.
     #[arg(long, value_name = "SAN", requires_all = ["issuer", "trust_root"])]
     pub identity: Option<String>,
+    /// Keyless: trust any signer identity the whole of which matches this regular expression.
+    #[arg(
+        long = "identity-regex",
+        value_name = "REGEX",
+        conflicts_with = "identity",
+        requires_all = ["issuer", "trust_root"]
+    )]
+    pub identity_regex: Option<String>,
     /// Keyless: the identity's OIDC issuer, exact match.
-    #[arg(long, value_name = "URL", requires = "identity")]
+    #[arg(long, value_name = "URL", requires = "keyless_signer")]
     pub issuer: Option<String>,
     /// Keyless: a Sigstore trusted root JSON (verification is offline).
-    #[arg(long = "trust-root", value_name = "FILE", requires = "identity")]
+    #[arg(long = "trust-root", value_name = "FILE", requires = "keyless_signer")]
     pub trust_root: Option<PathBuf>,
 }
 
@@ -286,31 +296,42 @@ Signature verification (exit 0 only when the signature and the tree both verify)
   --signature model.sig --identity I --issuer U --trust-root trusted_root.json
                                                    keyless Sigstore, offline: Fulcio chain, SAN and
                                                    OIDC issuer, Rekor SET and inclusion proof
+                                                   (--identity-regex R: the whole SAN matches R)
 SBOM:
   --sbom model.cdx.json [--attestation att.json --key pub.pem]
                                                    files match the SBOM (signed by the key)";
 
 /// Who the verifier trusts (shared by `verify --signature` and `verify --attestation`).
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("keyless_signer").args(["identity", "identity_regex"])))]
 pub struct SignatureTrustArgs {
     /// Trust this public key (PEM).
-    #[arg(long, value_name = "PEM", conflicts_with_all = ["certificate_chain", "identity"])]
+    #[arg(long, value_name = "PEM", conflicts_with_all = ["certificate_chain", "keyless_signer"])]
     pub key: Option<PathBuf>,
     /// Trust these root certificates (PEM; repeatable).
     #[arg(
         long = "certificate-chain",
         value_name = "PEM",
-        conflicts_with = "identity"
+        conflicts_with = "keyless_signer"
     )]
     pub certificate_chain: Vec<PathBuf>,
     /// Keyless: the signer's identity (certificate SAN: email or URI), exact match.
     #[arg(long, value_name = "SAN", requires_all = ["issuer", "trust_root"])]
     pub identity: Option<String>,
+    /// Keyless: a regular expression the whole certificate SAN must match (anchored, unlike
+    /// cosign's), e.g. `https://github\.com/org/repo/\.github/workflows/.*@refs/tags/v.*`.
+    #[arg(
+        long = "identity-regex",
+        value_name = "REGEX",
+        conflicts_with = "identity",
+        requires_all = ["issuer", "trust_root"]
+    )]
+    pub identity_regex: Option<String>,
     /// Keyless: the OIDC issuer, exact match (e.g. `https://token.actions.githubusercontent.com`).
-    #[arg(long, value_name = "URL", requires = "identity")]
+    #[arg(long, value_name = "URL", requires = "keyless_signer")]
     pub issuer: Option<String>,
     /// Keyless: a Sigstore trusted root JSON (verification is offline).
-    #[arg(long = "trust-root", value_name = "FILE", requires = "identity")]
+    #[arg(long = "trust-root", value_name = "FILE", requires = "keyless_signer")]
     pub trust_root: Option<PathBuf>,
     /// A path (relative to the tree) to leave out, like the reference's --ignore-paths; repeatable.
     #[arg(long = "ignore-path", value_name = "REL")]

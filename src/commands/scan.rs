@@ -128,12 +128,26 @@ fn apply_signing_args(args: &ScanArgs, s: &mut policy::SigningOptions) -> Result
             .with_context(|| format!("cannot resolve {}", sig.display()))?;
     }
     s.require |= a.require_signature;
-    s.keys.extend(a.keys.iter().cloned());
+    for k in &a.keys {
+        match k.to_str().and_then(policy::key_fingerprint) {
+            Some(fp) => s.key_fingerprints.push(fp),
+            None => s.keys.push(k.clone()),
+        }
+    }
     s.certificate_chain
         .extend(a.certificate_chain.iter().cloned());
-    if let (Some(subject), Some(issuer)) = (&a.identity, &a.issuer) {
+    let subject = match (&a.identity, &a.identity_regex) {
+        (Some(exact), _) => Some((exact, false)),
+        (None, Some(pattern)) => {
+            modelgate::sign::SubjectMatch::regex(pattern)?;
+            Some((pattern, true))
+        }
+        (None, None) => None,
+    };
+    if let (Some((subject, subject_regex)), Some(issuer)) = (subject, &a.issuer) {
         s.identities.push(policy::SigningIdentity {
             subject: subject.clone(),
+            subject_regex,
             issuer: issuer.clone(),
         });
     }

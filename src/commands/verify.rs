@@ -40,6 +40,7 @@ fn verify_signed(args: &VerifyArgs) -> Result<u8> {
         key: t.key.clone(),
         certificate_chain: t.certificate_chain.clone(),
         identity: t.identity.clone(),
+        identity_regex: t.identity_regex.clone(),
         issuer: t.issuer.clone(),
         trust_root: t.trust_root.clone(),
     };

@@ -34,6 +34,7 @@ pub fn check_root(
     let policy = check::SigningPolicy {
         require: o.require,
         keys: o.keys.clone(),
+        key_fingerprints: o.key_fingerprints.clone(),
         certificate_roots: o.certificate_chain.clone(),
         identities: o
             .identities
@@ -41,6 +42,7 @@ pub fn check_root(
             .map(|i| check::Identity {
                 issuer: i.issuer.clone(),
                 subject: i.subject.clone(),
+                subject_regex: i.subject_regex,
             })
             .collect(),
         trust_root: o.trust_root.clone(),

@@ -329,7 +329,7 @@ const SIGNING_KEYS: &[&str] = &[
     "identities",
     "trust_root",
 ];
-const IDENTITY_KEYS: &[&str] = &["subject", "issuer"];
+const IDENTITY_KEYS: &[&str] = &["subject", "subject_regex", "issuer"];
 const EXCEPTION_KEYS: &[&str] = &["rule", "path", "sha256", "reason", "expires"];
 const LEVELS: &[&str] = &["deny", "warn", "allow"];
 /// Revision forms `[source] pinned_revisions` accepts.
@@ -356,12 +356,38 @@ struct RawPolicy {
     signing: RawSigning,
 }
 
-/// One `identities` entry: its span (for "missing key" problems), `subject`, `issuer`.
-type RawIdentity = (
-    Range<usize>,
-    Option<Spanned<String>>,
-    Option<Spanned<String>>,
-);
+/// Whether a `subject_regex` compiles (with the size cap the verifier applies); reports it if not.
+fn valid_regex(d: &mut Diag<'_>, at: &Spanned<String>, pattern: &str) -> bool {
+    match regex::RegexBuilder::new(pattern)
+        .size_limit(1 << 20)
+        .build()
+    {
+        Ok(_) => true,
+        Err(e) => {
+            let first = e.to_string();
+            let first = first.lines().last().unwrap_or_default().trim().to_string();
+            d.error(
+                at.span(),
+                "bad-regex",
+                format!("`subject_regex` is not a valid regular expression: {first}"),
+                Some(
+                    "it must match the whole SAN, e.g. subject_regex = 'https://github\\.com/org/repo/\\.github/workflows/release\\.yml@refs/tags/v.*'"
+                        .into(),
+                ),
+            );
+            false
+        }
+    }
+}
+
+/// One `identities` entry, with its span for "missing key" problems.
+#[derive(Debug)]
+struct RawIdentity {
+    span: Range<usize>,
+    subject: Option<Spanned<String>>,
+    subject_regex: Option<Spanned<String>>,
+    issuer: Option<Spanned<String>>,
+}
 
 #[derive(Debug, Default)]
 struct RawSigning {
@@ -643,18 +669,24 @@ impl RawPolicy {
             let Some(t) = table(d, "identities", item) else {
                 continue;
             };
-            let (mut subject, mut issuer) = (None, None);
+            let mut id = RawIdentity {
+                span: item.span(),
+                subject: None,
+                subject_regex: None,
+                issuer: None,
+            };
             for (key, value) in t.iter() {
                 let name: &str = key.get_ref();
                 match name {
-                    "subject" => subject = string(d, name, value),
-                    "issuer" => issuer = string(d, name, value),
+                    "subject" => id.subject = string(d, name, value),
+                    "subject_regex" => id.subject_regex = string(d, name, value),
+                    "issuer" => id.issuer = string(d, name, value),
                     _ => {
                         d.unknown_key(key, "in [signing] identities", "an identity", IDENTITY_KEYS)
                     }
                 }
             }
-            self.signing.identities.push((item.span(), subject, issuer));
+            self.signing.identities.push(id);
         }
     }
 
@@ -822,18 +854,36 @@ fn validate_signing(d: &mut Diag<'_>, raw: RawSigning, source: &PolicySource) ->
             out.signature = PathBuf::from(sig.into_inner());
         }
     }
-    out.keys = raw
-        .keys
-        .into_iter()
-        .filter_map(|k| path(d, "keys", k))
-        .collect();
+    for k in raw.keys {
+        if let Some(fp) = super::key_fingerprint(k.get_ref()) {
+            out.key_fingerprints.push(fp);
+        } else if k.get_ref().starts_with("sha256:") {
+            d.error(
+                k.span(),
+                "bad-fingerprint",
+                "a key fingerprint is `sha256:` and 64 hex digits",
+                Some(
+                    "the SHA-256 of the key's DER SubjectPublicKeyInfo, as `modelgate verify` prints it"
+                        .to_string(),
+                ),
+            );
+        } else if let Some(p) = path(d, "keys", k) {
+            out.keys.push(p);
+        }
+    }
     out.certificate_chain = raw
         .certificate_chain
         .into_iter()
         .filter_map(|c| path(d, "certificate_chain", c))
         .collect();
     let any_identity = !raw.identities.is_empty();
-    for (span, subject, issuer) in raw.identities {
+    for RawIdentity {
+        span,
+        subject,
+        subject_regex,
+        issuer,
+    } in raw.identities
+    {
         let field = |d: &mut Diag<'_>, name: &str, v: Option<Spanned<String>>| match v {
             Some(v) if !v.get_ref().trim().is_empty() => Some(v.into_inner()),
             Some(v) => {
@@ -858,10 +908,29 @@ fn validate_signing(d: &mut Diag<'_>, raw: RawSigning, source: &PolicySource) ->
                 None
             }
         };
-        let subject = field(d, "subject", subject);
+        let (subject, is_regex) = match (subject, subject_regex) {
+            (Some(_), Some(r)) => {
+                d.error(
+                    r.span(),
+                    "conflicting-setting",
+                    "identity has both `subject` and `subject_regex`",
+                    Some("keep one: an exact SAN, or a pattern the whole SAN must match".into()),
+                );
+                (None, false)
+            }
+            (None, Some(r)) => (
+                field(d, "subject_regex", Some(r.clone())).filter(|p| valid_regex(d, &r, p)),
+                true,
+            ),
+            (s, None) => (field(d, "subject", s), false),
+        };
         let issuer = field(d, "issuer", issuer);
         if let (Some(subject), Some(issuer)) = (subject, issuer) {
-            out.identities.push(SigningIdentity { subject, issuer });
+            out.identities.push(SigningIdentity {
+                subject,
+                subject_regex: is_regex,
+                issuer,
+            });
         }
     }
     out.trust_root = raw.trust_root.and_then(|t| path(d, "trust_root", t));
@@ -1601,11 +1670,37 @@ sha256 = "1234"
             s.identities,
             [SigningIdentity {
                 subject: "a@b.c".into(),
+                subject_regex: false,
                 issuer: "https://issuer".into()
             }]
         );
         let d = parse("version = 1\n", PolicySource::Builtin("x"));
         assert!(matches!(d, Ok(p) if p.signing == SigningOptions::default()));
+    }
+
+    #[test]
+    fn signing_identities_take_an_exact_subject_or_a_regex() {
+        let text = "version = 1\n[signing]\ntrust_root = \"tr.json\"\n\
+                    identities = [{ subject_regex = 'https://github\\.com/org/.*', issuer = \"https://i\" }]\n";
+        let p = parse(text, PolicySource::Builtin("x"));
+        assert!(p.is_ok(), "{:?}", p.err().map(|e| e.to_string()));
+        let Ok(p) = p else { return };
+        assert_eq!(
+            p.signing.identities,
+            [SigningIdentity {
+                subject: r"https://github\.com/org/.*".into(),
+                subject_regex: true,
+                issuer: "https://i".into()
+            }]
+        );
+        let both = "version = 1\n[signing]\ntrust_root = \"tr.json\"\n\
+                    identities = [{ subject = \"a\", subject_regex = \"b\", issuer = \"https://i\" }]\n";
+        assert_eq!(codes(both), ["conflicting-setting"]);
+        let bad = "version = 1\n[signing]\ntrust_root = \"tr.json\"\n\
+                   identities = [{ subject_regex = \"(x\", issuer = \"https://i\" }]\n";
+        assert_eq!(codes(bad), ["bad-regex"]);
+        let p = problems(bad);
+        assert_eq!((p[0].line, p[0].column), (4, 33));
     }
 
     #[test]

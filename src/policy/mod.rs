@@ -132,6 +132,10 @@ pub struct SigningOptions {
     pub signature: PathBuf,
     /// Trusted public keys (PEM).
     pub keys: Vec<PathBuf>,
+    /// Trusted signing keys named by fingerprint (`sha256:<hex of the DER SubjectPublicKeyInfo>`,
+    /// written in `keys` next to the PEM paths). Only a signature that carries its key (the
+    /// certificate methods) can be checked against a fingerprint.
+    pub key_fingerprints: Vec<String>,
     /// Trusted root certificates for the certificate method (PEM).
     pub certificate_chain: Vec<PathBuf>,
     /// Trusted keyless signers.
@@ -146,6 +150,7 @@ impl Default for SigningOptions {
             require: false,
             signature: PathBuf::from("model.sig"),
             keys: Vec::new(),
+            key_fingerprints: Vec::new(),
             certificate_chain: Vec::new(),
             identities: Vec::new(),
             trust_root: None,
@@ -153,11 +158,22 @@ impl Default for SigningOptions {
     }
 }
 
-/// One trusted keyless signer in `[signing] identities`: exact certificate SAN and OIDC issuer.
+/// `Some(normalized)` when `s` is written as a key fingerprint (`sha256:` and 64 hex digits,
+/// any case), `None` when it is not one (a PEM path).
+pub fn key_fingerprint(s: &str) -> Option<String> {
+    let hex = s.strip_prefix("sha256:")?;
+    (hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| format!("sha256:{}", hex.to_ascii_lowercase()))
+}
+
+/// One trusted keyless signer in `[signing] identities`: certificate SAN (exact, or a regular
+/// expression the whole SAN must match) and exact OIDC issuer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SigningIdentity {
-    /// Certificate SAN (email or URI), exact match.
+    /// Certificate SAN (email or URI): exact match, or the pattern when `subject_regex` is set.
     pub subject: String,
+    /// `subject` is a regular expression (`subject_regex = "…"`) that must match the whole SAN.
+    pub subject_regex: bool,
     /// OIDC issuer, exact match.
     pub issuer: String,
 }

@@ -123,11 +123,17 @@ fn render_signing(s: &super::SigningOptions, w: &mut dyn Write) -> io::Result<()
     writeln!(w, "  require: {}", s.require)?;
     writeln!(w, "  signature: {}", s.signature.display())?;
     writeln!(w, "  keys: {}", paths(&s.keys))?;
+    if !s.key_fingerprints.is_empty() {
+        writeln!(w, "  key fingerprints: {}", s.key_fingerprints.join(", "))?;
+    }
     writeln!(w, "  certificate_chain: {}", paths(&s.certificate_chain))?;
     let ids: Vec<String> = s
         .identities
         .iter()
-        .map(|i| format!("{} (issuer {})", i.subject, i.issuer))
+        .map(|i| {
+            let how = if i.subject_regex { "regex " } else { "" };
+            format!("{how}{} (issuer {})", i.subject, i.issuer)
+        })
         .collect();
     writeln!(w, "  identities: {}", or_none(&ids))?;
     writeln!(

@@ -24,6 +24,8 @@ pub struct SigningPolicy {
     pub require: bool,
     /// Trusted public keys (PEM files).
     pub keys: Vec<PathBuf>,
+    /// Trusted signing keys by fingerprint (`sha256:<hex>` of the DER SubjectPublicKeyInfo).
+    pub key_fingerprints: Vec<String>,
     /// Trusted root certificates for the certificate method (PEM files).
     pub certificate_roots: Vec<PathBuf>,
     /// Trusted keyless identities (need `trust_root`).
@@ -34,13 +36,15 @@ pub struct SigningPolicy {
     pub signature: Option<PathBuf>,
 }
 
-/// One trusted keyless signer: OIDC issuer and certificate SAN, both exact.
+/// One trusted keyless signer: exact OIDC issuer and certificate SAN (exact, or a pattern).
 #[derive(Debug, Clone)]
 pub struct Identity {
     /// OIDC issuer.
     pub issuer: String,
-    /// SAN (email or URI).
+    /// SAN (email or URI), or the pattern when `subject_regex` is set.
     pub subject: String,
+    /// `subject` is a regular expression the whole SAN must match.
+    pub subject_regex: bool,
 }
 
 /// Which reserved rule a problem belongs to.
@@ -261,10 +265,18 @@ pub fn check_tree(
         });
     }
     for p in &diff.missing {
+        // The scan's records are what was read; a signed file that is on disk but has no digest
+        // was excluded, unreadable or a link not followed. Say so rather than call it deleted:
+        // the user then knows to drop the exclusion, not to look for tampering.
+        let message = if present_on_disk(root, p) {
+            "signed file was not scanned (excluded, unreadable or a link not followed), so it is not checked against the signature"
+        } else {
+            "signed file is missing"
+        };
         out.problems.push(Problem {
             rule: SigRule::Mismatch,
             path: p.clone(),
-            message: "signed file is missing".into(),
+            message: message.into(),
         });
     }
     for p in &diff.added {
@@ -279,6 +291,18 @@ pub fn check_tree(
     out
 }
 
+/// Whether the manifest path `rel` names something under `root`. Manifest paths come from the
+/// signer, so only plain relative paths are looked up, and only with `symlink_metadata` (never
+/// opened, never followed).
+fn present_on_disk(root: &Path, rel: &str) -> bool {
+    let plain = !rel.is_empty()
+        && rel
+            .split('/')
+            .all(|c| !c.is_empty() && c != "." && c != ".." && !c.contains('\\'))
+        && !Path::new(rel).is_absolute();
+    plain && root.join(rel).symlink_metadata().is_ok()
+}
+
 fn trusts(policy: &SigningPolicy, limits: &Limits) -> Result<Vec<Trust>, SignError> {
     let mut out = Vec::new();
     for k in &policy.keys {
@@ -290,6 +314,12 @@ fn trusts(policy: &SigningPolicy, limits: &Limits) -> Result<Vec<Trust>, SignErr
             limits,
         )?);
     }
+    out.extend(
+        policy
+            .key_fingerprints
+            .iter()
+            .map(|f| Trust::KeyFingerprint(f.clone())),
+    );
     if !policy.certificate_roots.is_empty() {
         out.push(Trust::Certificates(inputs::certificates(
             &policy.certificate_roots,
@@ -299,7 +329,8 @@ fn trusts(policy: &SigningPolicy, limits: &Limits) -> Result<Vec<Trust>, SignErr
     for id in &policy.identities {
         out.push(inputs::trust(
             &inputs::TrustSpec {
-                identity: Some(id.subject.clone()),
+                identity: (!id.subject_regex).then(|| id.subject.clone()),
+                identity_regex: id.subject_regex.then(|| id.subject.clone()),
                 issuer: Some(id.issuer.clone()),
                 trust_root: policy.trust_root.clone(),
                 ..inputs::TrustSpec::default()

@@ -3,7 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Cert, Limits, PrivateKey, PublicKey, SignError, SigningMaterial, Trust, TrustedRoot};
+use super::{
+    Cert, Limits, PrivateKey, PublicKey, SignError, SigningMaterial, SubjectMatch, Trust,
+    TrustedRoot,
+};
 
 fn read_text(path: &Path, limits: &Limits) -> Result<String, SignError> {
     let bytes = super::read_small(path, limits.max_pem_bytes)?;
@@ -57,8 +60,10 @@ pub struct TrustSpec {
     pub key: Option<PathBuf>,
     /// Root certificate PEMs.
     pub certificate_chain: Vec<PathBuf>,
-    /// Keyless identity.
+    /// Keyless identity (exact SAN).
     pub identity: Option<String>,
+    /// Keyless identity as a regular expression the whole SAN must match.
+    pub identity_regex: Option<String>,
     /// Keyless issuer.
     pub issuer: Option<String>,
     /// Keyless trusted root JSON.
@@ -67,11 +72,17 @@ pub struct TrustSpec {
 
 /// Loads the trust named by `spec`; exactly one method must be given.
 pub fn trust(spec: &TrustSpec, limits: &Limits) -> Result<Trust, SignError> {
-    match (
-        &spec.key,
-        spec.certificate_chain.is_empty(),
-        &spec.identity,
-    ) {
+    let identity = match (&spec.identity, &spec.identity_regex) {
+        (Some(exact), None) => Some(SubjectMatch::Exact(exact.clone())),
+        (None, Some(pattern)) => Some(SubjectMatch::regex(pattern)?),
+        (None, None) => None,
+        (Some(_), Some(_)) => {
+            return Err(SignError::Method(
+                "give the keyless identity once: --identity or --identity-regex".into(),
+            ));
+        }
+    };
+    match (&spec.key, spec.certificate_chain.is_empty(), identity) {
         (Some(k), true, None) => {
             let pk = PublicKey::from_pem(&read_text(k, limits)?).map_err(|e| with_path(k, e))?;
             Ok(Trust::Key(pk))
@@ -80,14 +91,14 @@ pub fn trust(spec: &TrustSpec, limits: &Limits) -> Result<Trust, SignError> {
         (None, true, Some(identity)) => {
             let (Some(issuer), Some(root)) = (&spec.issuer, &spec.trust_root) else {
                 return Err(SignError::Method(
-                    "keyless verification needs --identity, --issuer and --trust-root".into(),
+                    "keyless verification needs --identity (or --identity-regex), --issuer and --trust-root".into(),
                 ));
             };
             let bytes = super::read_small(root, limits.max_trust_root_bytes)
                 .map_err(|e| with_path(root, e))?;
             Ok(Trust::Sigstore {
                 root: TrustedRoot::parse(&bytes, limits).map_err(|e| with_path(root, e))?,
-                identity: identity.clone(),
+                identity,
                 issuer: issuer.clone(),
             })
         }

@@ -329,21 +329,77 @@ pub enum Trust {
     Key(PublicKey),
     /// Root certificates (certificate method); chains are checked at `now`.
     Certificates(Vec<Cert>),
+    /// A signing key pinned by fingerprint (`sha256:<hex>` of its DER SubjectPublicKeyInfo). The
+    /// key itself comes from the bundle's leaf certificate, so only certificate and keyless
+    /// signatures can match; the pin is the trust, so the chain and dates are not consulted.
+    KeyFingerprint(String),
     /// Keyless: a Sigstore trusted root plus the expected identity and OIDC issuer.
     Sigstore {
         /// The trusted root.
         root: TrustedRoot,
-        /// Expected SAN (email or URI), exact match.
-        identity: String,
+        /// Expected SAN (email or URI).
+        identity: SubjectMatch,
         /// Expected OIDC issuer, exact match.
         issuer: String,
     },
 }
 
+/// How a keyless signer's certificate SAN must look.
+#[derive(Debug, Clone)]
+pub enum SubjectMatch {
+    /// This exact SAN.
+    Exact(String),
+    /// A regular expression the whole SAN must match (anchored here, unlike cosign's
+    /// `--certificate-identity-regexp`, so `https://github.com/org/` cannot be satisfied by
+    /// `https://evil.example/?https://github.com/org/`).
+    Regex(regex::Regex),
+}
+
+impl SubjectMatch {
+    /// Largest compiled pattern accepted: a policy is trusted input, but a mistyped `{1000}`
+    /// should be an error rather than megabytes of automaton.
+    const MAX_REGEX_BYTES: usize = 1 << 20;
+
+    /// Compiles `pattern` to match whole SANs only.
+    pub fn regex(pattern: &str) -> Result<Self, SignError> {
+        regex::RegexBuilder::new(&format!("^(?:{pattern})$"))
+            .size_limit(Self::MAX_REGEX_BYTES)
+            .build()
+            .map(Self::Regex)
+            .map_err(|e| SignError::Method(format!("identity regex {pattern:?}: {e}")))
+    }
+
+    /// Whether `san` is the expected identity.
+    pub fn matches(&self, san: &str) -> bool {
+        match self {
+            Self::Exact(want) => san == want,
+            Self::Regex(re) => re.is_match(san),
+        }
+    }
+}
+
+impl std::fmt::Display for SubjectMatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Exact(want) => write!(f, "{want:?}"),
+            // Show the pattern as written, without the anchors added above.
+            Self::Regex(re) => {
+                let p = re.as_str();
+                let inner = p
+                    .strip_prefix("^(?:")
+                    .and_then(|p| p.strip_suffix(")$"))
+                    .unwrap_or(p);
+                write!(f, "regex {inner:?}")
+            }
+        }
+    }
+}
+
 /// Who signed, as established by verification.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Signer {
-    /// `key`, `certificate` or `sigstore`.
+    /// `key`, `certificate`, `sigstore`, or `key-fingerprint` (a certificate's key pinned by
+    /// fingerprint).
     pub method: &'static str,
     /// Key fingerprint, certificate subject, or Sigstore SAN.
     pub identity: String,
@@ -431,6 +487,37 @@ pub fn verify_bundle(
                 method: "certificate",
                 identity: leaf.subject(),
                 issuer: path.last().map(|c| c.subject()),
+                certificate: Some(leaf.fingerprint()),
+                tlog: None,
+            }
+        }
+        Trust::KeyFingerprint(want) => {
+            let raw: &[RawBytes] = match (&vm.certificate, &vm.x509_certificate_chain) {
+                (Some(c), _) => std::slice::from_ref(c),
+                (None, Some(ch)) => &ch.certificates,
+                _ => {
+                    return Err(SignError::Method(format!(
+                        "the policy pins key {want} by fingerprint, but a bare-key signature does not carry its key: list the public key PEM in `keys` (or pass --key key.pem)"
+                    )));
+                }
+            };
+            let certs = decode_certs(raw.get(..1).unwrap_or_default(), limits)?;
+            let leaf = certs
+                .first()
+                .ok_or_else(|| SignError::Bundle("empty certificate chain".into()))?;
+            let key = leaf.public_key()?;
+            let got = key.fingerprint();
+            if &got != want {
+                return Err(SignError::KeyMismatch {
+                    bundle: got,
+                    given: want.clone(),
+                });
+            }
+            key.verify(&signed, &parsed.signature)?;
+            Signer {
+                method: "key-fingerprint",
+                identity: got,
+                issuer: None,
                 certificate: Some(leaf.fingerprint()),
                 tlog: None,
             }

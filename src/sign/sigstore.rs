@@ -17,7 +17,7 @@ use super::bundle::{TlogEntry, decode_b64};
 use super::keys::PublicKey;
 use super::statement::hex;
 use super::x509::{Cert, fmt_time, verify_chain};
-use super::{Limits, SignError};
+use super::{Limits, SignError, SubjectMatch};
 
 /// A Sigstore trusted root (`application/vnd.dev.sigstore.trustedroot+json;version=0.1`).
 #[derive(Debug, Clone)]
@@ -273,7 +273,7 @@ pub struct KeylessInput<'a> {
 pub fn verify_keyless(
     input: &KeylessInput<'_>,
     root: &TrustedRoot,
-    identity: &str,
+    identity: &SubjectMatch,
     issuer: &str,
     limits: &Limits,
 ) -> Result<(PublicKey, KeylessSigner), SignError> {
@@ -335,12 +335,12 @@ pub fn verify_keyless(
         ));
     }
     let sans = leaf.san_identities()?;
-    if !sans.iter().any(|s| s == identity) {
+    let Some(san) = sans.iter().find(|s| identity.matches(s)) else {
         return Err(SignError::Identity(format!(
-            "certificate identity {:?} does not match {identity:?}",
+            "certificate identity {:?} does not match {identity}",
             sans.join(", ")
         )));
-    }
+    };
     let got_issuer = leaf.fulcio_issuer()?.ok_or_else(|| {
         SignError::Identity("certificate has no Fulcio OIDC issuer extension".into())
     })?;
@@ -352,7 +352,7 @@ pub fn verify_keyless(
     Ok((
         leaf.public_key()?,
         KeylessSigner {
-            identity: identity.to_string(),
+            identity: san.clone(),
             issuer: got_issuer,
             integrated_time,
             log_index,

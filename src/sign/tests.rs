@@ -60,7 +60,7 @@ fn key(rel: &str) -> PrivateKey {
 fn keyless_trust(identity: &str, issuer: &str) -> Trust {
     Trust::Sigstore {
         root: TrustedRoot::parse(&read("keyless/trusted_root.json"), &Limits::default()).unwrap(),
-        identity: identity.into(),
+        identity: SubjectMatch::Exact(identity.into()),
         issuer: issuer.into(),
     }
 }
@@ -354,6 +354,98 @@ fn keyless_rejects_wrong_identity_and_issuer() {
         .unwrap_err();
         assert!(matches!(e, SignError::Identity(_)), "{e}");
     }
+}
+
+#[test]
+fn keyless_identity_regex_matches_the_whole_san_only() {
+    let trust = |pattern: &str| Trust::Sigstore {
+        root: TrustedRoot::parse(&read("keyless/trusted_root.json"), &Limits::default()).unwrap(),
+        identity: SubjectMatch::regex(pattern).unwrap(),
+        issuer: KEYLESS_ISSUER.into(),
+    };
+    let verify = |pattern: &str| {
+        verify_fx(
+            &fx("keyless/model"),
+            &read("keyless/model.sig"),
+            &trust(pattern),
+        )
+    };
+    // The signer is the SAN the certificate holds, not the pattern.
+    let v = verify(r"[a-z]+@us\.ibm\.com").unwrap();
+    assert_eq!(v.signer.identity, KEYLESS_ID);
+    // Anchored: a pattern matching only part of the SAN, or the SAN with more around it, fails.
+    for partial in ["stefanb", r"us\.ibm\.com", r"stefanb@us\.ibm\.com\.evil"] {
+        let e = verify(partial).unwrap_err();
+        assert!(matches!(e, SignError::Identity(_)), "{partial}: {e}");
+        assert!(e.to_string().contains("regex"), "{e}");
+    }
+    // An alternation cannot escape the anchors.
+    assert!(verify("nobody|.*").is_ok());
+    assert!(verify("nobody|stefanb").is_err());
+    assert!(matches!(
+        SubjectMatch::regex("(unclosed"),
+        Err(SignError::Method(_))
+    ));
+    assert!(SubjectMatch::regex("a{1000}{1000}").is_err(), "size cap");
+}
+
+#[test]
+fn a_key_fingerprint_pins_the_key_a_certificate_signature_carries() {
+    let leaf = Cert::from_pem_chain(&read("keys/signer.crt"), &Limits::default()).unwrap();
+    let fp = leaf[0].public_key().unwrap().fingerprint();
+    assert!(fp.starts_with("sha256:") && fp.len() == 71, "{fp}");
+    let v = verify_fx(
+        &fx("model"),
+        &read("cert.sig"),
+        &Trust::KeyFingerprint(fp.clone()),
+    )
+    .unwrap();
+    assert!(v.is_clean(), "{:?}", v.diff);
+    assert_eq!(v.signer.method, "key-fingerprint");
+    assert_eq!(v.signer.identity, fp);
+    // The pin is the trust: an expired certificate around the pinned key still verifies...
+    let expired = Cert::from_pem_chain(&read("keys/signer-expired.crt"), &Limits::default())
+        .unwrap()[0]
+        .public_key()
+        .unwrap()
+        .fingerprint();
+    assert!(
+        verify_fx(
+            &fx("model"),
+            &read("cert-expired.sig"),
+            &Trust::KeyFingerprint(expired)
+        )
+        .is_ok()
+    );
+    // ...another key's fingerprint does not, and neither does a tampered tree.
+    let other = pubkey("keys/other.pub.pem");
+    let Trust::Key(other) = other else { panic!() };
+    let e = verify_fx(
+        &fx("model"),
+        &read("cert.sig"),
+        &Trust::KeyFingerprint(other.fingerprint()),
+    )
+    .unwrap_err();
+    assert!(matches!(e, SignError::KeyMismatch { .. }), "{e}");
+    let e = verify_fx(
+        &fx("model"),
+        &edit_payload(&read("cert.sig"), |st| {
+            st["predicate"]["resources"].as_array_mut().unwrap().pop();
+        }),
+        &Trust::KeyFingerprint(fp),
+    )
+    .unwrap_err();
+    assert!(matches!(e, SignError::BadSignature), "{e}");
+    // A bare-key signature carries no key: a fingerprint alone cannot check it, and says so.
+    let p256 = pubkey("keys/p256.pub.pem");
+    let Trust::Key(p256) = p256 else { panic!() };
+    let e = verify_fx(
+        &fx("model"),
+        &read("key-p256.sig"),
+        &Trust::KeyFingerprint(p256.fingerprint()),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("list the public key PEM"), "{e}");
 }
 
 #[test]

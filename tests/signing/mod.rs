@@ -139,6 +139,92 @@ fn verifies_reference_keyless_signature_offline() {
     assert!(text.contains("untrusted signer"), "{text}");
 }
 
+/// `--identity-regex` (verify and scan) and `subject_regex` (policy) trust a signer by pattern;
+/// the pattern must match the whole SAN, and the report names the SAN, not the pattern.
+#[test]
+fn keyless_signers_can_be_trusted_by_an_anchored_identity_regex() {
+    let verify = |pattern: &str| {
+        out(&[
+            "verify",
+            &fx("keyless/model"),
+            "--signature",
+            &fx("keyless/model.sig"),
+            "--identity-regex",
+            pattern,
+            "--issuer",
+            "https://sigstore.verify.ibm.com/oauth2",
+            "--trust-root",
+            &fx("keyless/trusted_root.json"),
+        ])
+    };
+    let (code, text, err) = verify(r".+@us\.ibm\.com");
+    assert_eq!(code, 0, "{text} {err}");
+    assert!(text.contains("sigstore stefanb@us.ibm.com"), "{text}");
+    let (code, text, _) = verify(r"us\.ibm\.com");
+    assert_eq!(code, 1, "a partial match must not pass: {text}");
+    let (code, _, err) = verify("(");
+    assert_eq!(code, 2);
+    assert!(err.contains("identity regex"), "{err}");
+    let (code, _, err) = out(&[
+        "verify",
+        &fx("keyless/model"),
+        "--signature",
+        &fx("keyless/model.sig"),
+        "--identity-regex",
+        ".*",
+        "--identity",
+        "x",
+        "--issuer",
+        "https://sigstore.verify.ibm.com/oauth2",
+        "--trust-root",
+        &fx("keyless/trusted_root.json"),
+    ]);
+    assert_eq!(code, 2, "{err}");
+
+    let keyless = PathBuf::from(fx("keyless/model"));
+    let (code, r) = scan_json(
+        &keyless,
+        &[
+            "--signature",
+            &fx("keyless/model.sig"),
+            "--identity-regex",
+            r"stefanb@.*",
+            "--issuer",
+            "https://sigstore.verify.ibm.com/oauth2",
+            "--trust-root",
+            &fx("keyless/trusted_root.json"),
+            "--require-signature",
+        ],
+    );
+    assert_eq!(code, 0, "{:#}", r["findings"]);
+    assert_eq!(
+        r["repository"]["signature"]["signer"]["identity"],
+        "stefanb@us.ibm.com"
+    );
+
+    let policy_dir = tempfile::tempdir().unwrap();
+    let policy = policy_dir.path().join("gate.toml");
+    let write = |subject: &str| {
+        std::fs::write(
+            &policy,
+            format!(
+                "version = 1\n[signing]\nrequire = true\nsignature = {sig:?}\ntrust_root = {root:?}\n\
+                 identities = [{{ subject_regex = '{subject}', issuer = \"https://sigstore.verify.ibm.com/oauth2\" }}]\n",
+                sig = fx("keyless/model.sig"),
+                root = fx("keyless/trusted_root.json"),
+            ),
+        )
+        .unwrap();
+    };
+    write(r"[a-z]+@us\.ibm\.com");
+    let (code, r) = scan_json(&keyless, &["--policy", p(&policy)]);
+    assert_eq!(code, 0, "{:#}", r["findings"]);
+    write(r"[a-z]+@example\.com");
+    let (code, r) = scan_json(&keyless, &["--policy", p(&policy)]);
+    assert_eq!(code, 1);
+    assert_eq!(sig_rules(&r), owned(&[("SIG002", "", "deny")]));
+}
+
 #[test]
 fn wrong_key_expired_certificate_and_garbage_are_one_line_errors() {
     let model = fx("model");
@@ -383,6 +469,33 @@ fn scan_denies_a_tampered_an_added_and_a_deleted_file_by_name() {
     assert!(f.iter().all(|f| f["evidence"]["signature"] == "model.sig"));
 }
 
+/// A signed file left out of the scan is not called deleted: the finding says it was not scanned.
+#[test]
+fn scan_names_a_signed_file_it_did_not_read_as_not_scanned() {
+    let repo = signed_repo();
+    let (code, r) = scan_json(
+        repo.path(),
+        &["--key", &fx("keys/p256.pub.pem"), "--exclude", "sub/**"],
+    );
+    assert_eq!(code, 1);
+    assert_eq!(
+        sig_rules(&r),
+        owned(&[("SIG003", "sub/tokenizer.txt", "deny")])
+    );
+    let message = findings(&r, "SIG003")[0]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(message.contains("was not scanned"), "{message}");
+    std::fs::remove_file(repo.abs("sub/tokenizer.txt")).unwrap();
+    let (_, r) = scan_json(repo.path(), &["--key", &fx("keys/p256.pub.pem")]);
+    let message = findings(&r, "SIG003")[0]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(message.contains("is missing"), "{message}");
+}
+
 #[test]
 fn scan_denies_a_signature_from_an_untrusted_key() {
     let repo = signed_repo();
@@ -544,6 +657,76 @@ fn scan_checks_reference_made_certificate_and_keyless_signatures() {
     let (code, r) = trust("someone@example.com");
     assert_eq!(code, 1);
     assert_eq!(sig_rules(&r), owned(&[("SIG002", "", "deny")]));
+}
+
+/// `keys` may name a key by fingerprint (`openssl x509 -pubkey | openssl pkey -pubin -outform
+/// DER | sha256sum`): it pins the key a certificate signature carries.
+#[test]
+fn a_policy_key_fingerprint_pins_a_certificate_signers_key() {
+    const SIGNER_KEY: &str =
+        "sha256:958aaf5d837f47ce3aa01746ad4db47c4dc4a10e0fd23f00ffb648471bb48116";
+    let model = PathBuf::from(fx("model"));
+    let policy_dir = tempfile::tempdir().unwrap();
+    let policy = policy_dir.path().join("gate.toml");
+    let write = |key: &str| {
+        std::fs::write(
+            &policy,
+            format!(
+                "version = 1\n[signing]\nrequire = true\nsignature = {sig:?}\nkeys = [{key:?}]\n",
+                sig = fx("cert.sig"),
+            ),
+        )
+        .unwrap();
+    };
+    write(&SIGNER_KEY.to_uppercase().replace("SHA256:", "sha256:"));
+    let (code, r) = scan_json(&model, &["--policy", p(&policy)]);
+    assert_eq!(code, 0, "{:#}", r["findings"]);
+    let signer = &r["repository"]["signature"]["signer"];
+    assert_eq!(signer["method"], "key-fingerprint");
+    assert_eq!(signer["identity"], SIGNER_KEY);
+
+    // The same pin from the command line; another key's fingerprint is an untrusted signer.
+    let (code, _) = scan_json(
+        &model,
+        &[
+            "--signature",
+            &fx("cert.sig"),
+            "--require-signature",
+            "--key",
+            SIGNER_KEY,
+        ],
+    );
+    assert_eq!(code, 0);
+    write(&format!("sha256:{}", "ab".repeat(32)));
+    let (code, r) = scan_json(&model, &["--policy", p(&policy)]);
+    assert_eq!(code, 1);
+    assert_eq!(sig_rules(&r), owned(&[("SIG002", "", "deny")]));
+
+    // A bare-key signature cannot be checked against a fingerprint alone: SIG002 says why.
+    std::fs::write(
+        &policy,
+        format!(
+            "version = 1\n[signing]\nrequire = true\nsignature = {sig:?}\nkeys = [{SIGNER_KEY:?}]\n",
+            sig = fx("key-p256.sig"),
+        ),
+    )
+    .unwrap();
+    let (code, r) = scan_json(&model, &["--policy", p(&policy)]);
+    assert_eq!(code, 1);
+    let m = findings(&r, "SIG002")[0]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(m.contains("list the public key PEM"), "{m}");
+
+    // A malformed fingerprint is a policy error, not a path.
+    std::fs::write(&policy, "version = 1\n[signing]\nkeys = [\"sha256:abc\"]\n").unwrap();
+    let (code, _, err) = out(&["scan", p(&model), "--policy", p(&policy)]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("a key fingerprint is `sha256:` and 64 hex digits"),
+        "{err}"
+    );
 }
 
 #[test]
