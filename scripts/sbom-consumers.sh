@@ -3,6 +3,10 @@
 #   lib4sbom              parses every component, the model cards and their datasets
 #   cyclonedx-python-lib  loads the JSON; no "dependency graph is incomplete" warning
 #   sbomgrader            grade (generic release cookbook) of at least B; needs Python >= 3.12
+#   sbom2doc              lists every component as a package (its JSON summary)
+#   sbomaudit             reports a valid SBOM format (the NTIA checks are printed, not gated:
+#                         file components have no purl or version by nature)
+#   mlbomdoc              shows the model details of every machine-learning-model component
 #   modelgate verify      exit 0 on every unchanged tree
 # on SBOMs of: a Hugging Face cache fixture, a git clone of a Hub repository (origin on
 # huggingface.co) and every example under examples/*-model. Installs the tools into a
@@ -48,6 +52,8 @@ if [ -z "$venv" ]; then
   "$base" -m venv "$venv"
   "$venv/bin/python" -m pip install -q --disable-pip-version-check lib4sbom cyclonedx-python-lib ||
     { echo "skip: lib4sbom / cyclonedx-python-lib not installable (no PyPI?)" >&2; exit 0; }
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check sbom2doc sbomaudit mlbomdoc ||
+    echo "note: sbom2doc / sbomaudit / mlbomdoc did not install; reported as '-'" >&2
   if py_ok "$venv/bin/python"; then
     "$venv/bin/python" -m pip install -q --disable-pip-version-check sbomgrader ||
       echo "note: sbomgrader did not install; grades are reported as '-'" >&2
@@ -174,7 +180,44 @@ if importlib.util.find_spec("sbomgrader"):
             problems.append("sbomgrader: " + ", ".join(failed))
     else:
         problems.append("sbomgrader: no grade: " + (r.stderr or r.stdout)[-200:])
+# sbom2doc, sbomaudit, mlbomdoc (all on lib4sbom): their own view of the same file.
+import os, shutil, tempfile
+bindir = os.path.dirname(sys.executable)
+def tool(name):
+    t = os.path.join(bindir, name)
+    return t if os.path.exists(t) else shutil.which(name)
+docs = "-"
+if tool("sbom2doc"):
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "doc.json")
+        subprocess.run([tool("sbom2doc"), "-i", path, "-f", "json", "-o", out],
+                       capture_output=True, text=True, timeout=300)
+        try:
+            summary = {i["item"]: i["details"] for i in json.load(open(out))["sbom_summary"]}
+            docs = summary.get("Packages", "?")
+        except Exception as e:
+            docs = "error"
+            problems.append(f"sbom2doc: no summary ({e})")
+    if docs not in ("-", "error") and docs != str(want):
+        problems.append(f"sbom2doc listed {docs} of {want} components")
+audit = "-"
+if tool("sbomaudit"):
+    r = subprocess.run([tool("sbomaudit"), "-i", path, "--offline"], capture_output=True,
+                       text=True, timeout=300)
+    audit = "valid" if "[x] Valid SBOM Format" in r.stdout else "invalid"
+    if audit != "valid":
+        problems.append("sbomaudit: SBOM format not valid: " + (r.stdout + r.stderr)[-300:])
+ml = "-"
+if tool("mlbomdoc"):
+    r = subprocess.run([tool("mlbomdoc"), "-i", path], capture_output=True, text=True,
+                       timeout=300, env={**os.environ, "COLUMNS": "200"})
+    models = [c.get("name") for c in comps if c.get("type") == "machine-learning-model"]
+    shown = sum(1 for m in models if f"Model Details - {m}" in r.stdout)
+    ml = f"{shown}/{len(models)}"
+    if shown != len(models):
+        problems.append(f"mlbomdoc showed {shown} of {len(models)} models")
 print(f"grade={grade} lib4sbom={got}/{want} cards={len(cards)} datasets={read} "
+      f"sbom2doc={docs} sbomaudit={audit} mlbomdoc={ml} "
       + ("; ".join(problems) or "ok"))
 PY
 )" || line="error running the consumers: $line"

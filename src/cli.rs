@@ -62,6 +62,26 @@ impl From<SbomFormatArg> for SbomFormat {
     }
 }
 
+/// `scan --sbom-spec`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SbomSpecArg {
+    /// CycloneDX 1.5 (JSON or XML).
+    #[value(name = "1.5")]
+    V1_5,
+    /// CycloneDX 1.6 (JSON).
+    #[value(name = "1.6")]
+    V1_6,
+}
+
+impl From<SbomSpecArg> for modelgate::report::cyclonedx::SbomSpec {
+    fn from(a: SbomSpecArg) -> Self {
+        match a {
+            SbomSpecArg::V1_5 => Self::V1_5,
+            SbomSpecArg::V1_6 => Self::V1_6,
+        }
+    }
+}
+
 /// Report formats for `scan --format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum FormatArg {
@@ -139,12 +159,18 @@ pub struct ScanArgs {
     /// Write the report here instead of stdout.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Also write a CycloneDX 1.5 SBOM of the tree.
+    /// Also write a CycloneDX SBOM of the tree (1.5 unless `--sbom-spec 1.6`).
     #[arg(long, value_name = "FILE")]
     pub sbom: Option<PathBuf>,
     /// SBOM serialisation.
     #[arg(long, value_enum, default_value = "json")]
     pub sbom_format: SbomFormatArg,
+    /// CycloneDX version of the SBOM (1.6 is JSON only).
+    #[arg(long, value_enum, default_value = "1.5")]
+    pub sbom_spec: SbomSpecArg,
+    /// Add the author of the scanned git HEAD commit to the SBOM's `metadata.authors`.
+    #[arg(long, conflicts_with = "no_git")]
+    pub sbom_author_from_git: bool,
     /// The SBOM's supplier (the organisation releasing the model), where the Hub or GitHub
     /// namespace does not say it.
     #[arg(long, value_name = "NAME")]

@@ -80,17 +80,32 @@ pub fn run(args: ScanArgs) -> Result<u8> {
         w.flush()?;
     }
     if let Some(path) = &args.sbom {
+        let mut authors = args.sbom_author.clone();
+        if args.sbom_author_from_git {
+            let root = args
+                .paths
+                .first()
+                .cloned()
+                .unwrap_or_else(|| PathBuf::from("."));
+            let a = modelgate::provenance::git::head_author(&root).with_context(|| {
+                format!(
+                    "--sbom-author-from-git: no HEAD commit author for {}",
+                    root.display()
+                )
+            })?;
+            authors.push(a);
+        }
         let opts = cyclonedx::SbomOptions {
             timestamp: Some(clock.now()),
             reproducible: Some(clock.is_reproducible()),
             supplier: args.sbom_supplier.clone(),
             supplier_url: args.sbom_supplier_url.clone(),
-            authors: args.sbom_author.clone(),
+            authors,
             ..cyclonedx::SbomOptions::default()
         };
         let bom = cyclonedx::build(&report, &opts);
         let mut w = super::output(Some(path))?;
-        cyclonedx::render(&bom, args.sbom_format.into(), &mut w)
+        cyclonedx::render_spec(&bom, args.sbom_format.into(), args.sbom_spec.into(), &mut w)
             .with_context(|| format!("cannot write the SBOM to {}", path.display()))?;
         w.flush()?;
     }

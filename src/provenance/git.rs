@@ -163,6 +163,26 @@ pub fn discover_with(scan_root: &Path, limits: &Limits, ceiling_dirs: &[PathBuf]
     }
 }
 
+/// The author of the HEAD commit of the repository holding `scan_root`, as git writes it
+/// (`Name <email>`), for the SBOM's `metadata.authors` when the user asks for it. `None` outside
+/// a repository, on an unborn branch, or when the name is not UTF-8. Bounded: a name or email
+/// longer than 256 characters is cut.
+pub fn head_author(scan_root: &Path) -> Option<String> {
+    let root = fs::canonicalize(scan_root).ok()?;
+    let repo = Repository::open_ext(&root, RepositoryOpenFlags::empty(), &[] as &[&Path]).ok()?;
+    let commit = repo.head().ok()?.peel_to_commit().ok()?;
+    let author = commit.author();
+    let cut = |s: &str| s.chars().take(256).collect::<String>();
+    let name = cut(author.name()?.trim());
+    let email = cut(author.email()?.trim());
+    match (name.is_empty(), email.is_empty()) {
+        (true, true) => None,
+        (false, true) => Some(name),
+        (true, false) => Some(format!("<{email}>")),
+        (false, false) => Some(format!("{name} <{email}>")),
+    }
+}
+
 /// Map a failure to open a repository to a state.
 fn open_error_state(e: &git2::Error, root: &Path) -> GitState {
     match e.code() {

@@ -136,6 +136,19 @@ pub enum SbomFormat {
     Xml,
 }
 
+/// The CycloneDX specification version written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SbomSpec {
+    /// CycloneDX 1.5: what `cyclonedx-bom` writes natively (JSON and XML).
+    #[default]
+    V1_5,
+    /// CycloneDX 1.6 (JSON only): the 1.5 document upgraded in place. 1.6 only adds to 1.5 (every
+    /// 1.5 field is still valid, deprecated ones included), so the upgrade is the version, the
+    /// schema URL and the 1.6 `metadata.manufacturer` for the supplier; the test suite validates
+    /// the result against the official 1.6 schema.
+    V1_6,
+}
+
 /// How the SBOM is built.
 #[derive(Debug, Clone, Default)]
 pub struct SbomOptions {
@@ -170,6 +183,9 @@ pub enum SbomError {
     /// Writing failed.
     #[error("cannot write the sbom: {0}")]
     Io(#[from] std::io::Error),
+    /// A combination of options the writer does not offer.
+    #[error("{0}")]
+    Unsupported(&'static str),
 }
 
 /// Renders text from the scanned tree for the SBOM: C0 controls, DEL and the XML-forbidden
@@ -1623,11 +1639,14 @@ pub fn build(report: &Report, opts: &SbomOptions) -> Bom {
         .iter()
         .map(|a| a.trim())
         .filter(|a| !a.is_empty())
-        .map(|a| OrganizationalContact {
-            bom_ref: None,
-            name: Some(NormalizedString::new(&cx.text(a))),
-            email: None,
-            phone: None,
+        .map(|a| {
+            let (name, email) = split_contact(a);
+            OrganizationalContact {
+                bom_ref: None,
+                name: (!name.is_empty()).then(|| NormalizedString::new(&cx.text(name))),
+                email: email.map(|e| NormalizedString::new(&cx.text(e))),
+                phone: None,
+            }
         })
         .collect();
     let metadata = Metadata {
@@ -1672,6 +1691,18 @@ pub fn build(report: &Report, opts: &SbomOptions) -> Bom {
     bom
 }
 
+/// `Jane Doe <jane@example.org>` (git's form) splits into name and email; anything else is a name.
+fn split_contact(a: &str) -> (&str, Option<&str>) {
+    if let Some(rest) = a.strip_suffix('>')
+        && let Some((name, email)) = rest.rsplit_once('<')
+        && email.contains('@')
+        && !email.contains(['<', '>', ' '])
+    {
+        return (name.trim(), Some(email));
+    }
+    (a, None)
+}
+
 /// A name-based (version 5 layout) UUID from the SHA-256 of the BOM's JSON without serial number
 /// and timestamp: equal content, equal serial.
 fn content_serial(bom: &Bom) -> UrnUuid {
@@ -1694,6 +1725,49 @@ fn content_serial(bom: &Bom) -> UrnUuid {
     UrnUuid::new(urn).unwrap_or_else(|_| UrnUuid::generate())
 }
 
+/// Writes the SBOM in the given specification version; CycloneDX 1.6 is JSON only.
+pub fn render_spec(
+    bom: &Bom,
+    format: SbomFormat,
+    spec: SbomSpec,
+    w: &mut dyn Write,
+) -> Result<(), SbomError> {
+    match (spec, format) {
+        (SbomSpec::V1_5, _) => render(bom, format, w),
+        (SbomSpec::V1_6, SbomFormat::Xml) => Err(SbomError::Unsupported(
+            "CycloneDX 1.6 is written as JSON only (use --sbom-format json, or 1.5 for XML)",
+        )),
+        (SbomSpec::V1_6, SbomFormat::Json) => {
+            let mut v15 = Vec::new();
+            bom.clone().output_as_json_v1_5(&mut v15)?;
+            let mut doc: serde_json::Value = serde_json::from_slice(&v15)
+                .map_err(|e| std::io::Error::other(format!("re-reading the 1.5 json: {e}")))?;
+            upgrade_to_1_6(&mut doc);
+            serde_json::to_writer_pretty(&mut *w, &doc).map_err(std::io::Error::other)?;
+            w.write_all(b"\n")?;
+            Ok(())
+        }
+    }
+}
+
+/// Turns a CycloneDX 1.5 JSON document into 1.6: the version and schema, and the supplier also
+/// as `metadata.manufacturer` (new in 1.6: the organisation that made the described component).
+fn upgrade_to_1_6(doc: &mut serde_json::Value) {
+    let Some(obj) = doc.as_object_mut() else {
+        return;
+    };
+    obj.insert(
+        "$schema".into(),
+        "http://cyclonedx.org/schema/bom-1.6.schema.json".into(),
+    );
+    obj.insert("specVersion".into(), "1.6".into());
+    if let Some(meta) = obj.get_mut("metadata").and_then(|m| m.as_object_mut())
+        && let Some(supplier) = meta.get("supplier").cloned()
+    {
+        meta.entry("manufacturer").or_insert(supplier);
+    }
+}
+
 /// Writes the SBOM as CycloneDX 1.5 JSON or XML, with a trailing newline.
 pub fn render(bom: &Bom, format: SbomFormat, w: &mut dyn Write) -> Result<(), SbomError> {
     let bom = bom.clone();
@@ -1704,4 +1778,29 @@ pub fn render(bom: &Bom, format: SbomFormat, w: &mut dyn Write) -> Result<(), Sb
     }
     w.write_all(b"\n")?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn authors_in_git_form_carry_their_email() {
+        assert_eq!(
+            split_contact("Jane Doe <jane@example.org>"),
+            ("Jane Doe", Some("jane@example.org"))
+        );
+        assert_eq!(
+            split_contact("<bot@example.org>"),
+            ("", Some("bot@example.org"))
+        );
+        for plain in [
+            "Release Bot",
+            "a <b>",
+            "x <y z@w>",
+            "Acme <sec@acme.io> team",
+        ] {
+            assert_eq!(split_contact(plain), (plain, None), "{plain}");
+        }
+    }
 }

@@ -62,6 +62,21 @@ fn cyclonedx_validator() -> jsonschema::Validator {
         .unwrap()
 }
 
+fn cyclonedx_1_6_validator() -> jsonschema::Validator {
+    jsonschema::options()
+        .with_resource(
+            "http://cyclonedx.org/schema/spdx.SNAPSHOT.schema.json",
+            jsonschema::Resource::from_contents(schema("spdx.SNAPSHOT.schema.json")).unwrap(),
+        )
+        .with_resource(
+            "http://cyclonedx.org/schema/jsf-0.82.SNAPSHOT.schema.json",
+            jsonschema::Resource::from_contents(schema("jsf-0.82.SNAPSHOT.schema.json")).unwrap(),
+        )
+        .should_validate_formats(true)
+        .build(&schema("bom-1.6.SNAPSHOT.schema.json"))
+        .unwrap()
+}
+
 fn sarif_validator() -> jsonschema::Validator {
     jsonschema::options()
         .should_validate_formats(true)
@@ -1262,4 +1277,133 @@ fn sarif_category_sets_the_automation_id_from_the_command_line() {
         doc["runs"][0]["automationDetails"]["id"],
         "modelgate/models/"
     );
+}
+
+/// `--sbom-spec 1.6` writes a document the official 1.6 schema accepts, with the same
+/// components as the 1.5 one; `verify` reads it back; XML 1.6 is refused, not faked.
+#[test]
+fn sbom_spec_1_6_is_schema_valid_and_verifies() {
+    let repo = crate::support::Repo::new();
+    repo.file("README.md", "---\nlicense: mit\n---\n# m\n");
+    repo.file("config.json", "{}");
+    repo.file(
+        "model.safetensors",
+        crate::support::safetensors(&[("w", "F32", &[1], &[0, 0, 128, 63])], None),
+    );
+    let out_dir = tempfile::tempdir().unwrap();
+    let (v15, v16) = (
+        out_dir.path().join("a.cdx.json"),
+        out_dir.path().join("b.cdx.json"),
+    );
+    for (path, spec) in [(&v15, "1.5"), (&v16, "1.6")] {
+        let o = crate::support::modelgate()
+            .arg("scan")
+            .arg(repo.path())
+            .args([
+                "--no-git",
+                "--sbom-supplier",
+                "Acme",
+                "--sbom-spec",
+                spec,
+                "--sbom",
+            ])
+            .arg(path)
+            .env("SOURCE_DATE_EPOCH", "1700000000")
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let doc15: Value = serde_json::from_slice(&fs::read(&v15).unwrap()).unwrap();
+    let doc16: Value = serde_json::from_slice(&fs::read(&v16).unwrap()).unwrap();
+    assert_eq!(doc16["specVersion"], "1.6");
+    assert_eq!(
+        doc16["$schema"],
+        "http://cyclonedx.org/schema/bom-1.6.schema.json"
+    );
+    assert_eq!(doc16["metadata"]["manufacturer"]["name"], "Acme");
+    assert_valid(&cyclonedx_1_6_validator(), &doc16, "the 1.6 SBOM");
+    assert_eq!(doc15["components"], doc16["components"]);
+    assert_eq!(doc15["dependencies"], doc16["dependencies"]);
+    let o = crate::support::modelgate()
+        .args(["verify", "--sbom"])
+        .arg(&v16)
+        .arg(repo.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+
+    let o = crate::support::modelgate()
+        .arg("scan")
+        .arg(repo.path())
+        .args([
+            "--no-git",
+            "--sbom-spec",
+            "1.6",
+            "--sbom-format",
+            "xml",
+            "--sbom",
+        ])
+        .arg(out_dir.path().join("c.cdx.xml"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("1.6 is written as JSON only"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// `--sbom-author-from-git` names the HEAD commit's author, with the email, in `metadata.authors`.
+#[test]
+fn sbom_author_from_git_names_the_head_commit_author() {
+    let repo = crate::support::Repo::new();
+    repo.file("README.md", "# m\n");
+    repo.file(
+        "model.safetensors",
+        crate::support::safetensors(&[("w", "F32", &[1], &[0, 0, 128, 63])], None),
+    );
+    crate::git_commit_all(repo.path());
+    let sbom = repo.path().join("../x.cdx.json");
+    let o = crate::support::modelgate()
+        .arg("scan")
+        .arg(repo.path())
+        .args([
+            "--sbom-author",
+            "Release Bot",
+            "--sbom-author-from-git",
+            "--sbom",
+        ])
+        .arg(&sbom)
+        .output()
+        .unwrap();
+    assert!(o.status.code() == Some(0) || o.status.code() == Some(1));
+    let doc: Value = serde_json::from_slice(&fs::read(&sbom).unwrap()).unwrap();
+    let authors = &doc["metadata"]["authors"];
+    assert_eq!(authors[0]["name"], "Release Bot");
+    assert_eq!(authors[1]["name"], "t");
+    assert_eq!(authors[1]["email"], "t@example.com");
+    assert_valid(&cyclonedx_validator(), &doc, "the SBOM");
+    let _ = fs::remove_file(&sbom);
+
+    let plain = tempfile::tempdir().unwrap();
+    let o = crate::support::modelgate()
+        .arg("scan")
+        .arg(plain.path())
+        .args(["--sbom-author-from-git", "--sbom"])
+        .arg(plain.path().join("x.json"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no HEAD commit author"));
 }
