@@ -164,22 +164,56 @@ fn is_lzma_alone(head: &[u8]) -> bool {
 struct Counting<'a> {
     inner: &'a mut dyn BufRead,
     n: Rc<Cell<u64>>,
+    /// Bytes taken from `inner` by [`Counting::peek`] and not consumed yet: served first. At most
+    /// `SNIFF_BYTES`, so a next stream's magic split across the source's buffer refill is seen.
+    carry: Vec<u8>,
+}
+
+/// Bytes [`sniff`] looks at.
+const SNIFF_BYTES: usize = 13;
+
+impl Counting<'_> {
+    /// The next `want` bytes (fewer at the end of input) without consuming them.
+    fn peek(&mut self, want: usize) -> io::Result<&[u8]> {
+        while self.carry.len() < want {
+            let buf = self.inner.fill_buf()?;
+            if buf.is_empty() {
+                break;
+            }
+            // Only move bytes into `carry` when the source's buffer cannot show `want` at once.
+            if self.carry.is_empty() && buf.len() >= want {
+                return self.inner.fill_buf();
+            }
+            let take = buf.len().min(want - self.carry.len());
+            self.carry
+                .extend_from_slice(buf.get(..take).unwrap_or_default());
+            self.inner.consume(take);
+        }
+        Ok(&self.carry)
+    }
 }
 
 impl Read for Counting<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.n.set(self.n.get().saturating_add(n as u64));
-        Ok(n)
+        super::read::read_via_fill_buf(self, buf)
     }
 }
 
 impl BufRead for Counting<'_> {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        self.inner.fill_buf()
+        if self.carry.is_empty() {
+            self.inner.fill_buf()
+        } else {
+            Ok(&self.carry)
+        }
     }
     fn consume(&mut self, amt: usize) {
-        self.inner.consume(amt);
+        if self.carry.is_empty() {
+            self.inner.consume(amt);
+        } else {
+            let amt = amt.min(self.carry.len());
+            self.carry.drain(..amt);
+        }
         self.n.set(self.n.get().saturating_add(amt as u64));
     }
 }
@@ -231,6 +265,7 @@ pub fn decompressor<'a>(
     let src = Counting {
         inner: r,
         n: Rc::clone(&counter),
+        carry: Vec::new(),
     };
     Decompressed {
         kind,
@@ -417,16 +452,12 @@ impl Decompressed<'_> {
                 src.consume(zeros);
             }
         }
-        let head = src.fill_buf()?;
+        let head = src.peek(SNIFF_BYTES)?;
         if head.is_empty() {
             self.finished = true;
             return Ok(());
         }
-        let same = {
-            let mut probe = head.to_vec();
-            probe.truncate(13);
-            sniff(&probe) == Some(self.kind)
-        };
+        let same = sniff(head.get(..SNIFF_BYTES).unwrap_or(head)) == Some(self.kind);
         if !same {
             self.finished = true;
             let msg = format!(
@@ -925,20 +956,22 @@ mod tests {
             assert!(problem.is_none(), "{k:?} {problem:?}");
             assert_eq!(out, p, "{k:?}");
         }
-        // Concatenated frames are followed (the payload may sit in the second one). The next
-        // frame's magic is sniffed from the reader's buffer, so the whole input fits one here
-        // (a magic split across a buffer refill reads as trailing data, ARC001).
+        // Concatenated frames are followed (the payload may sit in the second one), wherever
+        // the source's buffer refills fall: a next frame's magic split across two refills is
+        // still recognised (it used to read as trailing data, ARC001).
         for (a, b, kind) in [
             (zstd(b"first "), zstd(b"second"), Compression::Zstd),
             (lz4(b"first "), lz4(b"second"), Compression::Lz4),
         ] {
             let bytes = [a, b].concat();
-            let mut r = io::BufReader::with_capacity(4096, &bytes[..]);
-            let mut out = Vec::new();
-            let mut d = decompressor(kind, &mut r, &Limits::default());
-            let _ = d.read_to_end(&mut out);
-            assert_eq!(out, b"first second", "{kind:?}");
-            assert!(d.problem().is_none(), "{kind:?} {:?}", d.problem());
+            for cap in [1, 2, 3, 5, 7, 12, 13, 14, 29, 4096] {
+                let mut r = io::BufReader::with_capacity(cap, &bytes[..]);
+                let mut out = Vec::new();
+                let mut d = decompressor(kind, &mut r, &Limits::default());
+                let _ = d.read_to_end(&mut out);
+                assert_eq!(out, b"first second", "{kind:?} buffer {cap}");
+                assert!(d.problem().is_none(), "{kind:?} {cap} {:?}", d.problem());
+            }
         }
     }
 
