@@ -451,6 +451,7 @@ mod configs;
 mod engine;
 mod hostile;
 mod loaders;
+mod packages;
 mod pickle_fixtures;
 mod precision;
 mod remote;

@@ -79,8 +79,16 @@ pub fn inspect_zip(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> Format 
         Some(zip::Layout::PyTorch(_)) => (Format::PytorchZip, "pytorch"),
         Some(zip::Layout::Keras { .. }) => (Format::Keras, "keras"),
         Some(zip::Layout::Npz { .. }) => (Format::Npz, "npz"),
+        None if report.members.iter().any(|m| m.name == MAR_MANIFEST) => {
+            (Format::Zip, "torchserve")
+        }
         None => (Format::Zip, "zip"),
     };
+    if layout_name == "torchserve" {
+        check_torchserve(ctx, &report.members);
+    } else {
+        ctx.facts.take_fact(Fact::Torchserve);
+    }
     ctx.fact(Fact::ArchiveLayout, layout_name);
     if format != Format::Keras {
         ctx.facts.take_fact(Fact::Keras);
@@ -254,6 +262,16 @@ pub fn inspect_tar(
         let names = report.members.iter().map(|m| m.name.as_str());
         record_members(ctx, report.members.len(), names);
     }
+    // NeMo: a tar (often gzipped) of `model_config.yaml` and `model_weights.ckpt`; the members
+    // went through the config and weight inspectors above.
+    if report
+        .members
+        .iter()
+        .any(|m| member_basename(&m.name) == "model_config.yaml")
+        && ctx.facts.fact(Fact::ArchiveLayout).is_none()
+    {
+        ctx.fact(Fact::ArchiveLayout, "nemo");
+    }
     if report.legacy_pytorch {
         Format::PytorchTar
     } else {
@@ -412,6 +430,67 @@ pub fn inspect_npy(
     Ok(())
 }
 
+/// Serialized objects decoded from a Keras config (`TorchModuleWrapper`'s base64 module):
+/// through the same member inspection as an archive member, so a pickle inside is analysed
+/// (PKL001..) and named `<config>!<json path>`.
+pub fn inspect_embedded(ctx: &mut Ctx<'_>, config: &str, embedded: &[super::keras::Embedded]) {
+    for e in embedded {
+        let name = format!("{config}!{}", e.path);
+        let mut bytes = e.bytes.as_slice();
+        let size = Some(bytes.len() as u64);
+        let _ = inspect_member(ctx, &mut bytes, &name, size, 1);
+    }
+}
+
+/// Where a TorchServe archive keeps its manifest.
+const MAR_MANIFEST: &str = "MAR-INF/MANIFEST.json";
+
+/// The member's own file name, past any `outer!` nesting and directories.
+fn member_basename(name: &str) -> &str {
+    let inner = name.rsplit('!').next().unwrap_or(name);
+    inner.rsplit('/').next().unwrap_or(inner)
+}
+
+fn is_yaml_member(name: &str) -> bool {
+    let base = member_basename(name);
+    base.ends_with(".yaml") || base.ends_with(".yml")
+}
+
+/// TorchServe: every `.py` member is on the handler's import path and runs when the model is
+/// served; the handler itself is either a stock one or code from the archive (SRC001).
+fn check_torchserve(ctx: &mut Ctx<'_>, members: &[zip::Member]) {
+    let manifest: super::package::MarManifest = ctx
+        .facts
+        .fact(Fact::Torchserve)
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or_default();
+    let code: Vec<&str> = members
+        .iter()
+        .map(|m| m.name.as_str())
+        .filter(|n| n.ends_with(".py"))
+        .take(MAX_LISTED_MEMBERS)
+        .collect();
+    if code.is_empty() && manifest.stock_handler() {
+        return;
+    }
+    let handler = manifest.handler.as_deref().unwrap_or("(default)");
+    let d = ctx.detect(
+        RuleId::CustomCode,
+        format!("torchserve:{handler}"),
+        format!(
+            "torchserve archive with handler `{handler}`{} ships {} python file(s) that run when the model is served",
+            if manifest.stock_handler() { " (stock)" } else { " (custom)" },
+            code.len()
+        ),
+        Location::default(),
+    );
+    d.evidence.insert("handler".into(), json!(handler));
+    d.evidence.insert("members".into(), json!(code));
+    if let Some(f) = &manifest.serialized_file {
+        d.evidence.insert("serialized_file".into(), json!(f));
+    }
+}
+
 /// Inspects one member stream by content. Returns the member's format.
 pub fn inspect_member(
     ctx: &mut Ctx<'_>,
@@ -420,10 +499,19 @@ pub fn inspect_member(
     size: Option<u64>,
     depth: u32,
 ) -> io::Result<Format> {
+    if name == MAR_MANIFEST {
+        // TorchServe: the handler and serialized file (SRC001 once the walk is done).
+        let (bytes, _) = read::read_bounded(r, ctx.cfg.limits.json_bytes)?;
+        if let Some(m) = super::package::parse_mar_manifest(&bytes) {
+            ctx.fact(Fact::Torchserve, json!(m));
+        }
+        return Ok(Format::Json);
+    }
     if name == "config.json" || name == "metadata.json" {
         // Keras v3 archives keep the model's layer config here (Lambda layers: FMT003).
         let (bytes, _) = read::read_bounded(r, ctx.cfg.limits.json_bytes)?;
-        super::formats::inspect_keras_member(ctx, name, &bytes);
+        let embedded = super::formats::inspect_keras_member(ctx, name, &bytes);
+        inspect_embedded(ctx, name, &embedded);
         return Ok(Format::Json);
     }
     let (head, mut replay) = read::peek(r, 4096)?;
@@ -456,6 +544,30 @@ pub fn inspect_member(
         _ if pickle::looks_like_pickle(&head) => {
             inspect_pickle_stream(ctx, &mut replay, Some(name))?;
             Format::Pickle
+        }
+        // Configs inside packages (NeMo `model_config.yaml`, Lightning `hparams.yaml`): the same
+        // `_target_` and python-tag checks as in the tree.
+        Format::Text if is_yaml_member(name) => {
+            let limit = ctx.cfg.limits.json_bytes;
+            let (bytes, more) = read::read_bounded(&mut replay, limit)?;
+            if more {
+                let cfg = ctx.cfg;
+                let d = ctx.detect(
+                    RuleId::LimitExceeded,
+                    format!("json_bytes:{name}"),
+                    format!(
+                        "archive member `{name}` is larger than the json_bytes limit ({limit}); its config was not checked"
+                    ),
+                    Location {
+                        member: Some(name.to_string()),
+                        ..Location::default()
+                    },
+                );
+                super::name_limit(d, cfg, "json_bytes");
+            } else {
+                super::config::check_yaml(ctx, &bytes, Some(name));
+            }
+            Format::Yaml
         }
         Format::Unknown => match compress::sniff(&head) {
             // lzma-alone (joblib `.lzma`) has no magic of its own; compress sniffs its header.

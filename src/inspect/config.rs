@@ -61,6 +61,15 @@ pub fn check_yaml(ctx: &mut Ctx<'_>, bytes: &[u8], member: Option<&str>) {
     check_value(ctx, &to_json(&value), member);
 }
 
+/// A YAML document as a JSON value (for descriptors such as MLflow's `MLmodel`); `None` when
+/// it does not parse. Nesting is bounded by the parser.
+pub fn yaml_value(bytes: &[u8]) -> Option<Value> {
+    let text = String::from_utf8_lossy(bytes);
+    serde_norway::from_str::<serde_norway::Value>(&text)
+        .ok()
+        .map(|v| to_json(&v))
+}
+
 /// YAML to JSON for the walk. Keys that are not strings (numbers, `null`, sequences) are spelled
 /// out rather than refused, so an odd key cannot make the document unreadable and hide its
 /// `_target_`; tags (`!Thing`) keep their value. Recursion is bounded by the parser's nesting

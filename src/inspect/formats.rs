@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::problem::{Problem, ProblemKind};
-use super::{Ctx, gguf, hdf5, keras, onnx, tf, tflite};
+use super::{Ctx, gguf, hdf5, keras, onnx, package, polyglot, tf, tflite};
 use crate::classify::Format;
 use crate::model::finding::Location;
 use crate::model::rules::RuleId;
@@ -59,6 +59,8 @@ pub fn record_problems(
             "domain",
             "indicator",
             "object",
+            "callable",
+            "file",
         ] {
             if let Some(v) = p.evidence.get(k) {
                 key.push(':');
@@ -78,7 +80,14 @@ pub fn record_problems(
         let d = ctx.detect(rule, key, message, loc);
         d.evidence.insert("problem".into(), json!(p.code));
         for (k, v) in &p.evidence {
-            d.evidence.insert(k.clone(), json!(v));
+            // Advisory ids travel as one comma-separated string in a `Problem`; the report
+            // lists them (`evidence.references`, shown in SARIF).
+            let value = if k == "references" {
+                json!(v.split(',').collect::<Vec<_>>())
+            } else {
+                json!(v)
+            };
+            d.evidence.insert(k.clone(), value);
         }
         if let Some(name) = limit {
             super::name_limit(d, cfg, name);
@@ -166,10 +175,11 @@ pub fn inspect_tf(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64, saved_model
 
 /// HDF5 (legacy Keras `.h5`): root attributes `model_config` / `training_config` checked for
 /// Lambda layers and custom objects (FMT003). Needs random access: the file is opened again and
-/// only small structures are read.
-pub fn inspect_hdf5(ctx: &mut Ctx<'_>, size: u64) -> io::Result<Format> {
+/// only small structures are read. Returns the serialized objects the Keras config embeds, for
+/// the caller to inspect as archive members.
+pub fn inspect_hdf5(ctx: &mut Ctx<'_>, size: u64) -> io::Result<(Format, Vec<keras::Embedded>)> {
     if ctx.path.as_os_str().is_empty() {
-        return Ok(streamed_only(ctx, Format::Hdf5));
+        return Ok((streamed_only(ctx, Format::Hdf5), Vec::new()));
     }
     let mut file = super::open_regular(ctx.path)?;
     let (facts, problems) = hdf5::inspect(&mut file, size, &hdf5::Limits::from(&ctx.cfg.limits));
@@ -179,6 +189,7 @@ pub fn inspect_hdf5(ctx: &mut Ctx<'_>, size: u64) -> io::Result<Format> {
         Format::Hdf5
     };
     ctx.fact(Fact::Hdf5, facts_of(&facts));
+    let embedded = facts.keras.map(|k| k.embedded).unwrap_or_default();
     record_problems(
         ctx,
         &problems,
@@ -191,7 +202,7 @@ pub fn inspect_hdf5(ctx: &mut Ctx<'_>, size: u64) -> io::Result<Format> {
             ("too-deep", "json_depth"),
         ],
     );
-    Ok(format)
+    Ok((format, embedded))
 }
 
 /// TFLite flatbuffer: version, operator codes, custom ops (FMT008). Random access, small reads.
@@ -203,18 +214,20 @@ pub fn inspect_tflite(ctx: &mut Ctx<'_>, size: u64) -> io::Result<Format> {
     let (facts, problems) =
         tflite::inspect(&mut file, size, &tflite::Limits::from(&ctx.cfg.limits));
     ctx.fact(Fact::Tflite, facts_of(&facts));
+    // `Unsafe` problems are flex nodes running PyFunc or file ops: the TensorFlow rule.
     record_problems(
         ctx,
         &problems,
-        RuleId::CustomOperator,
+        RuleId::TfUnsafeOp,
         None,
         &[("too-many-operator-codes", "tflite_operator_codes")],
     );
     Ok(Format::Tflite)
 }
 
-/// Keras v3 archive members: `config.json` (layers) and `metadata.json` (version).
-pub fn inspect_keras_member(ctx: &mut Ctx<'_>, name: &str, bytes: &[u8]) {
+/// Keras v3 archive members: `config.json` (layers) and `metadata.json` (version). Returns the
+/// serialized objects the config embeds, for the caller to inspect as archive members.
+pub fn inspect_keras_member(ctx: &mut Ctx<'_>, name: &str, bytes: &[u8]) -> Vec<keras::Embedded> {
     let limits = keras::Limits::from(&ctx.cfg.limits);
     match name {
         "config.json" => {
@@ -230,6 +243,7 @@ pub fn inspect_keras_member(ctx: &mut Ctx<'_>, name: &str, bytes: &[u8]) {
                     ("too-deep", "json_depth"),
                 ],
             );
+            return facts.embedded;
         }
         "metadata.json" => {
             if let Ok(m) = keras::parse_metadata(bytes, &limits) {
@@ -238,6 +252,135 @@ pub fn inspect_keras_member(ctx: &mut Ctx<'_>, name: &str, bytes: &[u8]) {
         }
         _ => {}
     }
+    Vec::new()
+}
+
+/// FMT001 `polyglot`: the weight file's bytes also form an HDF5 file or a zip archive where
+/// their loaders look (what an embedded HDF5 model would do on load is reported too), or bytes
+/// after the declared data (`declared_end`) are a pickle, analysed as one. Positioned reads of
+/// small structures on the file again; a streamed (remote) scan has no file to reopen.
+pub fn record_polyglots(ctx: &mut Ctx<'_>, size: u64, declared_end: Option<u64>) -> io::Result<()> {
+    if ctx.path.as_os_str().is_empty() {
+        return Ok(());
+    }
+    let mut file = super::open_regular(ctx.path)?;
+    let problems = polyglot::check(&mut file, size, &hdf5::Limits::from(&ctx.cfg.limits));
+    for p in &problems {
+        if p.code != "polyglot" {
+            continue;
+        }
+        let container = p.detail("polyglot").unwrap_or("?").to_string();
+        let d = ctx.detect(
+            RuleId::FormatMismatch,
+            format!("polyglot:{container}"),
+            p.message.clone(),
+            p.offset.map(Location::offset).unwrap_or_default(),
+        );
+        d.evidence.insert("problem".into(), json!("polyglot"));
+        for (k, v) in &p.evidence {
+            d.evidence.insert(k.clone(), json!(v));
+        }
+    }
+    let inner: Vec<Problem> = problems
+        .into_iter()
+        .filter(|p| p.code != "polyglot")
+        .collect();
+    record_problems(
+        ctx,
+        &inner,
+        RuleId::KerasUnsafeLayer,
+        Some("(hdf5 polyglot)"),
+        &[],
+    );
+    let Some(end) = declared_end.filter(|&e| e < size) else {
+        return Ok(());
+    };
+    use std::io::{Seek, SeekFrom};
+    file.seek(SeekFrom::Start(end))?;
+    let mut tail = io::BufReader::new(io::Read::take(file, size - end));
+    let (head, mut replay) = super::read::peek(&mut tail, 4096)?;
+    if !super::pickle::looks_like_pickle(&head) {
+        return Ok(());
+    }
+    let d = ctx.detect(
+        RuleId::FormatMismatch,
+        "polyglot:pickle",
+        format!(
+            "a pickle follows the declared data at offset {end}; the same bytes hold a pickle that a pickle-based loader reading from there runs"
+        ),
+        Location::offset(end),
+    );
+    d.evidence.extend([
+        ("problem".to_string(), json!("polyglot")),
+        ("polyglot".to_string(), json!("pickle")),
+        ("offset".to_string(), json!(end.to_string())),
+    ]);
+    let member = format!("@{end}");
+    super::inspect_pickle_stream(ctx, &mut replay, Some(&member))
+}
+
+/// MLflow `MLmodel`: the config checks (tags, `_target_`), its flavors and model files as facts,
+/// and SRC001 for what `mlflow.pyfunc.load_model` imports or unpickles from the model: a loader
+/// module outside MLflow, `code` paths, a cloudpickled `python_model`.
+pub fn inspect_mlmodel(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<()> {
+    let limit = ctx.cfg.limits.json_bytes;
+    let (bytes, more) = super::read::read_bounded(r, limit)?;
+    if more {
+        let cfg = ctx.cfg;
+        let d = ctx.detect(
+            RuleId::LimitExceeded,
+            "json_bytes",
+            format!("MLmodel is larger than the json_bytes limit ({limit}); not checked"),
+            Location::default(),
+        );
+        super::name_limit(d, cfg, "json_bytes");
+        return Ok(());
+    }
+    super::config::check_yaml(ctx, &bytes, None);
+    let Some(m) = super::config::yaml_value(&bytes).and_then(|v| package::parse_mlmodel(&v)) else {
+        return Ok(());
+    };
+    ctx.fact(Fact::Mlflow, facts_of(&m));
+    if !m.builtin_loader() {
+        let module = m.loader_module.clone().unwrap_or_default();
+        let d = ctx.detect(
+            RuleId::CustomCode,
+            format!("mlflow-loader:{module}"),
+            format!(
+                "MLmodel names loader module `{module}`, which mlflow.pyfunc.load_model imports and runs"
+            ),
+            Location::default(),
+        );
+        d.evidence.insert("loader_module".into(), json!(module));
+    }
+    if !m.code.is_empty() {
+        let d = ctx.detect(
+            RuleId::CustomCode,
+            "mlflow-code",
+            format!(
+                "MLmodel ships code path(s) {} that mlflow puts on sys.path and imports at load",
+                m.code
+                    .iter()
+                    .map(|c| format!("`{c}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Location::default(),
+        );
+        d.evidence.insert("code".into(), json!(m.code));
+    }
+    if let Some(p) = &m.python_model {
+        let d = ctx.detect(
+            RuleId::CustomCode,
+            format!("mlflow-python-model:{p}"),
+            format!(
+                "MLmodel's python_model `{p}` is a cloudpickled PythonModel that mlflow unpickles at load"
+            ),
+            Location::default(),
+        );
+        d.evidence.insert("python_model".into(), json!(p));
+    }
+    Ok(())
 }
 
 /// A positioned-read format met in a stream with no file to reopen (a remote scan): the digest

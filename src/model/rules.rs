@@ -110,13 +110,13 @@ rules! {
         "The archive is corrupt, its directory and local headers disagree, a member's CRC is wrong, or it decompresses beyond the limits. Different readers see different contents in such archives, which is how scanners are bypassed.";
     FormatMismatch => "FMT001", "format-mismatch", Medium, "format",
         "content does not match the file's extension",
-        "The file's content is not what its name says (for example a pickle named `.safetensors`). Loaders that sniff content will load it as what it really is. Rename or replace the file.";
+        "The file's content is not what its name says (for example a pickle named `.safetensors`). Loaders that sniff content will load it as what it really is. Rename or replace the file. Evidence `polyglot` marks a valid weight file whose bytes are also a second loadable container (an HDF5 superblock at a user-block boundary, a zip whose end-of-central-directory closes the file, a pickle after the declared data): renamed, the same bytes load as the other format.";
     UnknownWeights => "FMT002", "unknown-weights", Low, "format",
         "weight-like name, unrecognised content",
         "The file has a weight-like name but modelgate does not recognise its content, so it could not be checked.";
     KerasUnsafeLayer => "FMT003", "keras-unsafe-layer", High, "format",
         "Keras/HDF5 model with Lambda or custom-code layers",
-        "The Keras model contains a Lambda layer (serialized Python bytecode) or custom objects from outside Keras. Loading it with safe_mode=False, or with the custom objects registered, runs code.";
+        "The Keras model contains a Lambda layer (serialized Python bytecode) or custom objects from outside Keras. Loading it with safe_mode=False, or with the custom objects registered, runs code. Also the safe_mode bypasses that need no code outside Keras: lookup layers whose vocabulary is a file outside the archive (CVE-2025-12058), TFSMLayer loading an external SavedModel (CVE-2026-1462), keras.utils.get_file named as a class or function (CVE-2025-8747), enable_unsafe_deserialization in the config (CVE-2025-9906), and TorchModuleWrapper's pickled module (CVE-2025-49655, decoded and analysed as a pickle).";
     OnnxExternalData => "FMT004", "onnx-external-data", High, "format",
         "ONNX external data path absolute or outside the repository",
         "The ONNX model references external tensor data by an absolute path, a path that escapes the repository, or a file that does not exist. A loader would read whatever file that path names.";
