@@ -1164,7 +1164,8 @@ fn is_torchscript_class(module: &str) -> bool {
 /// CPython `Lib/functools.py` (`partial.__new__`, `partial.__setstate__`, `partialmethod`).
 const CALL_WRAPPERS: &[(&str, &str)] = &[("functools", "partial"), ("functools", "partialmethod")];
 
-/// True for a call wrapper judged by its target ([`CALL_WRAPPERS`]); aliases are normalised.
+/// True for a call wrapper judged by its target (`functools.partial`, `partialmethod`); aliases
+/// are normalised.
 pub fn is_call_wrapper(module: &str, name: &str) -> bool {
     let module = normalize_module(module);
     CALL_WRAPPERS
