@@ -108,7 +108,7 @@ pub fn claimed_format(rel: &str) -> Option<&'static [Format]> {
             Msgpack,
             Empty,
         ],
-        "pt" | "pth" | "bin" => &[
+        "pt" | "pth" => &[
             PytorchZip,
             PytorchLegacy,
             PytorchTar,
@@ -116,6 +116,18 @@ pub fn claimed_format(rel: &str) -> Option<&'static [Format]> {
             Pickle,
             Safetensors,
             Empty,
+        ],
+        // `.bin` is also fastText's and word2vec's name (issue 15, cause 8).
+        "bin" => &[
+            PytorchZip,
+            PytorchLegacy,
+            PytorchTar,
+            Torchscript,
+            Pickle,
+            Safetensors,
+            Empty,
+            Fasttext,
+            Word2vec,
         ],
         "pkl" | "pickle" | "dill" | "sav" => &[Pickle, Joblib, PytorchLegacy, Gzip, Bzip2, Xz],
         "joblib" => &[Joblib, Pickle, Zlib, Gzip, Bzip2, Xz, Lzma],
@@ -166,6 +178,9 @@ pub fn sniff(head: &[u8], size: u64) -> Format {
     }
     if head.get(4..8) == Some(b"TFL3") {
         return Tflite;
+    }
+    if is_fasttext(head) {
+        return Fasttext;
     }
     if head.starts_with(b"\x1f\x8b") {
         return Gzip;
@@ -218,6 +233,8 @@ pub struct Probes {
     pub lzma: bool,
     /// A joblib < 0.10 `ZF` container (header, then a zlib stream).
     pub joblib_zf: bool,
+    /// An ONNX `TensorProto` (or sequence/optional/map of tensors): backend test data `.pb`.
+    pub onnx_tensor: bool,
 }
 
 /// Which inspector reads a file.
@@ -237,7 +254,8 @@ pub enum Route {
 ///   a pickle), so the finding names the exact rule broken (ST001) instead of "unrecognised",
 ///   and a 0-byte `.safetensors` is a broken file (`file-too-small`), not a silent placeholder;
 /// - `saved_model.pb` (or the SavedModel probe) is a SavedModel, `.onnx` (or the ONNX probe) is
-///   ONNX, any other `.pb` a frozen TensorFlow graph;
+///   ONNX, a `.pb` that reads as an ONNX tensor (field 2 a varint) ONNX test data, any other
+///   `.pb` a frozen TensorFlow graph;
 /// - `.mlmodel` with a protobuf field-1 varint first byte is Core ML; `.msgpack` starting with a
 ///   msgpack map is Flax weights (recognised, not parsed further);
 /// - an lzma-alone stream is only believed under `.joblib`, `.lzma` or `.pkl`.
@@ -265,6 +283,15 @@ pub fn route(rel: &str, head: &[u8], sniffed: Format, probes: &Probes) -> Route 
         TfSavedmodel
     } else if ext == "onnx" || probes.onnx {
         Onnx
+    } else if ext == "meta" && head.first() == Some(&0x0a) {
+        // Issue 15, cause 8: a TF1 checkpoint's `model.ckpt.meta` is a MetaGraphDef (field 1,
+        // meta_info_def, first), whose graph is walked like a SavedModel's.
+        TfMetagraph
+    } else if unknown && is_tf_checkpoint(rel, head) {
+        TfCheckpoint
+    } else if ext == "pb" && probes.onnx_tensor {
+        // Issue 15, cause 8: ONNX's `test_data_set_*/input_0.pb` are tensors, not TF graphs.
+        OnnxTensor
     } else if ext == "pb" {
         TfGraph
     } else if unknown && ext == "msgpack" && msgpack_map {
@@ -275,10 +302,53 @@ pub fn route(rel: &str, head: &[u8], sniffed: Format, probes: &Probes) -> Route 
         return Route::JoblibZf;
     } else if probes.pickle {
         Pickle
+    } else if unknown && is_word2vec_binary(head) {
+        Word2vec
     } else {
         sniffed
     };
     Route::As(format)
+}
+
+/// A TensorFlow checkpoint's tensor files (issue 15, cause 8): the `.index` table (a LevelDB
+/// table whose first entry, key "", is the `BundleHeaderProto`: shared 0, key length 0, the
+/// value's length, then field 1 `num_shards`) and its `.data-NNNNN-of-NNNNN` shards (raw tensor
+/// bytes, recognised by name: TensorFlow reads them only as the index says).
+pub fn is_tf_checkpoint(rel: &str, head: &[u8]) -> bool {
+    let name = basename(rel);
+    let shard = name.rsplit_once(".data-").is_some_and(|(_, n)| {
+        n.split_once("-of-").is_some_and(|(a, b)| {
+            !a.is_empty() && !b.is_empty() && a.bytes().chain(b.bytes()).all(|c| c.is_ascii_digit())
+        })
+    });
+    shard || (extension(rel) == "index" && matches!(head, [0x00, 0x00, 1..=0x7f, 0x08, ..]))
+}
+
+/// fastText's `.bin`/`.ftz` (issue 15, cause 8): the int32 magic 793712314 and a format version
+/// (11 or 12 in every release; `FASTTEXT_VERSION` in `src/fasttext.cc`), little-endian. The
+/// file holds the training arguments, a dictionary and float matrices; loading runs nothing.
+pub fn is_fasttext(head: &[u8]) -> bool {
+    head.starts_with(&793_712_314u32.to_le_bytes())
+        && head
+            .get(4..8)
+            .is_some_and(|v| (1..=64).contains(&u32::from_le_bytes([v[0], v[1], v[2], v[3]])))
+}
+
+/// word2vec's binary format (`save_word2vec_format(binary=True)`, the original C tool): a text
+/// line `<words> <dimensions>\n`, then each word, a space and raw floats. Only asked of content
+/// that is not text (the floats), so a text vector file stays text.
+pub fn is_word2vec_binary(head: &[u8]) -> bool {
+    let Some(end) = head.iter().take(48).position(|&b| b == b'\n') else {
+        return false;
+    };
+    let line = &head[..end];
+    let mut parts = line.split(|&b| b == b' ');
+    let number = |p: Option<&[u8]>| {
+        p.is_some_and(|p| {
+            !p.is_empty() && p.len() <= 12 && p.iter().all(u8::is_ascii_digit) && p[0] != b'0'
+        })
+    };
+    number(parts.next()) && number(parts.next()) && parts.next().is_none()
 }
 
 /// The legacy (pre-1.6) PyTorch format starts with a protocol-2 pickle of a long magic number.
@@ -374,6 +444,9 @@ pub fn kind_of(rel: &str, format: Format) -> Kind {
     if format == Format::LfsPointer && WEIGHT_EXTENSIONS.contains(&ext.as_str()) {
         return Kind::Weights;
     }
+    if format == Format::OnnxTensor {
+        return Kind::Data;
+    }
     if CARD_NAMES.contains(&name) {
         return Kind::ModelCard;
     }
@@ -418,6 +491,29 @@ pub fn kind_of(rel: &str, format: Format) -> Kind {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn fasttext_word2vec_and_tf_checkpoints_issue_15() {
+        let mut ft = 793_712_314u32.to_le_bytes().to_vec();
+        ft.extend_from_slice(&12u32.to_le_bytes());
+        assert_eq!(sniff(&ft, 8), Format::Fasttext);
+        ft[4] = 0;
+        assert_ne!(sniff(&ft, 8), Format::Fasttext, "version 0 is not fastText");
+        assert!(is_word2vec_binary(b"2747 10\nthe \xb9\xc8"));
+        assert!(!is_word2vec_binary(b"2747 10 3\nthe"));
+        assert!(!is_word2vec_binary(b"02 10\nthe"));
+        assert!(!is_word2vec_binary(b"two 10\nthe"));
+        assert!(is_tf_checkpoint("v/variables.data-00000-of-00001", b"\x66"));
+        assert!(!is_tf_checkpoint(
+            "v/variables.data-0000x-of-00001",
+            b"\x66"
+        ));
+        assert!(is_tf_checkpoint(
+            "v/variables.index",
+            b"\x00\x00\x06\x08\x01"
+        ));
+        assert!(!is_tf_checkpoint("faiss.index", b"IxF2"));
+    }
+
     use super::*;
 
     fn st(header: &str) -> Vec<u8> {

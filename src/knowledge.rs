@@ -1128,7 +1128,50 @@ const SAFE_STANDARD: &[(&str, &[&str])] = &[
         "sklearn.externals.joblib.numpy_pickle_compat",
         &["NDArrayWrapper", "ZNDArrayWrapper"],
     ),
+    // `hash` stored as gensim's `hashfxn` attribute (Python 2 spells it `__builtin__.hash`):
+    // it only hashes a value. CPython `Python/bltinmodule.c` `builtin_hash`.
+    ("builtins", &["hash"]),
+    // TorchScript's unpickler helpers, which every `.debug_pkl` and `constants.pkl` of a
+    // scripted module names: each returns its argument as a list or tensor, or tags a type.
+    // PyTorch `torch/jit/_pickle.py`.
+    (
+        "torch.jit._pickle",
+        &[
+            "build_intlist",
+            "build_tensorlist",
+            "build_doublelist",
+            "build_boollist",
+            "build_tensor_from_id",
+            "restore_type_tag",
+        ],
+    ),
 ];
+
+/// TorchScript's own class names (issue 15): a scripted module's `data.pkl` and `.debug_pkl`
+/// members name `__torch__.<qualified class>`, which `torch.jit.load` resolves against the
+/// archive's compiled `code/` (inspected as TorchScript, see [`torchscript_call`]), never by a
+/// Python import; a plain unpickler cannot import a module of that name at all. PyTorch
+/// `torch/csrc/jit/serialization/import.cpp` (`__torch__` prefix of `QualifiedName`s).
+fn is_torchscript_class(module: &str) -> bool {
+    module == "__torch__" || module.starts_with("__torch__.")
+}
+
+/// Call wrappers whose first argument is the callable they will call (issue 15, cause 4):
+/// `functools.partial(f, *args)` and `functools.partialmethod(f, *args)` run nothing themselves,
+/// and calling the result calls `f`. A pickle that builds one over a statically named global is
+/// judged by that global (gensim models pickle partials of their own functions); built over
+/// anything the scanner cannot name, the wrapper keeps its own `DANGEROUS` entry. Source:
+/// CPython `Lib/functools.py` (`partial.__new__`, `partial.__setstate__`, `partialmethod`).
+const CALL_WRAPPERS: &[(&str, &str)] = &[("functools", "partial"), ("functools", "partialmethod")];
+
+/// True for a call wrapper judged by its target (`functools.partial`, `partialmethod`); aliases
+/// are normalised.
+pub fn is_call_wrapper(module: &str, name: &str) -> bool {
+    let module = normalize_module(module);
+    CALL_WRAPPERS
+        .iter()
+        .any(|(m, n)| *m == module && *n == name)
+}
 
 /// Published advisories per dangerous path (prefix on component boundaries, like
 /// [`DANGEROUS`]), for a finding's `evidence.references`. Sources: the picklescan advisories
@@ -1346,7 +1389,8 @@ pub fn classify_global(module: &str, name: &str, extra: &ExtraLists) -> Verdict 
     let builtin_safe = SAFE
         .iter()
         .chain(SAFE_STANDARD)
-        .any(|(m, names)| *m == module && names.contains(&name));
+        .any(|(m, names)| *m == module && names.contains(&name))
+        || is_torchscript_class(&module);
     if builtin_safe {
         return Verdict::Safe;
     }

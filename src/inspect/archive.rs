@@ -324,6 +324,8 @@ pub fn inspect_compressed(
                     | "pickle"
                     | "z"
                     | "gz"
+                    // joblib's own test data names gzip dumps `.pkl.gzip` (issue 15, cause 6).
+                    | "gzip"
                     | "bz2"
                     | "xz"
                     | "lzma"

@@ -159,6 +159,9 @@ fn check_tags(ctx: &mut Ctx<'_>, text: &str, member: Option<&str>) {
                 if !seen.insert(tag.clone()) {
                     continue;
                 }
+                if name_tag_is_not_dangerous(ctx, &tag, number, &key_prefix, &loc, &within) {
+                    continue;
+                }
                 let d = ctx.detect(
                     RuleId::YamlUnsafeTag,
                     format!("{key_prefix}{tag}"),
@@ -175,6 +178,51 @@ fn check_tags(ctx: &mut Ctx<'_>, text: &str, member: Option<&str>) {
                 d.evidence
                     .insert("references".into(), json!(TAG_REFERENCES));
             }
+        }
+    }
+}
+
+/// Issue 15: `!!python/name:X` only resolves `X` (an import and an attribute lookup, like a
+/// pickle GLOBAL that is never called); mkdocs configs use it for their extensions. It is judged
+/// by its target: a dangerous one stays CFG002, any other is named for review as CFG003 (a safe
+/// one is quiet). Returns false when the tag is not such a name, or names something dangerous.
+fn name_tag_is_not_dangerous(
+    ctx: &mut Ctx<'_>,
+    tag: &str,
+    number: usize,
+    key_prefix: &str,
+    loc: &Location,
+    within: &str,
+) -> bool {
+    let Some(target) = tag.strip_prefix("python/name:") else {
+        return false;
+    };
+    let Some((module, name)) = target.rsplit_once('.') else {
+        return false;
+    };
+    if module.is_empty() || name.is_empty() {
+        return false;
+    }
+    match knowledge::classify_global(module, name, &ctx.cfg.pickle_extra) {
+        Verdict::Dangerous { .. } => false,
+        Verdict::Safe => true,
+        Verdict::Unknown => {
+            let d = ctx.detect(
+                RuleId::ConfigUnknownTarget,
+                format!("{key_prefix}{tag}"),
+                format!(
+                    "YAML{within} uses the `!!{tag}` tag on line {}: PyYAML's unsafe_load (and full_load/load before 5.4) imports `{target}` (without calling it); it is not on the safe list",
+                    number + 1
+                ),
+                Location {
+                    line: Some(number as u64 + 1),
+                    ..loc.clone()
+                },
+            );
+            d.evidence.insert("tag".into(), json!(tag));
+            d.evidence.insert("target".into(), json!(target));
+            d.evidence.insert("category".into(), json!("unknown"));
+            true
         }
     }
 }
@@ -365,6 +413,23 @@ mod tests {
             ]
         );
         assert_eq!(d[0].location.line, Some(1));
+    }
+
+    #[test]
+    fn name_tags_are_judged_by_their_target_issue_15() {
+        // mkdocs.yml as llama-cpp-python ships it: a name, never called, of an unknown module.
+        let yaml = b"markdown_extensions:\n  - pymdownx.emoji:\n      emoji_index: !!python/name:materialx.emoji.twemoji\n      emoji_generator: !!python/name:materialx.emoji.to_svg\nx: !!python/name:collections.OrderedDict\ny: !!python/name:os.system\n";
+        let d = run(|ctx| check_yaml(ctx, yaml, None));
+        let rules: Vec<_> = d.iter().map(|d| (d.rule, d.location.line)).collect();
+        assert_eq!(
+            rules,
+            [
+                (RuleId::ConfigUnknownTarget, Some(3)),
+                (RuleId::ConfigUnknownTarget, Some(4)),
+                (RuleId::YamlUnsafeTag, Some(6)),
+            ],
+            "{d:?}"
+        );
     }
 
     #[test]

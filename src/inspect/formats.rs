@@ -151,12 +151,22 @@ pub fn inspect_onnx(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> Format
 
 /// TensorFlow SavedModel / frozen GraphDef: op types, PyFunc and file-system ops (FMT006).
 pub fn inspect_tf(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64, saved_model: bool) -> Format {
-    let limits = tf::Limits::from(&ctx.cfg.limits);
     let kind = if saved_model {
         tf::GraphFile::SavedModel
     } else {
         tf::GraphFile::FrozenGraph
     };
+    inspect_tf_file(ctx, r, size, kind)
+}
+
+/// A TensorFlow graph file of a known kind; returns its format.
+pub fn inspect_tf_file(
+    ctx: &mut Ctx<'_>,
+    r: &mut dyn BufRead,
+    size: u64,
+    kind: tf::GraphFile,
+) -> Format {
+    let limits = tf::Limits::from(&ctx.cfg.limits);
     let (facts, problems) = tf::inspect(r, size, kind, &limits);
     ctx.fact(Fact::Tf, facts_of(&facts));
     record_problems(
@@ -166,10 +176,10 @@ pub fn inspect_tf(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64, saved_model
         None,
         &[("too-deep", "tf_depth")],
     );
-    if saved_model {
-        Format::TfSavedmodel
-    } else {
-        Format::TfGraph
+    match kind {
+        tf::GraphFile::SavedModel => Format::TfSavedmodel,
+        tf::GraphFile::FrozenGraph => Format::TfGraph,
+        tf::GraphFile::MetaGraph => Format::TfMetagraph,
     }
 }
 

@@ -386,7 +386,8 @@ fn dispatch(
             tf_saved_model: tf::is_saved_model(head),
             onnx: onnx::is_onnx(head),
             lzma: compress::sniff(head) == Some(compress::Compression::Lzma),
-            joblib_zf: is_joblib_zfile(head),
+            joblib_zf: joblib_zfile_header(head).is_some(),
+            onnx_tensor: onnx::is_onnx_value(head),
         }
     } else {
         classify::Probes::default()
@@ -397,7 +398,7 @@ fn dispatch(
             // joblib < 0.10 (and `sklearn.externals.joblib` of that era) wrote compressed dumps
             // as `ZF`, the pickle's length in hex padded to 19 bytes, then a zlib stream. Left
             // unknown, the pickle inside would escape analysis (issue 15, cause 6).
-            r.consume(JOBLIB_ZF_HEADER);
+            r.consume(joblib_zfile_header(head).unwrap_or(0));
             return archive::inspect_compressed(
                 ctx,
                 r,
@@ -461,6 +462,9 @@ fn dispatch(
         // Recognised as weights by name and a plausible first byte, not parsed further: Core ML
         // specs are protobuf (field 1, version), Flax checkpoints are a msgpack map.
         Format::Coreml | Format::Msgpack => sniffed,
+        // Tensors only: a TensorProto has no graph, no operators, nothing that runs.
+        Format::OnnxTensor | Format::Fasttext | Format::Word2vec | Format::TfCheckpoint => sniffed,
+        Format::TfMetagraph => formats::inspect_tf_file(ctx, r, size, tf::GraphFile::MetaGraph),
         Format::Tar => archive::inspect_tar(ctx, r, None, 0),
         Format::Numpy => {
             archive::inspect_npy(ctx, r, None, Some(size))?;
@@ -491,25 +495,23 @@ fn dispatch(
     })
 }
 
-/// Bytes before the zlib stream of a joblib < 0.10 compressed dump: `ZF` and the hex length
-/// left-justified to `len(hex(2**64))` (joblib `numpy_pickle_compat._MAX_LEN`).
-const JOBLIB_ZF_HEADER: usize = 2 + 19;
+/// Longest `ZF` header read: `ZF` and the hex length padded with spaces, to 19 bytes by joblib
+/// 0.9 and to 20 by joblib 0.8 (issue 15: `joblib_0.8.4_compressed_pickle_py27_np17.gz`).
+const JOBLIB_ZF_MAX_HEADER: usize = 2 + 24;
 
-/// A joblib < 0.10 `ZF` container: `ZF0x<hex digits>`, space padding, then a zlib header.
-fn is_joblib_zfile(head: &[u8]) -> bool {
-    let Some(len) = head.get(2..JOBLIB_ZF_HEADER) else {
-        return false;
-    };
-    let digits = len.get(2..).unwrap_or_default();
-    let hex_then_spaces = digits
-        .iter()
-        .skip_while(|b| b.is_ascii_hexdigit())
-        .all(|&b| b == b' ');
-    head.starts_with(b"ZF0x")
-        && digits.first().is_some_and(u8::is_ascii_hexdigit)
-        && hex_then_spaces
-        && compress::sniff(head.get(JOBLIB_ZF_HEADER..).unwrap_or_default())
-            == Some(compress::Compression::Zlib)
+/// The length of a joblib < 0.10 `ZF` header when `head` starts with one: `ZF`, `0x` and hex
+/// digits, spaces, then a zlib stream.
+fn joblib_zfile_header(head: &[u8]) -> Option<usize> {
+    let rest = head.strip_prefix(b"ZF0x")?;
+    let digits = rest.iter().take_while(|b| b.is_ascii_hexdigit()).count();
+    let spaces = rest[digits..].iter().take_while(|&&b| b == b' ').count();
+    let header = 4 + digits + spaces;
+    let zlib = head.get(header..).unwrap_or_default();
+    (digits > 0
+        && spaces > 0
+        && header <= JOBLIB_ZF_MAX_HEADER
+        && compress::sniff(zlib) == Some(compress::Compression::Zlib))
+    .then_some(header)
 }
 
 /// `.joblib` pickles are reported as joblib; everything else keeps what the content said.
@@ -628,6 +630,16 @@ fn record_pickle(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) 
         };
         let (rule, severity, message, verdict) = match (&imp.module, &imp.name) {
             (Some(m), Some(n)) => match crate::knowledge::classify_global(m, n, extra) {
+                // Issue 15, cause 4: a partial over a safe or unknown global takes its verdict,
+                // and that global's own finding (it counts as called) says so.
+                crate::knowledge::Verdict::Dangerous { .. }
+                    if crate::knowledge::is_call_wrapper(m, n)
+                        && wrapped_verdict(a, &name, extra).is_some_and(|v| {
+                            !matches!(v, crate::knowledge::Verdict::Dangerous { .. })
+                        }) =>
+                {
+                    continue;
+                }
                 crate::knowledge::Verdict::Dangerous { category, reason } => (
                     RuleId::PickleUnsafeGlobal,
                     if called {
@@ -647,7 +659,13 @@ fn record_pickle(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) 
                 crate::knowledge::Verdict::Safe => continue,
                 crate::knowledge::Verdict::Unknown => (
                     RuleId::PickleUnknownGlobal,
-                    RuleId::PickleUnknownGlobal.default_severity(),
+                    // Issue 15, cause 7: a global that is only referenced (a stored type, a
+                    // hash function attribute) runs nothing by itself; a called one does.
+                    if called {
+                        RuleId::PickleUnknownGlobal.default_severity()
+                    } else {
+                        crate::model::finding::Severity::Low
+                    },
                     format!("pickle{within} {how} `{name}`, which is not on the safe list"),
                     "unknown",
                 ),
@@ -753,6 +771,47 @@ fn record_shapes(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) 
 }
 
 /// `module.name`, or `?` parts for what could not be resolved.
+/// Issue 15, cause 4: the verdict of the call wrapper `name` (`functools.partial`) from what it
+/// wraps: the worst of its targets' verdicts (a wrapper over a wrapper is followed). `None`, so
+/// the wrapper keeps its own verdict, when an import of it was never built or wraps a value that
+/// is not a named global.
+fn wrapped_verdict(
+    a: &pickle::Analysis,
+    name: &str,
+    extra: &crate::knowledge::ExtraLists,
+) -> Option<crate::knowledge::Verdict> {
+    use crate::knowledge::Verdict;
+    let mut worst = Verdict::Safe;
+    let mut visited = BTreeSet::new();
+    let mut pending = vec![name.to_string()];
+    while let Some(wrapper) = pending.pop() {
+        if !visited.insert(wrapper.clone()) {
+            continue;
+        }
+        for imp in a.imports.iter().filter(|i| import_name(i) == wrapper) {
+            let wraps = imp.wraps.as_ref()?;
+            if wraps.opaque || wraps.targets.is_empty() {
+                return None;
+            }
+            for target in wraps.targets.iter().filter_map(|&t| a.imports.get(t)) {
+                let (Some(m), Some(n)) = (&target.module, &target.name) else {
+                    return None;
+                };
+                if crate::knowledge::is_call_wrapper(m, n) {
+                    pending.push(import_name(target));
+                    continue;
+                }
+                match crate::knowledge::classify_global(m, n, extra) {
+                    v @ Verdict::Dangerous { .. } => return Some(v),
+                    Verdict::Unknown => worst = Verdict::Unknown,
+                    Verdict::Safe => {}
+                }
+            }
+        }
+    }
+    Some(worst)
+}
+
 fn import_name(imp: &pickle::Import) -> String {
     format!(
         "{}.{}",

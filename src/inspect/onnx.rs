@@ -137,6 +137,75 @@ pub fn is_onnx(head: &[u8]) -> bool {
     }
 }
 
+/// True when `head` starts like an ONNX value message, the `input_0.pb`/`output_0.pb` test data
+/// ONNX's backend suite and `onnx.numpy_helper` write (issue 15, cause 8): a `TensorProto`, or a
+/// `SequenceProto`/`OptionalProto`/`MapProto` holding tensors. All four have field 2 as a
+/// varint (`data_type`, `elem_type`, `key_type`), which no TensorFlow `GraphDef` (field 2 is its
+/// function library, a message) or `SavedModel` (field 2 holds meta graphs) has. The fields read
+/// in `head` must all be fields of those messages with their wire types, the first one field 1
+/// or 2; a length that runs past `head` ends the look without deciding against it.
+pub fn is_onnx_value(head: &[u8]) -> bool {
+    fn varint(b: &[u8], at: &mut usize) -> Option<u64> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let byte = *b.get(*at)?;
+            *at += 1;
+            v |= u64::from(byte & 0x7f) << shift;
+            if byte & 0x80 == 0 {
+                return Some(v);
+            }
+        }
+        None
+    }
+    let mut at = 0;
+    let mut first = true;
+    let mut kind_field = false;
+    while at < head.len() {
+        let Some(tag) = varint(head, &mut at) else {
+            break;
+        };
+        let (field, wire) = (tag >> 3, tag & 7);
+        if first && !matches!(field, 1 | 2) {
+            return false;
+        }
+        first = false;
+        // TensorProto fields 1-14 and 16 (`dims`, `data_type`, `segment`, the typed data arrays,
+        // `name`, `raw_data`, `doc_string`, `external_data`, `data_location`,
+        // `metadata_props`); the container messages use 1-7 with the same wire types or 2.
+        let allowed = match field {
+            2 | 14 => wire == 0,
+            1 | 5 | 7 | 11 => matches!(wire, 0 | 2),
+            4 => matches!(wire, 2 | 5),
+            10 => matches!(wire, 1 | 2),
+            3 => matches!(wire, 0 | 2),
+            6 | 8 | 9 | 12 | 13 | 16 => wire == 2,
+            _ => false,
+        };
+        if !allowed {
+            return false;
+        }
+        if field == 2 {
+            kind_field = true;
+        }
+        match wire {
+            0 => {
+                if varint(head, &mut at).is_none() {
+                    break;
+                }
+            }
+            1 => at = at.saturating_add(8),
+            5 => at = at.saturating_add(4),
+            _ => {
+                let Some(len) = varint(head, &mut at) else {
+                    break;
+                };
+                at = at.saturating_add(usize::try_from(len).unwrap_or(usize::MAX));
+            }
+        }
+    }
+    kind_field
+}
+
 /// What the walker is inside of, with the state collected so far.
 enum Frame {
     Model,
@@ -774,6 +843,32 @@ mod tests {
         assert!(!is_onnx(&[0x08, 0x07, 0x99]));
         assert!(!is_onnx(b"GGUF"));
         assert!(!is_onnx(&[]));
+    }
+
+    #[test]
+    fn sniffs_onnx_test_data_values_not_tf_graphs() {
+        // TensorProto (dims, data_type, name, raw_data), scalar TensorProto (data_type first),
+        // SequenceProto (name, elem_type, tensor), OptionalProto with an empty value.
+        assert!(is_onnx_value(
+            b"\x08\x03\x08\x04\x10\x01B\x01xJ\x08\x00\x00\x80?"
+        ));
+        assert!(is_onnx_value(
+            b"\x10\x07J\x08\x01\x00\x00\x00\x00\x00\x00\x00"
+        ));
+        assert!(is_onnx_value(
+            b"\n\x01x\x10\x01\x1a\x06\x08\x01\x10\x01J\x00"
+        ));
+        assert!(is_onnx_value(b"\n\x0eoptional_input\x10\x00"));
+        // A GraphDef (node, library), a SavedModel, a model: field 2 is never a varint there.
+        assert!(!is_onnx_value(b"\n\x0b\n\x01x\x12\x06Const\x12\x00"));
+        assert!(!is_onnx_value(b"\x08\x01\x12\x02\x08\x01"));
+        assert!(!is_onnx_value(&[
+            0x08, 0x07, 0x12, 0x04, b't', b'e', b's', b't'
+        ]));
+        // An unknown field or a first field that no value message starts with.
+        assert!(!is_onnx_value(b"\x10\x01\x78\x01"));
+        assert!(!is_onnx_value(b"\x1a\x00\x10\x01"));
+        assert!(!is_onnx_value(&[]));
     }
 
     /// Written by the onnx 1.23 Python package (tests/fixtures/onnx/make_fixtures.py).

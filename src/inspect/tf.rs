@@ -32,6 +32,8 @@ pub enum GraphFile {
     SavedModel,
     /// A frozen `GraphDef` (`.pb` from `freeze_graph` / `convert_variables_to_constants`).
     FrozenGraph,
+    /// A TF1 checkpoint's `.meta`: one `MetaGraphDef`, as inside a SavedModel.
+    MetaGraph,
 }
 
 /// Bounds for the TensorFlow walk.
@@ -173,6 +175,10 @@ fn walk(
     let root = match kind {
         GraphFile::SavedModel => Frame::SavedModel,
         GraphFile::FrozenGraph => Frame::Graph,
+        GraphFile::MetaGraph => {
+            facts.meta_graph_count = 1;
+            Frame::MetaGraph
+        }
     };
     let mut frames = vec![root];
     loop {

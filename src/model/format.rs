@@ -98,6 +98,11 @@ formats! {
     Symlink => "symlink", "a symlink that was not followed";
     Special => "special", "a FIFO, socket or device (never opened)";
     Unknown => "unknown", "unrecognised binary content";
+    OnnxTensor => "onnx-tensor", "ONNX TensorProto (or a sequence/optional/map of tensors): test data, not a model";
+    Fasttext => "fasttext", "fastText model (.bin/.ftz: word vectors and a linear classifier, no code)";
+    Word2vec => "word2vec", "word2vec binary vectors (a count line, then words and floats; no code)";
+    TfMetagraph => "tf-metagraph", "TensorFlow 1 checkpoint `.meta` (a MetaGraphDef protobuf)";
+    TfCheckpoint => "tf-checkpoint", "TensorFlow checkpoint `.index` table or `.data-*` shard (tensors only)";
 }
 
 impl Serialize for Format {
@@ -127,6 +132,10 @@ impl Format {
                 | Format::TfGraph
                 | Format::Coreml
                 | Format::Msgpack
+                | Format::Fasttext
+                | Format::Word2vec
+                | Format::TfMetagraph
+                | Format::TfCheckpoint
         )
     }
 }

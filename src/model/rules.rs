@@ -139,10 +139,10 @@ rules! {
         "a config's `_target_` names a dangerous callable that Hydra-style loaders import and call",
         "Hydra `instantiate` (used by NeMo, Lightning CLI, uni2TS, FlexTok on configs shipped with a model) imports the dotted name in `_target_` and calls it with the sibling keys as arguments. The named callable can run commands or code (NeMo CVE-2025-23304). Do not load the model.";
     YamlUnsafeTag => "CFG002", "yaml-unsafe-tag", Critical, "config",
-        "a YAML file uses `!!python/object`, `/object/apply`, `/object/new`, `/name` or `/module` tags",
+        "a YAML file uses `!!python/object`, `/object/apply`, `/object/new` or `/module` tags, or `/name` of a dangerous callable",
         "PyYAML's unsafe_load (and full_load/load before 5.4) imports and calls Python objects named by these tags (CVE-2017-18342, CVE-2020-1747, CVE-2020-14343); Lightning `hparams.yaml` is the classic carrier. Replace the tags with plain values.";
     ConfigUnknownTarget => "CFG003", "config-unknown-target", Medium, "config",
-        "a config's `_target_` names a callable that is not on the safe list",
+        "a config's `_target_` (or a YAML `!!python/name` tag) names a callable that is not on the safe list",
         "Hydra-style loaders import and call the dotted name in `_target_`. It is not known to be dangerous, but not on the safe list either: review it, and if it is harmless add it to `[pickle] safe_globals` (the same list classifies pickle globals).";
     LfsPointer => "LFS001", "lfs-pointer", Medium, "provenance",
         "only a Git LFS pointer is present; content not scanned",

@@ -402,6 +402,7 @@ impl Policy {
             };
             findings.push(finding);
         }
+        fold_pickle_format(&mut findings, &|rule| self.level(rule));
 
         for (e, was_used) in self.exceptions.iter().zip(&used) {
             if e.is_expired(today) {
@@ -452,6 +453,34 @@ impl Policy {
         }
         Finding::from_detection(d, self.level(rule), None)
     }
+}
+
+/// Issue 15, cause 10: one warning per thing to act on. PKL003 ("this file holds pickle data")
+/// is folded into the same file's other pickle findings (PKL001, PKL002, PKL004) when one of
+/// them is acted on at least as strictly: they already say the file is a pickle and what is
+/// wrong with it. Without such a finding the file keeps one PKL003 (the first; an archive with
+/// a pickle in every member, like a TorchScript file, is still one file to act on), so a policy
+/// that treats PKL003 more strictly than the others still sees every pickle. Levels are the
+/// policy's, not the final actions: a file whose PKL001/PKL002 an exception allows (a baseline)
+/// has been reviewed as a pickle, so its PKL003 stays folded.
+fn fold_pickle_format(findings: &mut Vec<Finding>, level: &dyn Fn(RuleId) -> Action) {
+    let mut strongest: BTreeMap<String, Action> = BTreeMap::new();
+    for f in findings.iter().filter(|f| {
+        matches!(
+            f.rule,
+            RuleId::PickleUnsafeGlobal | RuleId::PickleUnknownGlobal | RuleId::PickleMalformed
+        )
+    }) {
+        let a = strongest.entry(f.path.clone()).or_insert(level(f.rule));
+        *a = (*a).max(level(f.rule));
+    }
+    let format_level = level(RuleId::PickleFormat);
+    let mut kept: BTreeSet<String> = BTreeSet::new();
+    findings.retain(|f| {
+        f.rule != RuleId::PickleFormat
+            || (strongest.get(&f.path).is_none_or(|a| *a < format_level)
+                && kept.insert(f.path.clone()))
+    });
 }
 
 #[cfg(test)]
@@ -519,7 +548,8 @@ mod tests {
                     "os.system",
                     "os.system",
                 ),
-                pickle_detection("a.bin"),
+                // Another file: on a.bin itself PKL003 folds into the PKL001 (issue 15).
+                pickle_detection("b.bin"),
                 Detection::new(RuleId::NoGitRepository, "", "", "no git"),
             ]
         };
@@ -531,7 +561,7 @@ mod tests {
                 .map(|f| f.action)
                 .collect()
         };
-        // Sorted: "" (PRV001) first, then a.bin PKL001, PKL003.
+        // Sorted: "" (PRV001) first, then a.bin PKL001, b.bin PKL003.
         assert_eq!(
             actions("default"),
             [Action::Allow, Action::Deny, Action::Warn]
@@ -543,6 +573,43 @@ mod tests {
         assert_eq!(
             actions("audit"),
             [Action::Allow, Action::Allow, Action::Allow]
+        );
+    }
+
+    #[test]
+    fn pickle_format_folds_into_a_pickle_finding_acted_on_as_strictly_issue_15() {
+        let detections = || {
+            vec![
+                Detection::new(RuleId::PickleUnknownGlobal, "a.bin", "m.f", "m.f"),
+                pickle_detection("a.bin"),
+                pickle_detection("a.bin"),
+                pickle_detection("b.bin"),
+                pickle_detection("b.bin"),
+            ]
+        };
+        let rules = |p: &Policy| -> Vec<(String, RuleId)> {
+            p.evaluate(detections(), &no_digest, TODAY)
+                .into_iter()
+                .map(|f| (f.path, f.rule))
+                .collect()
+        };
+        let default = builtin("default").unwrap_or_default();
+        assert_eq!(
+            rules(&default),
+            [
+                ("a.bin".to_string(), RuleId::PickleUnknownGlobal),
+                ("b.bin".to_string(), RuleId::PickleFormat),
+            ]
+        );
+        // PKL003 stricter than PKL002: kept, once per file.
+        let p = policy("version = 1\n[rules]\nPKL002 = \"allow\"\nPKL003 = \"deny\"\n");
+        assert_eq!(
+            rules(&p),
+            [
+                ("a.bin".to_string(), RuleId::PickleUnknownGlobal),
+                ("a.bin".to_string(), RuleId::PickleFormat),
+                ("b.bin".to_string(), RuleId::PickleFormat),
+            ]
         );
     }
 
@@ -805,7 +872,8 @@ expires = 2027-01-01
         let p = Policy::default();
         let f = p.evaluate(
             vec![
-                Detection::new(RuleId::PickleFormat, "b.bin", "", "m"),
+                // PKL004, not PKL003: a PKL003 beside a PKL001 folds into it (issue 15).
+                Detection::new(RuleId::PickleMalformed, "b.bin", "", "m"),
                 Detection::new(RuleId::PickleUnsafeGlobal, "b.bin", "", "z")
                     .at(Location::offset(9)),
                 Detection::new(RuleId::PickleUnsafeGlobal, "b.bin", "", "y")
@@ -828,7 +896,7 @@ expires = 2027-01-01
                 ("b.bin", "PKL001", "y"),
                 ("b.bin", "PKL001", "z"),
                 ("b.bin", "PKL001", "x"),
-                ("b.bin", "PKL003", "m"),
+                ("b.bin", "PKL004", "m"),
             ]
         );
     }

@@ -105,6 +105,19 @@ pub struct Import {
     pub call_opcode: Option<&'static str>,
     /// Why the import is unresolved or unusual, e.g. where a STACK_GLOBAL argument came from.
     pub note: Option<String>,
+    /// For a call wrapper (`functools.partial`, see [`crate::knowledge::is_call_wrapper`]):
+    /// what its constructions and `__setstate__` calls wrap. `None` when it was never built.
+    pub wraps: Option<Wraps>,
+}
+
+/// What a call wrapper import wraps, over every construction of it in the stream.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Wraps {
+    /// Imports (indices into [`Analysis::imports`]) named as the wrapped callable.
+    pub targets: Vec<usize>,
+    /// True when some construction wraps a value that is not a statically named global (a
+    /// string, a computed object): the wrapper cannot be judged by its target then.
+    pub opaque: bool,
 }
 
 impl Import {

@@ -61,6 +61,7 @@ impl Machine<'_> {
         let args = self.pop_from(mark, at, op)?;
         self.mark_called(out, &Val::Global(idx), op, "");
         let args = self.seq(args, op);
+        self.record_wrap(&Val::Global(idx), &args, op, out);
         let v = self.obj(Some(idx), Some(args));
         self.push(v, at)
     }
@@ -118,6 +119,7 @@ impl Machine<'_> {
         let args = self.pop(at, op)?;
         let callable = self.pop(at, op)?;
         self.mark_called(out, &callable, op, "the object it returned is called");
+        self.record_wrap(&callable, &args, op, out);
         self.record_view(&callable, &args, at, out);
         let v = self.obj(class_of(&callable), Some(args));
         self.push(v, at)
@@ -167,6 +169,7 @@ impl Machine<'_> {
     ) -> Result<(), Malformed> {
         let cls = self.pop(at, op)?;
         self.mark_called(out, &cls, op, "the object it returned is instantiated");
+        self.record_wrap(&cls, &args, op, out);
         let v = self.obj(class_of(&cls), Some(args));
         self.push(v, at)
     }
@@ -188,6 +191,12 @@ impl Machine<'_> {
             op,
             "build calls __setstate__ or sets attributes",
         );
+        // `partial.__setstate__((func, args, kwds, dict))` replaces the wrapped callable.
+        if let Val::Obj { class: Some(c), .. } = &inst
+            && self.is_wrapper(out, *c)
+        {
+            self.record_wrap(&Val::Global(*c), &state, op, out);
+        }
         if let Val::Obj { node: Some(n), .. } = &inst
             && let Some(Node::Obj { state: slot, .. }) = self.nodes.get_mut(*n)
         {
@@ -228,6 +237,7 @@ impl Machine<'_> {
             called: false,
             call_opcode: None,
             note,
+            wraps: None,
         }
     }
 
@@ -248,6 +258,53 @@ impl Machine<'_> {
         imp.call_opcode = Some(op.name());
         if let (Some(note), None) = (note, &imp.note) {
             imp.note = Some(format!("{note} ({op})"));
+        }
+    }
+
+    fn is_wrapper(&self, out: &Analysis, idx: usize) -> bool {
+        out.imports
+            .get(idx)
+            .is_some_and(|imp| match (&imp.module, &imp.name) {
+                (Some(m), Some(n)) => crate::knowledge::is_call_wrapper(m, n),
+                _ => false,
+            })
+    }
+
+    /// Issue 15, cause 4: a call wrapper (`functools.partial`) built with `args` records what it
+    /// wraps, the first argument. A named global (or another wrapper) is a target, and calling
+    /// the wrapper calls it, so the target counts as called; anything else makes it opaque.
+    fn record_wrap(&self, callable: &Val, args: &Val, op: Op, out: &mut Analysis) {
+        let Val::Global(w) = callable else {
+            return;
+        };
+        if !self.is_wrapper(out, *w) {
+            return;
+        }
+        let first = self.seq_items(args).and_then(|items| items.first());
+        let target = match first {
+            Some(Val::Global(t)) => Some(*t),
+            Some(Val::Obj { class: Some(t), .. }) if self.is_wrapper(out, *t) => Some(*t),
+            _ => None,
+        };
+        if let Some(t) = target
+            && t != *w
+            && let Some(imp) = out.imports.get_mut(t)
+            && !imp.called
+        {
+            imp.called = true;
+            imp.call_opcode = Some(op.name());
+            if imp.note.is_none() {
+                imp.note = Some(format!("wrapped in a call wrapper ({op}), which calls it"));
+            }
+        }
+        let Some(imp) = out.imports.get_mut(*w) else {
+            return;
+        };
+        let wraps = imp.wraps.get_or_insert_with(Default::default);
+        match target {
+            Some(t) if !wraps.targets.contains(&t) => wraps.targets.push(t),
+            Some(_) => {}
+            None => wraps.opaque = true,
         }
     }
 

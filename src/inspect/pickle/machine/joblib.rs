@@ -10,6 +10,12 @@ use crate::inspect::pickle::ops::Source;
 use crate::inspect::pickle::{Analysis, Malformed, RawRegion};
 use crate::knowledge::normalize_module;
 
+/// Modules whose `NumpyArrayWrapper` is joblib's: the package and scikit-learn's vendored copy.
+const JOBLIB_PICKLE_MODULES: &[&str] = &[
+    "joblib.numpy_pickle",
+    "sklearn.externals.joblib.numpy_pickle",
+];
+
 impl Machine<'_> {
     /// joblib's `NumpyUnpickler.load_build`: after BUILD on a `NumpyArrayWrapper`, the array's
     /// raw bytes (or, for object arrays, a whole nested pickle) follow in the stream.
@@ -27,7 +33,12 @@ impl Machine<'_> {
         let Val::Obj { class: Some(c), .. } = inst else {
             return Ok(());
         };
-        if !self.import_is(out, *c, "joblib.numpy_pickle", "NumpyArrayWrapper") {
+        // scikit-learn < 0.23 vendored joblib as `sklearn.externals.joblib`; its dumps (issue 15,
+        // cause 6) carry the same wrapper and the same array bytes after it.
+        if !JOBLIB_PICKLE_MODULES
+            .iter()
+            .any(|m| self.import_is(out, *c, m, "NumpyArrayWrapper"))
+        {
             return Ok(());
         }
         let layout = self.joblib_layout(state, out).map_err(|why| {
