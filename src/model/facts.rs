@@ -113,6 +113,7 @@ facts! {
     Signature = "signature", "repository: the OMS signature checked (file, digest, verified, signer, reason)";
     Hub = "hub", "remote scans: the Hub's record of a file (oid, lfs, scan status) or of the repository (commit, purl)";
     Roots = "roots", "repository: each root's path, git and Hugging Face facts (multi-root scans)";
+    Coverage = "coverage", "header-mode remote scans: what was read of a file (level, bytes_read, unread, not_checked) or of the repository";
 }
 
 impl Fact {
