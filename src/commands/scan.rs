@@ -152,7 +152,10 @@ fn run_batch(args: &ScanArgs, list: &std::path::Path) -> Result<u8> {
             .read_to_string(&mut buf)
             .with_context(|| format!("cannot read the target list {}", list.display()))?;
         if buf.len() as u64 > MAX_LIST_BYTES {
-            bail!("the target list {} is over {MAX_LIST_BYTES} bytes", list.display());
+            bail!(
+                "the target list {} is over {MAX_LIST_BYTES} bytes",
+                list.display()
+            );
         }
         buf
     };

@@ -127,7 +127,7 @@ impl Scanner {
 
         let started = Instant::now();
         let collected =
-            self.collect_remote(target, client, &commit, mode, &entries, &problems, &scans);
+            self.collect_remote(target, client, &commit, mode, (&entries, &problems), &scans);
         stats.provenance = started.elapsed();
 
         let started = Instant::now();
@@ -248,8 +248,7 @@ impl Scanner {
         client: &Client,
         commit: &str,
         mode: RemoteMode,
-        entries: &[TreeEntry],
-        problems: &[hub::api::EntryProblem],
+        (entries, problems): (&[TreeEntry], &[hub::api::EntryProblem]),
         scans: &[Fetched],
     ) -> root::Collected {
         let mut files = Vec::with_capacity(entries.len());

@@ -511,7 +511,9 @@ impl Client {
                 })?;
             let mut req = self.agent.get(&current);
             match range {
-                Some((from, Some(last))) => req = req.header("Range", format!("bytes={from}-{last}")),
+                Some((from, Some(last))) => {
+                    req = req.header("Range", format!("bytes={from}-{last}"))
+                }
                 Some((from, None)) => req = req.header("Range", format!("bytes={from}-")),
                 None => {}
             }

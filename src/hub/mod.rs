@@ -483,7 +483,9 @@ mod tests {
         );
         assert_eq!(
             purl(&t(RepoKind::Dataset, "a/b", None), &c),
-            format!("pkg:huggingface/a/b@{c}?repository_url=https%3A%2F%2Fhuggingface.co%2Fdatasets")
+            format!(
+                "pkg:huggingface/a/b@{c}?repository_url=https%3A%2F%2Fhuggingface.co%2Fdatasets"
+            )
         );
     }
 

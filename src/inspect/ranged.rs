@@ -164,7 +164,9 @@ impl Cached<'_> {
         self.requests += 1;
         self.fetched += bytes.len() as u64;
         if bytes.len() as u64 > len {
-            return Err(io::Error::other("the server sent more than the range asked for"));
+            return Err(io::Error::other(
+                "the server sent more than the range asked for",
+            ));
         }
         Ok(bytes)
     }
@@ -244,8 +246,7 @@ pub fn scan_ranges(
     cov.bytes_read = c.fetched;
     cov.requests = c.requests;
     cov.unread.truncate(100);
-    scan.facts
-        .insert(Fact::Coverage.key(), cov.to_fact(size));
+    scan.facts.insert(Fact::Coverage.key(), cov.to_fact(size));
     (scan, cov)
 }
 
@@ -327,7 +328,13 @@ fn unreadable(rel: &str, e: &dyn std::fmt::Display) -> FileScan {
 
 /// A small or text file: read whole through the one-read scan (digest computed).
 fn whole(c: &mut Cached<'_>, rel: &str, size: u64, cfg: &ScanConfig) -> (FileScan, Coverage) {
-    let scan = super::scan_reader(Lazy::new(c, false), std::path::Path::new(""), rel, size, cfg);
+    let scan = super::scan_reader(
+        Lazy::new(c, false),
+        std::path::Path::new(""),
+        rel,
+        size,
+        cfg,
+    );
     let level = if scan.sha256.is_some() {
         Level::Complete
     } else {
@@ -486,7 +493,9 @@ fn central_directory(
         .rev()
         .filter(|&i| tail.get(i..i + 4) == Some(b"PK\x05\x06"))
         .find(|&i| {
-            let cl = tail.get(i + 20..i + 22).map_or(0, |b| u16::from_le_bytes([b[0], b[1]]));
+            let cl = tail
+                .get(i + 20..i + 22)
+                .map_or(0, |b| u16::from_le_bytes([b[0], b[1]]));
             i + 22 + usize::from(cl) == tail.len()
         })
         .or_else(|| {
@@ -551,10 +560,15 @@ fn parse_cd(cd: &[u8], base: u64, max: usize) -> Vec<CdEntry> {
             usize::from(u16at(30)),
             usize::from(u16at(32)),
         );
-        let Some(name) = cd.get(i + 46..i + 46 + n) else { break };
+        let Some(name) = cd.get(i + 46..i + 46 + n) else {
+            break;
+        };
         let extra = cd.get(i + 46 + n..i + 46 + n + e).unwrap_or_default();
-        let (mut csize, mut usize_, mut local) =
-            (u64::from(u32at(20)), u64::from(u32at(24)), u64::from(u32at(42)));
+        let (mut csize, mut usize_, mut local) = (
+            u64::from(u32at(20)),
+            u64::from(u32at(24)),
+            u64::from(u32at(42)),
+        );
         if let Some(z) = zip64_extra(extra) {
             let mut k = 0;
             let mut next = || {
@@ -630,7 +644,11 @@ fn record_end(c: &mut Cached<'_>, e: &CdEntry) -> io::Result<u64> {
     let d = c.get(data_end, 24)?;
     let le = |i: usize, w: usize| -> Option<u64> {
         let b = d.get(i..i + w)?;
-        Some(b.iter().rev().fold(0u64, |acc, &x| (acc << 8) | u64::from(x)))
+        Some(
+            b.iter()
+                .rev()
+                .fold(0u64, |acc, &x| (acc << 8) | u64::from(x)),
+        )
     };
     let sig = d.starts_with(b"PK\x07\x08");
     let s = if sig { 4 } else { 0 };

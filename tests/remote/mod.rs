@@ -27,8 +27,11 @@ struct MockFile {
     served: Option<Vec<u8>>,
     /// A large file served sparsely: its size and the non-zero chunks (offset, bytes); every
     /// other byte is zero. Only range requests are answered for it.
-    sparse: Option<(u64, Vec<(u64, Vec<u8>)>)>,
+    sparse: Option<Sparse>,
 }
+
+/// A sparse file: its size and its non-zero chunks (offset, bytes).
+type Sparse = (u64, Vec<(u64, Vec<u8>)>);
 
 impl MockFile {
     fn size(&self) -> u64 {
@@ -244,7 +247,10 @@ fn serve(conn: TcpStream, host: &'static str, state: &Mutex<State>, api: &str, c
                 auth = Some(v.trim().to_string());
             }
             if k.eq_ignore_ascii_case("range")
-                && let Some((a, b)) = v.trim().strip_prefix("bytes=").and_then(|r| r.split_once('-'))
+                && let Some((a, b)) = v
+                    .trim()
+                    .strip_prefix("bytes=")
+                    .and_then(|r| r.split_once('-'))
             {
                 range = Some((a.parse().unwrap(), b.parse().ok()));
             }
@@ -270,7 +276,11 @@ fn serve(conn: TcpStream, host: &'static str, state: &Mutex<State>, api: &str, c
                         let b = b.unwrap_or(size - 1).min(size - 1);
                         assert!(b - a < 64 << 20, "a header-mode range over 64 MiB: {a}-{b}");
                         let cr = format!("bytes {a}-{b}/{size}");
-                        ("206 Partial Content", vec![("Content-Range", cr)], f.range(a, b))
+                        (
+                            "206 Partial Content",
+                            vec![("Content-Range", cr)],
+                            f.range(a, b),
+                        )
                     }
                     Some(_) => ("416 Range Not Satisfiable", vec![], Vec::new()),
                     None if f.sparse.is_some() => panic!("a full read of a sparse file"),
@@ -966,7 +976,10 @@ fn remote_headers_reads_a_pytorch_zip_by_its_central_directory() {
     assert_eq!(f["facts"]["archive_members"], 4, "{f:#}");
     assert!(findings(&r, "ARC001").is_empty(), "{r:#}");
     // A handful of requests: the head, the tail, the small records at the front.
-    assert!(f["facts"]["coverage"]["requests"].as_u64().unwrap() <= 4, "{f:#}");
+    assert!(
+        f["facts"]["coverage"]["requests"].as_u64().unwrap() <= 4,
+        "{f:#}"
+    );
 }
 
 #[test]
@@ -1102,7 +1115,9 @@ fn remote_repos_from_writes_json_lines_and_shards_the_list() {
     let (c1, s1) = batch(&hub, &list, &["--shard", "1/2"]);
     let (c2, s2) = batch(&hub, &list, &["--shard", "2/2"]);
     let root = |v: &Vec<Value>| -> Vec<String> {
-        v.iter().map(|r| r["root"].as_str().unwrap().to_string()).collect()
+        v.iter()
+            .map(|r| r["root"].as_str().unwrap().to_string())
+            .collect()
     };
     assert_eq!(root(&s1), [roots[0], roots[2]]);
     assert_eq!(root(&s2), [roots[1], roots[3]]);
@@ -1163,7 +1178,13 @@ fn remote_stalled_download_times_out() {
     let home = tempfile::tempdir().unwrap();
     let started = std::time::Instant::now();
     let out = modelgate()
-        .args(["scan", &format!("hf://acme/slow@{COMMIT}"), "--format", "json", "--quiet"])
+        .args([
+            "scan",
+            &format!("hf://acme/slow@{COMMIT}"),
+            "--format",
+            "json",
+            "--quiet",
+        ])
         .current_dir(home.path())
         .env("HF_ENDPOINT", &hub.api)
         .env("HF_HOME", home.path())
