@@ -19,6 +19,9 @@ pub fn run(args: ScanArgs) -> Result<u8> {
         return run_batch(&args, list);
     }
     let remote = remote_target(&args)?;
+    if remote.is_none() && args.remote == crate::cli::RemoteArg::Headers {
+        bail!("--remote headers applies to remote targets (hf://...) only");
+    }
     for p in args.paths.iter().filter(|_| remote.is_none()) {
         if !engine::exists(p) {
             bail!("path does not exist: {}", p.display());

@@ -708,7 +708,8 @@ mod tests {
 
     #[test]
     fn unknown_large_content_is_partial() {
-        let mut m = Mem(vec![7u8; 200_000], 0);
+        let bytes: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        let mut m = Mem(bytes, 0);
         let (_, cov) = scan_ranges(&mut m, "blob.bin", 200_000, &ScanConfig::default());
         assert_eq!(cov.level, Level::Partial);
         assert!(cov.reason.is_some());
