@@ -707,6 +707,37 @@ mod tests {
     }
 
     #[test]
+    fn gguf_reads_header_and_metadata_only() {
+        let s = |out: &mut Vec<u8>, v: &str| {
+            out.extend((v.len() as u64).to_le_bytes());
+            out.extend(v.as_bytes());
+        };
+        let mut b = b"GGUF".to_vec();
+        b.extend(3u32.to_le_bytes());
+        b.extend(1u64.to_le_bytes()); // tensors
+        b.extend(1u64.to_le_bytes()); // metadata
+        s(&mut b, "general.architecture");
+        b.extend(8u32.to_le_bytes()); // string
+        s(&mut b, "llama");
+        s(&mut b, "w");
+        b.extend(1u32.to_le_bytes());
+        b.extend(1_000_000u64.to_le_bytes());
+        b.extend(0u32.to_le_bytes()); // F32
+        b.extend(0u64.to_le_bytes());
+        while b.len() % 32 != 0 {
+            b.push(0);
+        }
+        b.resize(b.len() + 4_000_000, 0);
+        let size = b.len() as u64;
+        let mut m = Mem(b, 0);
+        let (scan, cov) = scan_ranges(&mut m, "m.gguf", size, &ScanConfig::default());
+        assert_eq!(scan.format, Some(Format::Gguf));
+        assert_eq!(cov.level, Level::Structure);
+        assert_eq!(cov.requests, 1, "{cov:?}");
+        assert!(scan.detections.is_empty(), "{:?}", scan.detections);
+    }
+
+    #[test]
     fn unknown_large_content_is_partial() {
         let bytes: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
         let mut m = Mem(bytes, 0);
