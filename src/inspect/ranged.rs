@@ -35,6 +35,9 @@ pub const WHOLE_TEXT_BYTES: u64 = 64 << 20;
 pub const MEMBER_BYTES: u64 = 64 << 20;
 /// Most bytes held from one file's ranges (header, central directory, members).
 pub const BUDGET_BYTES: u64 = 256 << 20;
+/// Most range requests for one file: a hostile archive with thousands of scattered members
+/// makes the file not covered instead of costing a request each.
+pub const MAX_REQUESTS: u64 = 1000;
 /// Ranges of a zip closer than this are fetched as one request.
 const MERGE_GAP: u64 = 64 << 10;
 /// Largest range fetched by the lazy sequential reader in one request.
@@ -160,6 +163,11 @@ impl Cached<'_> {
 
     /// A fetch that is not kept (whole reads stream through).
     fn fetch(&mut self, offset: u64, len: u64) -> io::Result<Vec<u8>> {
+        if self.requests >= MAX_REQUESTS {
+            return Err(io::Error::other(format!(
+                "more than {MAX_REQUESTS} range requests for one file"
+            )));
+        }
         let bytes = self.src.read_at(offset, len)?;
         self.requests += 1;
         self.fetched += bytes.len() as u64;
@@ -735,6 +743,23 @@ mod tests {
         assert_eq!(cov.level, Level::Structure);
         assert_eq!(cov.requests, 1, "{cov:?}");
         assert!(scan.detections.is_empty(), "{:?}", scan.detections);
+    }
+
+    #[test]
+    fn range_requests_per_file_are_capped() {
+        let mut m = Mem(vec![0u8; 10], 0);
+        let mut c = Cached {
+            src: &mut m,
+            size: 10,
+            pieces: Vec::new(),
+            held: 0,
+            fetched: 0,
+            requests: 0,
+        };
+        for _ in 0..MAX_REQUESTS {
+            c.fetch(0, 1).unwrap();
+        }
+        assert!(c.fetch(0, 1).is_err());
     }
 
     #[test]
