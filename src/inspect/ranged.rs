@@ -732,7 +732,7 @@ mod tests {
         b.extend(1_000_000u64.to_le_bytes());
         b.extend(0u32.to_le_bytes()); // F32
         b.extend(0u64.to_le_bytes());
-        while b.len() % 32 != 0 {
+        while !b.len().is_multiple_of(32) {
             b.push(0);
         }
         b.resize(b.len() + 4_000_000, 0);
