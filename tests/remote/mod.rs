@@ -711,9 +711,25 @@ fn remote_dataset_repository_and_hub_url_form() {
             ..MockRepo::default()
         },
     );
-    let (code, r) = hub.scan_json("https://huggingface.co/datasets/acme/squad/tree/v1.0", &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let sbom = dir.path().join("bom.json");
+    let (code, r) = hub.scan_json(
+        "https://huggingface.co/datasets/acme/squad/tree/v1.0",
+        &["--sbom", sbom.to_str().unwrap()],
+    );
     assert_eq!(code, 0, "{r:#}");
     assert_eq!(r["repository"]["hub"]["type"], "dataset");
+    // The purl carries the repository type the only way the huggingface purl type can.
+    let purl = format!(
+        "pkg:huggingface/acme/squad@{COMMIT}?repository_url=https%3A%2F%2Fhuggingface.co%2Fdatasets"
+    );
+    assert_eq!(r["repository"]["hub"]["purl"], purl.as_str());
+    let bom: Value = serde_json::from_slice(&std::fs::read(&sbom).unwrap()).unwrap();
+    assert_eq!(
+        bom["metadata"]["component"]["purl"],
+        purl.as_str(),
+        "{bom:#}"
+    );
     assert_eq!(r["repository"]["hub"]["requested_revision"], "v1.0");
     // The Hub's own verdict is reported next to ours (HUB002, warned by default).
     let flagged = findings(&r, "HUB002");
