@@ -143,6 +143,24 @@ pub enum TextOrJson {
     Json,
 }
 
+/// How a remote target is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RemoteArg {
+    /// Every byte, streamed once.
+    Full,
+    /// Byte ranges of headers and code-capable parts only.
+    Headers,
+}
+
+impl From<RemoteArg> for modelgate::hub::RemoteMode {
+    fn from(a: RemoteArg) -> Self {
+        match a {
+            RemoteArg::Full => modelgate::hub::RemoteMode::Full,
+            RemoteArg::Headers => modelgate::hub::RemoteMode::Headers,
+        }
+    }
+}
+
 /// `modelgate scan`.
 #[derive(Debug, Args)]
 pub struct ScanArgs {
@@ -227,6 +245,21 @@ pub struct ScanArgs {
     /// $HF_HOME/token). The token is sent only to the Hub endpoint and never printed.
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
+    /// Remote scans: `full` streams every byte once (digests computed); `headers` reads byte
+    /// ranges only (safetensors headers, zip central directories and pickle members, GGUF
+    /// metadata, small text files whole), takes digests from the Hub and records what was not
+    /// read (`facts.coverage`, HUB003/HUB004).
+    #[arg(long, value_enum, default_value = "full", value_name = "MODE")]
+    pub remote: RemoteArg,
+    /// Scan many remote targets: one per line (blank lines and `#` comments skipped). Writes
+    /// one JSON report per line (JSON Lines) to -o or stdout; the exit code is the worst one,
+    /// and 2 if any target failed (after the others were scanned).
+    #[arg(long, value_name = "FILE")]
+    pub repos_from: Option<PathBuf>,
+    /// With --repos-from: scan only slice K of N (1-based). After duplicates are dropped, the
+    /// target on line i (0-based) belongs to slice i mod N + 1.
+    #[arg(long, value_name = "K/N", requires = "repos_from")]
+    pub shard: Option<String>,
     /// Model signature options (issue 19), on top of the policy's `[signing]` table.
     #[command(flatten)]
     pub signing: ScanSigningArgs,

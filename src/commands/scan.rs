@@ -15,7 +15,13 @@ use crate::cli::{HashAlg, ScanArgs};
 
 /// Scans, writes every requested output, and returns the report's exit code.
 pub fn run(args: ScanArgs) -> Result<u8> {
+    if let Some(list) = &args.repos_from {
+        return run_batch(&args, list);
+    }
     let remote = remote_target(&args)?;
+    if remote.is_none() && args.remote == crate::cli::RemoteArg::Headers {
+        bail!("--remote headers applies to remote targets (hf://...) only");
+    }
     for p in args.paths.iter().filter(|_| remote.is_none()) {
         if !engine::exists(p) {
             bail!("path does not exist: {}", p.display());
@@ -62,7 +68,7 @@ pub fn run(args: ScanArgs) -> Result<u8> {
         Some(target) => {
             let opts = hub::client::ClientOptions::from_env(args.token_file.as_deref())?;
             let client = hub::client::Client::new(&opts)?;
-            scanner.scan_remote(target, &client)?
+            scanner.scan_remote_mode(target, &client, args.remote.into())?
         }
         None => scanner.scan_with_stats(&args.paths)?,
     };
@@ -128,6 +134,132 @@ pub fn run(args: ScanArgs) -> Result<u8> {
         print_stats(&stats, started.elapsed());
     }
     Ok(report.exit_code())
+}
+
+/// Longest `--repos-from` list read.
+const MAX_LIST_BYTES: u64 = 16 << 20;
+
+/// `--repos-from FILE [--shard K/N]`: scans each remote target of the list (its slice of it),
+/// one JSON report per line. A target that cannot be scanned is an error line
+/// (`{"target": …, "error": …}`) and makes the batch exit 2 once the others have run.
+fn run_batch(args: &ScanArgs, list: &std::path::Path) -> Result<u8> {
+    if args.paths.len() != 1 || args.paths[0] != std::path::Path::new(".") {
+        bail!("--repos-from names the targets: give no paths with it");
+    }
+    if args.sbom.is_some() || args.sarif.is_some() {
+        bail!("--sbom and --sarif name one file: they cannot be used with --repos-from");
+    }
+    if !matches!(
+        OutputFormat::from(args.format),
+        OutputFormat::Json | OutputFormat::Text
+    ) {
+        bail!("--repos-from writes JSON Lines: use --format json");
+    }
+    if args.cache.is_some() || !args.exclude.is_empty() {
+        bail!("--cache and --exclude apply to local files only");
+    }
+    if args.jobs == Some(0) {
+        bail!("--jobs must be at least 1");
+    }
+    let text = {
+        use std::io::Read;
+        let f = std::fs::File::open(list)
+            .with_context(|| format!("cannot read the target list {}", list.display()))?;
+        let mut buf = String::new();
+        f.take(MAX_LIST_BYTES + 1)
+            .read_to_string(&mut buf)
+            .with_context(|| format!("cannot read the target list {}", list.display()))?;
+        if buf.len() as u64 > MAX_LIST_BYTES {
+            bail!(
+                "the target list {} is over {MAX_LIST_BYTES} bytes",
+                list.display()
+            );
+        }
+        buf
+    };
+    let shard = args.shard.as_deref().map(parse_shard).transpose()?;
+    let targets = shard_targets(&text, shard);
+    let clock = super::clock()?;
+    // The local project's policy judges every target (a remote repository's own is never read).
+    let mut policy = policy::locate(args.policy.as_deref(), std::path::Path::new("."))?;
+    apply_signing_args(args, &mut policy.signing)?;
+    let options = ScanOptions {
+        excludes: Vec::new(),
+        jobs: args.jobs.unwrap_or_else(super::default_jobs),
+        no_git: true,
+        check_values: args.check_values,
+        sha512: args.hashes.contains(&HashAlg::Sha512),
+        block_size: args.block_size.unwrap_or(0),
+        fail_on: args.fail_on.into(),
+        progress: false,
+        clock,
+        cache: None,
+    };
+    let scanner = Scanner::new(policy, options);
+    let opts = hub::client::ClientOptions::from_env(args.token_file.as_deref())?;
+    let client = hub::client::Client::new(&opts)?;
+    let mut out = super::output(args.output.as_deref())?;
+    let mut worst = 0u8;
+    let mut failed = 0usize;
+    for arg in &targets {
+        let result = match hub::parse_target(arg) {
+            Some(Ok(t)) => scanner
+                .scan_remote_mode(&t, &client, args.remote.into())
+                .map_err(anyhow::Error::from),
+            Some(Err(e)) => Err(e.into()),
+            None => Err(anyhow::anyhow!("not a remote target (hf://ns/name[@rev])")),
+        };
+        match result {
+            Ok((report, _)) => {
+                worst = worst.max(report.exit_code());
+                report::json::render_line(&report, &mut out)?;
+            }
+            Err(e) => {
+                failed += 1;
+                if !args.quiet {
+                    super::status(&format!("modelgate: {arg}: {e:#}"));
+                }
+                let line = serde_json::json!({"target": arg, "error": format!("{e:#}")});
+                writeln!(out, "{line}")?;
+            }
+        }
+        out.flush()?;
+    }
+    if failed > 0 {
+        return Ok(2);
+    }
+    Ok(worst)
+}
+
+/// `K/N` with 1 <= K <= N.
+fn parse_shard(s: &str) -> Result<(usize, usize)> {
+    let parsed = s
+        .split_once('/')
+        .and_then(|(k, n)| Some((k.trim().parse().ok()?, n.trim().parse().ok()?)));
+    match parsed {
+        Some((k, n)) if n >= 1 && (1..=n).contains(&k) => Ok((k, n)),
+        _ => bail!("--shard takes K/N with 1 <= K <= N (e.g. 2/4), not `{s}`"),
+    }
+}
+
+/// The list's targets (trimmed; blank lines and `#` comments skipped; duplicates dropped, the
+/// first kept), then slice K of N: the target at index i belongs to slice i mod N + 1. The
+/// assignment depends only on the list, so every job of a matrix computes the same slices.
+fn shard_targets(text: &str, shard: Option<(usize, usize)>) -> Vec<String> {
+    let mut seen = std::collections::BTreeSet::new();
+    let unique = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .filter(|l| seen.insert(l.to_string()));
+    match shard {
+        Some((k, n)) => unique
+            .enumerate()
+            .filter(|(i, _)| i % n == k - 1)
+            .map(|(_, l)| l.to_string())
+            .collect(),
+        None => unique.map(str::to_string).collect(),
+    }
 }
 
 /// `scan`'s signature flags on top of the policy's `[signing]` table: `--signature` names one
@@ -224,5 +356,33 @@ fn print_stats(s: &Stats, render: Duration) {
         ),
     ] {
         super::status(&line);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_partition_the_deduplicated_list() {
+        let list = "# fleet\nhf://a/x\n\nhf://a/y\nhf://a/x\n  hf://a/z  \nhf://a/w\n";
+        assert_eq!(
+            shard_targets(list, None),
+            ["hf://a/x", "hf://a/y", "hf://a/z", "hf://a/w"]
+        );
+        assert_eq!(shard_targets(list, Some((1, 2))), ["hf://a/x", "hf://a/z"]);
+        assert_eq!(shard_targets(list, Some((2, 2))), ["hf://a/y", "hf://a/w"]);
+        let all: usize = (1..=3)
+            .map(|k| shard_targets(list, Some((k, 3))).len())
+            .sum();
+        assert_eq!(all, 4);
+    }
+
+    #[test]
+    fn shard_must_be_k_of_n() {
+        assert_eq!(parse_shard("2/4").unwrap(), (2, 4));
+        for bad in ["0/4", "5/4", "1/0", "x", "1/"] {
+            assert!(parse_shard(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -15,7 +15,8 @@ use serde_json::{Map, Value, json};
 use super::{ScanError, Scanner, Stats, root, schedule};
 use crate::hub::api::TreeEntry;
 use crate::hub::client::Client;
-use crate::hub::{self, Target};
+use crate::hub::{self, RemoteMode, Target};
+use crate::inspect::ranged::{self, Coverage, Level, RangeSource};
 use crate::inspect::{self, FileScan};
 use crate::model::finding::Detection;
 use crate::model::format::{Format, Kind};
@@ -24,12 +25,54 @@ use crate::model::rules::RuleId;
 use crate::progress::Progress;
 use crate::repository::{self, RepoOptions};
 
+/// One remote file's result: the scan, the git blob id of streamed non-LFS files, what header
+/// mode covered, and the total size a `Content-Range` stated.
+#[derive(Default)]
+struct Fetched {
+    scan: FileScan,
+    blob: Option<String>,
+    coverage: Option<Coverage>,
+    served_total: Option<u64>,
+}
+
+/// A file's byte ranges over HTTP (header mode), remembering the total size the server states.
+struct HubRange<'c> {
+    client: &'c Client,
+    url: String,
+    what: String,
+    total: Option<u64>,
+}
+
+impl RangeSource for HubRange<'_> {
+    fn read_at(&mut self, offset: u64, len: u64) -> std::io::Result<Vec<u8>> {
+        let (bytes, total) = self
+            .client
+            .read_range(&self.url, &self.what, offset, len)
+            .map_err(std::io::Error::other)?;
+        if total.is_some() {
+            self.total = total;
+        }
+        Ok(bytes)
+    }
+}
+
 impl Scanner {
     /// Scans a Hub repository at the commit its revision resolves to, streaming every file once.
     pub fn scan_remote(
         &self,
         target: &Target,
         client: &Client,
+    ) -> Result<(Report, Stats), ScanError> {
+        self.scan_remote_mode(target, client, RemoteMode::Full)
+    }
+
+    /// [`Scanner::scan_remote`] in either mode: `Headers` reads byte ranges only (see
+    /// `inspect::ranged`) and records what was not read.
+    pub fn scan_remote_mode(
+        &self,
+        target: &Target,
+        client: &Client,
+        mode: RemoteMode,
     ) -> Result<(Report, Stats), ScanError> {
         if self.options.jobs == 0 {
             return Err(ScanError::NoJobs);
@@ -52,18 +95,22 @@ impl Scanner {
             .build()?;
         // `collect` on an indexed parallel iterator keeps input (path) order: the report is the
         // same for any --jobs.
-        let scans: Vec<(FileScan, Option<String>)> = pool.install(|| {
+        let scans: Vec<Fetched> = pool.install(|| {
             entries
                 .par_iter()
                 .map(|e| {
-                    let mut blob = None;
-                    let scan = schedule::scan_guarded(&e.path, || {
-                        let (scan, b) = self.stream_one(client, target, &commit, e);
-                        blob = b;
+                    let mut fetched = Fetched::default();
+                    fetched.scan = schedule::scan_guarded(&e.path, || {
+                        let mut f = match mode {
+                            RemoteMode::Full => self.stream_one(client, target, &commit, e),
+                            RemoteMode::Headers => self.ranges_one(client, target, &commit, e),
+                        };
+                        let scan = std::mem::take(&mut f.scan);
+                        fetched = f;
                         scan
                     });
                     bar.file_done(e.content_size());
-                    (scan, blob)
+                    fetched
                 })
                 .collect()
         });
@@ -72,11 +119,15 @@ impl Scanner {
         stats.files = scans.len() as u64;
         stats.bytes = scans
             .iter()
-            .map(|(s, _)| s.size)
+            .map(|f| match &f.coverage {
+                Some(c) => c.bytes_read,
+                None => f.scan.size,
+            })
             .fold(0, u64::saturating_add);
 
         let started = Instant::now();
-        let collected = self.collect_remote(target, client, &commit, &entries, &problems, &scans);
+        let collected =
+            self.collect_remote(target, client, &commit, mode, (&entries, &problems), &scans);
         stats.provenance = started.elapsed();
 
         let started = Instant::now();
@@ -88,6 +139,54 @@ impl Scanner {
         Ok((report, stats))
     }
 
+    /// Header mode for one file: files outside LFS (small by the Hub's rules) and tiny ones are
+    /// streamed whole; the rest are read in ranges, with the Hub's SHA-256 as their digest.
+    fn ranges_one(
+        &self,
+        client: &Client,
+        target: &Target,
+        commit: &str,
+        entry: &TreeEntry,
+    ) -> Fetched {
+        let size = entry.content_size();
+        let Some(lfs) = entry.lfs.as_ref().filter(|_| size > ranged::HEAD_BYTES) else {
+            let mut f = self.stream_one(client, target, commit, entry);
+            let mut cov = Coverage {
+                level: Level::Complete,
+                bytes_read: f.scan.size,
+                requests: 1,
+                unread: Vec::new(),
+                not_checked: Vec::new(),
+                reason: None,
+            };
+            if f.scan.sha256.is_none() {
+                cov.level = Level::Partial;
+                cov.reason = Some("the file could not be read".into());
+            }
+            f.scan.facts.set_fact(Fact::Coverage, cov.to_fact(size));
+            f.coverage = Some(cov);
+            return f;
+        };
+        let mut src = HubRange {
+            client,
+            url: client.file_url(target, commit, entry),
+            what: format!("file `{}`", entry.path),
+            total: None,
+        };
+        let (mut scan, cov) = ranged::scan_ranges(&mut src, &entry.path, size, &self.cfg);
+        if scan.sha256.is_none() && scan.format.is_some() {
+            // Not computed: the Hub's record stands in, and the report says so.
+            scan.sha256 = Some(lfs.oid.clone());
+            scan.size = size;
+        }
+        Fetched {
+            scan,
+            blob: None,
+            coverage: Some(cov),
+            served_total: src.total,
+        }
+    }
+
     /// Streams one file through the one-read scan. Returns the scan and, for files outside LFS,
     /// the git blob id of the bytes read.
     fn stream_one(
@@ -96,7 +195,7 @@ impl Scanner {
         target: &Target,
         commit: &str,
         entry: &TreeEntry,
-    ) -> (FileScan, Option<String>) {
+    ) -> Fetched {
         let size = entry.content_size();
         if size > self.cfg.limits.max_file_bytes {
             // Not even opened: scan_reader reports the limit without reading.
@@ -107,14 +206,21 @@ impl Scanner {
                 size,
                 &self.cfg,
             );
-            return (scan, None);
+            return Fetched {
+                scan,
+                ..Fetched::default()
+            };
         }
         match client.open_file(target, commit, entry) {
             Ok(mut stream) => {
                 // An empty path: nothing on disk to reopen for positioned-read formats.
                 let scan =
                     inspect::scan_reader(&mut stream, Path::new(""), &entry.path, size, &self.cfg);
-                (scan, stream.git_blob())
+                Fetched {
+                    scan,
+                    blob: stream.git_blob(),
+                    ..Fetched::default()
+                }
             }
             Err(e) => {
                 let mut scan = FileScan::default();
@@ -127,7 +233,10 @@ impl Scanner {
                     )
                     .with("error", e.to_string()),
                 );
-                (scan, None)
+                Fetched {
+                    scan,
+                    ..Fetched::default()
+                }
             }
         }
     }
@@ -138,16 +247,18 @@ impl Scanner {
         target: &Target,
         client: &Client,
         commit: &str,
-        entries: &[TreeEntry],
-        problems: &[hub::api::EntryProblem],
-        scans: &[(FileScan, Option<String>)],
+        mode: RemoteMode,
+        (entries, problems): (&[TreeEntry], &[hub::api::EntryProblem]),
+        scans: &[Fetched],
     ) -> root::Collected {
         let mut files = Vec::with_capacity(entries.len());
         let mut detections = Vec::new();
         let mut side: BTreeMap<&str, &FileScan> = BTreeMap::new();
         let mut texts: BTreeMap<String, Vec<u8>> = BTreeMap::new();
         let mut seen = std::collections::BTreeSet::new();
-        for (e, (scan, blob)) in entries.iter().zip(scans) {
+        let mut totals = CoverageTotals::default();
+        for (e, fetched) in entries.iter().zip(scans) {
+            let (scan, blob) = (&fetched.scan, &fetched.blob);
             if !seen.insert(e.path.as_str()) {
                 // A tree listing one path twice: the first entry was scanned; say so.
                 detections.push(Detection::new(
@@ -168,8 +279,16 @@ impl Scanner {
                 detections.push(d);
             }
             detections.extend(hub::check_entry(e, scan, blob.as_deref()));
+            let digest_source = match &fetched.coverage {
+                Some(c) if c.level != Level::Complete && scan.sha256.is_some() => "hub",
+                _ => "computed",
+            };
+            if let Some(c) = &fetched.coverage {
+                totals.add(e, c, digest_source);
+                detections.extend(check_coverage(e, c, fetched.served_total));
+            }
             let mut facts = scan.facts.clone();
-            facts.set_fact(Fact::Hub, hub::entry_facts(e));
+            facts.set_fact(Fact::Hub, hub::entry_facts(e, digest_source));
             files.push(FileRecord {
                 path: e.path.clone(),
                 size: scan.size,
@@ -197,6 +316,9 @@ impl Scanner {
             );
         }
         detections.extend(hub::check_pinned(target, commit));
+        if mode == RemoteMode::Headers {
+            detections.push(totals.detection());
+        }
 
         let repo = RepoOptions {
             required_fields: self.policy.card.required_fields.clone(),
@@ -211,15 +333,30 @@ impl Scanner {
         detections.extend(d);
 
         let mut repository = Map::new();
+        let digest_source = if totals.hub_digests > 0 {
+            "hub"
+        } else {
+            "computed"
+        };
         repository.set_fact(
             Fact::Hub,
-            hub::hub_facts(target, commit, client.endpoint(), files.len()),
+            hub::hub_facts(
+                target,
+                commit,
+                client.endpoint(),
+                files.len(),
+                mode,
+                digest_source,
+            ),
         );
+        if mode == RemoteMode::Headers {
+            repository.set_fact(Fact::Coverage, totals.fact());
+        }
         // The SBOM names a Hugging Face repository from these two keys (the same ones a local
         // HF cache scan records): pkg:huggingface/ns/name@commit.
         repository.set_fact(
             Fact::Huggingface,
-            json!({"repo_id": target.repo, "commit": commit, "source": "remote"}),
+            json!({"repo_id": target.repo, "commit": commit, "source": "remote", "repo_type": target.kind.as_str()}),
         );
         repository.set_fact(Fact::ModelDirs, Value::Array(model_dirs));
         drop(side);
@@ -231,4 +368,118 @@ impl Scanner {
             excluded: Vec::new(),
         }
     }
+}
+
+/// Header-mode coverage over the whole repository.
+#[derive(Default)]
+struct CoverageTotals {
+    files: [u64; 3],
+    bytes: u64,
+    bytes_read: u64,
+    hub_digests: u64,
+}
+
+impl CoverageTotals {
+    fn add(&mut self, e: &TreeEntry, c: &Coverage, digest_source: &str) {
+        let i = match c.level {
+            Level::Complete => 0,
+            Level::Structure => 1,
+            Level::Partial => 2,
+        };
+        self.files[i] += 1;
+        self.bytes = self.bytes.saturating_add(e.content_size());
+        self.bytes_read = self.bytes_read.saturating_add(c.bytes_read);
+        if digest_source == "hub" {
+            self.hub_digests += 1;
+        }
+    }
+
+    /// Per mille of the repository's bytes that were fetched (integer: stable output).
+    fn permille(&self) -> u64 {
+        if self.bytes == 0 {
+            return 1000;
+        }
+        let p = u128::from(self.bytes_read) * 1000 / u128::from(self.bytes);
+        u64::try_from(p).unwrap_or(1000).min(1000)
+    }
+
+    fn fact(&self) -> Value {
+        let level = if self.files[2] > 0 {
+            Level::Partial
+        } else if self.files[1] > 0 {
+            Level::Structure
+        } else {
+            Level::Complete
+        };
+        json!({
+            "mode": "headers",
+            "level": level.as_str(),
+            "files_complete": self.files[0],
+            "files_structure": self.files[1],
+            "files_partial": self.files[2],
+            "bytes": self.bytes,
+            "bytes_read": self.bytes_read,
+            "read_permille": self.permille(),
+            "hub_digests": self.hub_digests,
+        })
+    }
+
+    /// HUB004: the scan read headers only; the message states the coverage.
+    fn detection(&self) -> Detection {
+        let p = self.permille();
+        Detection::new(
+            RuleId::HubHeaderMode,
+            "",
+            "header-mode",
+            format!(
+                "header-mode scan: {} of {} bytes read ({}.{}%); {} file(s) read whole, {} by structure (tensor data not read), {} not covered; {} digest(s) are the Hub's, not computed",
+                self.bytes_read,
+                self.bytes,
+                p / 10,
+                p % 10,
+                self.files[0],
+                self.files[1],
+                self.files[2],
+                self.hub_digests
+            ),
+        )
+        .with("bytes", self.bytes)
+        .with("bytes_read", self.bytes_read)
+        .with("files_partial", self.files[2])
+    }
+}
+
+/// HUB003 for a file header mode could not cover; HUB001 when the server states another size.
+fn check_coverage(e: &TreeEntry, c: &Coverage, served_total: Option<u64>) -> Vec<Detection> {
+    let mut out = Vec::new();
+    if c.level == Level::Partial {
+        let why = c.reason.clone().unwrap_or_else(|| "not read".into());
+        out.push(
+            Detection::new(
+                RuleId::HubUnread,
+                e.path.as_str(),
+                "unread",
+                format!("header mode did not check this file's content: {why}"),
+            )
+            .with("reason", why),
+        );
+    }
+    let size = e.content_size();
+    if let Some(total) = served_total
+        && total != size
+    {
+        out.push(
+            Detection::new(
+                RuleId::HubDigestMismatch,
+                e.path.as_str(),
+                "size",
+                format!(
+                    "the Hub records {size} bytes for this file, the server's Content-Range says {total}"
+                ),
+            )
+            .with("expected", size)
+            .with("actual", total),
+        );
+    }
+    out
 }

@@ -142,11 +142,17 @@ impl ClientOptions {
             },
         }
         .filter(|t| !t.is_empty());
+        // One knob for both timeouts, in milliseconds (tests use short ones; a slow mirror a
+        // long one). Unset or unparsable: 20 s to connect, 60 s for a stalled read.
+        let timeout = env("MODELGATE_HUB_TIMEOUT_MS")
+            .and_then(|v| v.parse::<u64>().ok())
+            .filter(|ms| *ms > 0)
+            .map(Duration::from_millis);
         Ok(ClientOptions {
             endpoint,
             token,
-            connect_timeout: Duration::from_secs(20),
-            read_timeout: Duration::from_secs(60),
+            connect_timeout: timeout.unwrap_or(Duration::from_secs(20)),
+            read_timeout: timeout.unwrap_or(Duration::from_secs(60)),
             retries: 4,
             backoff: Duration::from_millis(500),
         })
@@ -337,13 +343,7 @@ impl Client {
         commit: &str,
         entry: &TreeEntry,
     ) -> Result<FileStream<'_>, HubError> {
-        let url = format!(
-            "{}/{}{}/resolve/{commit}/{}",
-            self.base,
-            target.kind.url_prefix(),
-            target.repo,
-            encode_path(&entry.path, true)
-        );
+        let url = self.file_url(target, commit, entry);
         let what = format!("file `{}`", entry.path);
         let size = entry.content_size();
         let resp = self.send(&url, None, &what)?;
@@ -365,6 +365,63 @@ impl Client {
         })
     }
 
+    /// The `resolve` URL of one file at `commit`.
+    pub fn file_url(&self, target: &Target, commit: &str, entry: &TreeEntry) -> String {
+        format!(
+            "{}/{}{}/resolve/{commit}/{}",
+            self.base,
+            target.kind.url_prefix(),
+            target.repo,
+            encode_path(&entry.path, true)
+        )
+    }
+
+    /// Reads the bytes `[offset, offset + len)` of the file at `url` with one `Range` request
+    /// (header mode). The body is capped at `len` bytes: a server that sends more, starts
+    /// elsewhere or ignores the range (past offset 0) is refused. Returns the bytes and the
+    /// file's total size as `Content-Range` states it.
+    pub fn read_range(
+        &self,
+        url: &str,
+        what: &str,
+        offset: u64,
+        len: u64,
+    ) -> Result<(Vec<u8>, Option<u64>), HubError> {
+        if len == 0 {
+            return Ok((Vec::new(), None));
+        }
+        let last = offset.saturating_add(len - 1);
+        let resp = self.send(url, Some((offset, Some(last))), what)?;
+        let bad = |why: &str| HubError::Transport {
+            what: what.to_string(),
+            message: why.to_string(),
+        };
+        let (start, total) = match resp.status().as_u16() {
+            206 => {
+                let cr = resp
+                    .headers()
+                    .get("content-range")
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(parse_content_range)
+                    .ok_or_else(|| bad("a 206 response without a valid Content-Range"))?;
+                (cr.0, cr.1)
+            }
+            // The whole file from byte 0: usable for a range at 0 (the rest is not read).
+            200 if offset == 0 => (0, None),
+            _ => return Err(bad("the server does not serve byte ranges")),
+        };
+        if start != offset {
+            return Err(bad("the server answered a range at another offset"));
+        }
+        let mut reader = resp.into_body().into_with_config().limit(u64::MAX).reader();
+        let mut out = Vec::new();
+        (&mut reader)
+            .take(len)
+            .read_to_end(&mut out)
+            .map_err(|e| bad(&e.to_string()))?;
+        Ok((out, total))
+    }
+
     /// GETs `url` and reads a JSON body of at most [`MAX_JSON_BYTES`].
     fn get_json(&self, url: &str, what: &str) -> Result<Vec<u8>, HubError> {
         read_json_body(self.send(url, None, what)?, what)
@@ -375,12 +432,12 @@ impl Client {
     fn send(
         &self,
         url: &str,
-        range_from: Option<u64>,
+        range: Option<(u64, Option<u64>)>,
         what: &str,
     ) -> Result<Response<ureq::Body>, HubError> {
         let mut attempt = 0;
         loop {
-            let (result, retry_after) = match self.follow(url, range_from, what) {
+            let (result, retry_after) = match self.follow(url, range, what) {
                 Ok(resp) => {
                     let status = resp.status().as_u16();
                     match status {
@@ -438,7 +495,7 @@ impl Client {
     fn follow(
         &self,
         url: &str,
-        range_from: Option<u64>,
+        range: Option<(u64, Option<u64>)>,
         what: &str,
     ) -> Result<Response<ureq::Body>, HubError> {
         let refuse = |why: String| HubError::Redirect {
@@ -453,8 +510,12 @@ impl Client {
                     refuse("only https (or http between loopback hosts) is followed".into())
                 })?;
             let mut req = self.agent.get(&current);
-            if let Some(from) = range_from {
-                req = req.header("Range", format!("bytes={from}-"));
+            match range {
+                Some((from, Some(last))) => {
+                    req = req.header("Range", format!("bytes={from}-{last}"))
+                }
+                Some((from, None)) => req = req.header("Range", format!("bytes={from}-")),
+                None => {}
             }
             if origin == self.origin
                 && let Some(t) = &self.token
@@ -477,14 +538,40 @@ impl Client {
                 .ok_or_else(|| refuse("the Location is not an http(s) URL".into()))?;
             let next_origin = Origin::of(&next)
                 .ok_or_else(|| refuse("the Location is not an http(s) URL".into()))?;
-            // No downgrade: an https hop never leads to plain http.
-            if origin.https && !next_origin.https {
-                return Err(refuse("https to http downgrade".into()));
-            }
+            check_hop(&origin, &next_origin).map_err(|why| refuse(why.into()))?;
             current = next;
         }
         Err(refuse(format!("more than {MAX_REDIRECTS} redirects")))
     }
+}
+
+/// `bytes <first>-<last>/<total>` (total may be `*`): the first byte and the total size.
+fn parse_content_range(v: &str) -> Option<(u64, Option<u64>)> {
+    let rest = v.trim().strip_prefix("bytes ")?;
+    let (range, total) = rest.split_once('/')?;
+    let (first, last) = range.split_once('-')?;
+    let first: u64 = first.trim().parse().ok()?;
+    let last: u64 = last.trim().parse().ok()?;
+    if last < first {
+        return None;
+    }
+    let total = match total.trim() {
+        "*" => None,
+        t => Some(t.parse().ok()?),
+    };
+    Some((first, total))
+}
+
+/// The redirect rule for one hop: no downgrade (an https hop never leads to plain http), and
+/// plain http only between loopback hosts.
+fn check_hop(from: &Origin, to: &Origin) -> Result<(), &'static str> {
+    if from.https && !to.https {
+        return Err("https to http downgrade");
+    }
+    if !to.allowed() {
+        return Err("only https (or http between loopback hosts) is followed");
+    }
+    Ok(())
 }
 
 /// A `Location` against the URL that returned it: absolute http(s) URLs, scheme-relative
@@ -551,7 +638,7 @@ impl FileStream<'_> {
     fn resume(&mut self) -> io::Result<()> {
         let resp = self
             .client
-            .send(&self.url, Some(self.offset), &self.what)
+            .send(&self.url, Some((self.offset, None)), &self.what)
             .map_err(io::Error::other)?;
         // A server that ignores the Range would replay the file from byte 0 into the digest.
         let starts_here = resp.status().as_u16() == 206
@@ -614,6 +701,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn content_range_is_parsed_strictly() {
+        assert_eq!(parse_content_range("bytes 0-9/100"), Some((0, Some(100))));
+        assert_eq!(parse_content_range("bytes 5-9/*"), Some((5, None)));
+        assert_eq!(parse_content_range("bytes 9-5/100"), None);
+        assert_eq!(parse_content_range("items 0-9/100"), None);
+    }
+
+    #[test]
     fn locations_resolve_only_to_http_urls() {
         let cur: Uri = "https://hub.test/a/resolve/c/f".parse().unwrap();
         assert_eq!(
@@ -626,6 +721,20 @@ mod tests {
         );
         assert!(resolve_location(&cur, "file:///etc/passwd").is_none());
         assert!(resolve_location(&cur, "relative/x").is_none());
+    }
+
+    #[test]
+    fn redirects_never_downgrade_https() {
+        let o = |u: &str| Origin::of(&u.parse::<Uri>().unwrap()).unwrap();
+        assert_eq!(
+            check_hop(&o("https://hub.test/a"), &o("http://cdn.test/b")),
+            Err("https to http downgrade")
+        );
+        // Even to a loopback host: https never becomes plain http.
+        assert!(check_hop(&o("https://hub.test/a"), &o("http://127.0.0.1/b")).is_err());
+        assert!(check_hop(&o("http://127.0.0.1:1/a"), &o("http://example.com/b")).is_err());
+        assert!(check_hop(&o("https://hub.test/a"), &o("https://cdn.test/b")).is_ok());
+        assert!(check_hop(&o("http://127.0.0.1:1/a"), &o("http://127.0.0.1:2/b")).is_ok());
     }
 
     #[test]

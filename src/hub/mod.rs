@@ -56,6 +56,26 @@ impl RepoKind {
     }
 }
 
+/// How a remote scan reads each file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RemoteMode {
+    /// Every byte, streamed once (digests computed and checked against the Hub's).
+    #[default]
+    Full,
+    /// Range reads of the parts that can hold code or metadata; digests from the Hub.
+    Headers,
+}
+
+impl RemoteMode {
+    /// `full` or `headers`, as the report records it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RemoteMode::Full => "full",
+            RemoteMode::Headers => "headers",
+        }
+    }
+}
+
 /// A remote scan target: a repository and the revision asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
@@ -219,8 +239,18 @@ pub fn is_commit(rev: &str) -> bool {
 }
 
 /// The repository-level facts of a remote scan (`repository.hub` in the report).
-pub fn hub_facts(target: &Target, commit: &str, endpoint: &str, files: usize) -> Value {
+/// `digest_source` is `computed` when every digest was computed from the bytes, `hub` when
+/// some come from the Hub's record (header mode).
+pub fn hub_facts(
+    target: &Target,
+    commit: &str,
+    endpoint: &str,
+    files: usize,
+    mode: RemoteMode,
+    digest_source: &str,
+) -> Value {
     json!({
+        "mode": mode.as_str(),
         "repo": target.repo,
         "type": target.kind.as_str(),
         "commit": commit,
@@ -229,19 +259,26 @@ pub fn hub_facts(target: &Target, commit: &str, endpoint: &str, files: usize) ->
         "endpoint": endpoint,
         "purl": purl(target, commit),
         "files": files,
-        "digest_source": "computed",
+        "digest_source": digest_source,
     })
 }
 
-/// The package URL of the scanned snapshot: `pkg:huggingface/ns/name@commit` (datasets carry
-/// `?repository_type=dataset`, since the purl type has no separate namespace for them).
+/// The package URL of the scanned snapshot: `pkg:huggingface/ns/name@commit`. The purl-spec
+/// `huggingface` type has a namespace (user or organisation), a name, the commit as version and
+/// one qualifier, `repository_url` (default `https://huggingface.co`); it has no key for the
+/// repository type that `huggingface_hub` calls `repo_type`. A dataset therefore carries
+/// `repository_url=https://huggingface.co/datasets`: the spec's own qualifier, the URL its files
+/// resolve under, and the same purl the SBOM gives a dataset a model card names.
 pub fn purl(target: &Target, commit: &str) -> String {
     let base = format!("pkg:huggingface/{}@{commit}", target.repo);
     match target.kind {
         RepoKind::Model => base,
-        RepoKind::Dataset => format!("{base}?repository_type=dataset"),
+        RepoKind::Dataset => format!("{base}?{DATASET_PURL_QUALIFIER}"),
     }
 }
+
+/// The purl qualifier of a Hub dataset repository (see [`purl`]).
+pub const DATASET_PURL_QUALIFIER: &str = "repository_url=https%3A%2F%2Fhuggingface.co%2Fdatasets";
 
 /// The detection for a scan of a moving target (a branch or tag, not a commit): the report names
 /// the commit that was scanned, and the policy decides whether an unpinned scan may pass.
@@ -335,9 +372,11 @@ pub fn check_entry(
     out
 }
 
-/// The per-file facts a remote scan adds (`hub` in a file's facts).
-pub fn entry_facts(entry: &api::TreeEntry) -> Value {
+/// The per-file facts a remote scan adds (`hub` in a file's facts). `digest_source` says
+/// whether the file's recorded SHA-256 was computed from its bytes or taken from the Hub.
+pub fn entry_facts(entry: &api::TreeEntry, digest_source: &str) -> Value {
     let mut m = serde_json::Map::new();
+    m.insert("digest_source".into(), json!(digest_source));
     if let Some(oid) = &entry.oid {
         m.insert("oid".into(), json!(oid));
     }
@@ -441,6 +480,12 @@ mod tests {
         assert_eq!(
             purl(&t(RepoKind::Model, "a/b", None), &c),
             format!("pkg:huggingface/a/b@{c}")
+        );
+        assert_eq!(
+            purl(&t(RepoKind::Dataset, "a/b", None), &c),
+            format!(
+                "pkg:huggingface/a/b@{c}?repository_url=https%3A%2F%2Fhuggingface.co%2Fdatasets"
+            )
         );
     }
 

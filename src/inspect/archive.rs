@@ -73,6 +73,26 @@ fn archive_limit(code: &str) -> Option<&'static str> {
 /// A zip archive at the top level: walks it, refines the format from its layout.
 pub fn inspect_zip(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> Format {
     let report = walk_zip(ctx, r, size, None, 0);
+    judge_zip(ctx, &report)
+}
+
+/// A top-level zip archive from ranges of it (header mode): see [`zip::walk_segments`].
+pub fn inspect_zip_segments(
+    ctx: &mut Ctx<'_>,
+    segments: &[(u64, Vec<u8>)],
+    size: u64,
+    skipped: &std::collections::BTreeSet<String>,
+) -> Format {
+    let limits = zip::Limits::from(&ctx.cfg.limits);
+    let report = walk_zip_with(ctx, None, 0, &mut |on_member| {
+        zip::walk_segments(segments, size, &limits, skipped, on_member)
+    });
+    judge_zip(ctx, &report)
+}
+
+/// What a top-level archive's walk says about the file: its layout (PyTorch, TorchScript,
+/// Keras, npz), TorchScript code, PyTorch storages against their records.
+fn judge_zip(ctx: &mut Ctx<'_>, report: &zip::ZipReport) -> Format {
     let layout = zip::classify_pytorch(&report.members);
     let (format, layout_name) = match &layout {
         Some(zip::Layout::PyTorch(t)) if t.torchscript => (Format::Torchscript, "torchscript"),
@@ -202,7 +222,24 @@ fn walk_zip(
     depth: u32,
 ) -> zip::ZipReport {
     let limits = zip::Limits::from(&ctx.cfg.limits);
-    let report = zip::walk(r, size, depth, &limits, &mut |m, stream| {
+    walk_zip_with(ctx, container, depth, &mut |on_member| {
+        zip::walk(&mut *r, size, depth, &limits, on_member)
+    })
+}
+
+/// The walk callback type: a walk that calls back with each member's content.
+type MemberWalk<'w> =
+    dyn FnMut(&mut dyn FnMut(&zip::Member, &mut dyn BufRead)) -> zip::ZipReport + 'w;
+
+/// Runs `walk` with the member dispatch (members inspected by content), then records the
+/// walker's problems as ARC001 and, at the top level, the member list.
+fn walk_zip_with(
+    ctx: &mut Ctx<'_>,
+    container: Option<&str>,
+    depth: u32,
+    walk: &mut MemberWalk<'_>,
+) -> zip::ZipReport {
+    let report = walk(&mut |m, stream| {
         let name = nest(container, &m.name);
         // A member whose stream stops early (limit, corruption) is already a zip problem.
         if torchscript::is_code_member(&m.name) {

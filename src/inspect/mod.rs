@@ -20,6 +20,7 @@ pub mod pickle;
 pub mod polyglot;
 pub mod problem;
 pub mod protobuf;
+pub mod ranged;
 pub mod read;
 pub mod safetensors;
 pub mod source;
@@ -288,6 +289,12 @@ fn inspect_file<R: io::Read>(
         .to_vec();
     let sniffed = classify::sniff(&head, size);
     let format = dispatch(ctx, r, &head, sniffed, size)?;
+    Ok((format, judge(ctx, format, &head)))
+}
+
+/// What the format found says about the file beyond its inspector's facts: a name that claims
+/// another format (FMT001), weights of no recognised format (FMT002). Returns the file's kind.
+fn judge(ctx: &mut Ctx<'_>, format: Format, head: &[u8]) -> Kind {
     check_claim(ctx, format);
     let kind = classify::kind_of(ctx.rel, format);
     // An empty file under a weight name whose format has no empty form (`.onnx`, `.gguf`, ...)
@@ -299,7 +306,7 @@ fn inspect_file<R: io::Read>(
         && (matches!(format, Format::Unknown | Format::Text) || empty_weights)
         && is_weight_name(ctx.rel)
     {
-        if let Some(exe) = executable_kind(&head) {
+        if let Some(exe) = executable_kind(head) {
             // A native executable disguised as weights is not "unrecognised": it is the payload
             // of a dropper that renames and runs it (issue 15, cause 8).
             let d = ctx.detect(
@@ -325,7 +332,7 @@ fn inspect_file<R: io::Read>(
             );
         }
     }
-    Ok((format, kind))
+    kind
 }
 
 /// ELF, PE (an `MZ` stub whose `e_lfanew` points at `PE\0\0`) or Mach-O (thin or fat).
@@ -370,17 +377,9 @@ fn is_weight_name(rel: &str) -> bool {
     }
 }
 
-/// Runs the inspector for the sniffed format. Returns the refined format.
-fn dispatch(
-    ctx: &mut Ctx<'_>,
-    r: &mut dyn BufRead,
-    head: &[u8],
-    sniffed: Format,
-    size: u64,
-) -> io::Result<Format> {
-    // Name-based routing is decided in classification; the probes it needs are the parsers'
-    // own sniffers, run only where content alone left the format open.
-    let probes = if matches!(sniffed, Format::Unknown | Format::Text | Format::Empty) {
+/// The parsers' own sniffers, run only where content alone left the format open.
+fn probes(head: &[u8], sniffed: Format) -> classify::Probes {
+    if matches!(sniffed, Format::Unknown | Format::Text | Format::Empty) {
         classify::Probes {
             pickle: pickle::looks_like_pickle(head),
             tf_saved_model: tf::is_saved_model(head),
@@ -391,8 +390,20 @@ fn dispatch(
         }
     } else {
         classify::Probes::default()
-    };
-    let sniffed = match classify::route(ctx.rel, head, sniffed, &probes) {
+    }
+}
+
+/// Runs the inspector for the sniffed format. Returns the refined format.
+fn dispatch(
+    ctx: &mut Ctx<'_>,
+    r: &mut dyn BufRead,
+    head: &[u8],
+    sniffed: Format,
+    size: u64,
+) -> io::Result<Format> {
+    // Name-based routing is decided in classification; the probes it needs are the parsers'
+    // own sniffers, run only where content alone left the format open.
+    let sniffed = match classify::route(ctx.rel, head, sniffed, &probes(head, sniffed)) {
         classify::Route::As(format) => format,
         classify::Route::JoblibZf => {
             // joblib < 0.10 (and `sklearn.externals.joblib` of that era) wrote compressed dumps

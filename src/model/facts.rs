@@ -116,6 +116,7 @@ facts! {
     // Model packages (issue 17).
     Torchserve = "torchserve", "TorchServe .mar: MAR-INF/MANIFEST.json (handler, serialized file, model file, runtime)";
     Mlflow = "mlflow", "MLflow MLmodel: flavors and their model files, loader module, code paths";
+    Coverage = "coverage", "header-mode remote scans: what was read of a file (level, bytes_read, unread, not_checked) or of the repository";
 }
 
 impl Fact {

@@ -216,6 +216,12 @@ rules! {
     HubFlagged => "HUB002", "hub-flagged", High, "hub",
         "the Hub's own scan marks a file unsafe",
         "The Hugging Face Hub's security scanners (malware, pickle imports) mark this file unsafe. modelgate reports the Hub's verdict next to its own so both opinions are visible; review the file before loading it.";
+    HubUnread => "HUB003", "header-mode-unread", Medium, "hub",
+        "a header-mode remote scan did not read content that can hold code or a format violation",
+        "`scan hf://… --remote headers` reads only the parts of each file that can hold code or metadata (a safetensors header, a zip's central directory and pickle members, GGUF metadata). This file's format, or one of its members, cannot be judged from such ranges, so it was not checked: the gate cannot vouch for it. Scan without `--remote headers` (a full, streamed read) before loading it. `facts.coverage` says what was not read and why.";
+    HubHeaderMode => "HUB004", "header-mode-scan", Info, "hub",
+        "the remote scan read headers only; digests are the Hub's, not computed",
+        "A header-mode remote scan (`--remote headers`) reads a few byte ranges per file. Tensor data was not read, so value checks (NaN/Inf) and checksums of unread data were not done, and the SHA-256 digests in the report and SBOM are the Hub's record (`digest_source: hub`), not computed from the bytes. The finding states the coverage; the policy decides whether such a scan may pass the gate (the default allows it, `strict` denies it).";
 }
 
 impl RuleId {

@@ -325,6 +325,12 @@ pub fn example(rule: RuleId) -> &'static str {
         RuleId::HubFlagged => {
             "`hf://org/model`: the Hub's `securityFileStatus` for `pytorch_model.bin` is `unsafe`"
         }
+        RuleId::HubUnread => {
+            "`hf://org/model --remote headers`: a 2 GB legacy `pytorch_model.bin` pickle, which cannot be judged from byte ranges"
+        }
+        RuleId::HubHeaderMode => {
+            "`hf://org/model --remote headers`: 310 KB of 14 GB read; digests are the Hub's `lfs.oid`"
+        }
     }
 }
 

@@ -84,6 +84,11 @@ pub mod prop {
     pub const SYMLINK_TARGET: &str = "modelgate:symlink-target";
     /// Why a symlink was not followed.
     pub const NOT_FOLLOWED: &str = "modelgate:not-followed";
+    /// `hub` when the component's SHA-256 is the Hugging Face Hub's record (`lfs.oid`), not
+    /// computed from the bytes (header-mode remote scans); absent when computed.
+    pub const DIGEST_SOURCE: &str = "modelgate:digest-source";
+    /// A header-mode remote scan's coverage of the file: `complete`, `structure` or `partial`.
+    pub const COVERAGE: &str = "modelgate:coverage";
     /// An exclude glob in effect during the scan, repeatable.
     pub const EXCLUDE: &str = "modelgate:exclude";
     /// The model signature file (issue 19), relative to the scan root.
@@ -247,6 +252,8 @@ impl Cx<'_> {
 struct HfRepo {
     repo_id: String,
     commit: Option<String>,
+    /// A dataset repository (`repo_type: dataset` in the facts, as `huggingface_hub` spells it).
+    dataset: bool,
 }
 
 fn is_commit(s: &str) -> bool {
@@ -284,9 +291,11 @@ fn hf_repo(report: &Report) -> Option<HfRepo> {
         .and_then(Value::as_str)
         .filter(|c| is_commit(c))
         .map(str::to_ascii_lowercase);
+    let dataset = hf.get("repo_type").and_then(Value::as_str) == Some("dataset");
     Some(HfRepo {
         repo_id: repo_id.to_string(),
         commit,
+        dataset,
     })
 }
 
@@ -379,9 +388,16 @@ fn hf_purl(hf: &HfRepo) -> String {
         .map(purl_segment)
         .collect::<Vec<_>>()
         .join("/");
-    match &hf.commit {
+    let purl = match &hf.commit {
         Some(c) => format!("pkg:huggingface/{name}@{c}"),
         None => format!("pkg:huggingface/{name}"),
+    };
+    // The huggingface purl type has no repository-type key: a dataset is named by the URL its
+    // files resolve under (see `hub::purl`).
+    if hf.dataset {
+        format!("{purl}?{}", crate::hub::DATASET_PURL_QUALIFIER)
+    } else {
+        purl
     }
 }
 
@@ -481,6 +497,24 @@ fn file_component(f: &FileRecord, cx: &Cx<'_>) -> Component {
         if let Some(d) = f.sha512.as_deref().filter(|d| is_sha512(d)) {
             hashes.push(hash(HashAlgorithm::SHA_512, d));
         }
+    }
+    // Header mode: say where the digest came from and how much of the file was read.
+    if let Some(src) = f
+        .facts
+        .fact(Fact::Hub)
+        .and_then(|h| h.get("digest_source"))
+        .and_then(Value::as_str)
+        .filter(|s| *s == "hub")
+    {
+        props.push(Property::new(prop::DIGEST_SOURCE, src));
+    }
+    if let Some(level) = f
+        .facts
+        .fact(Fact::Coverage)
+        .and_then(|c| c.get("level"))
+        .and_then(Value::as_str)
+    {
+        props.push(cx.prop(prop::COVERAGE, level));
     }
     if let Some(t) = f.facts.fact(Fact::SymlinkTarget).and_then(Value::as_str) {
         props.push(cx.prop(prop::SYMLINK_TARGET, t));
@@ -873,6 +907,7 @@ fn model_component(
                     a.purl = Purl::from_str_unchecked(&hf_purl(&HfRepo {
                         repo_id: b.clone(),
                         commit: None,
+                        dataset: false,
                     }));
                     a.supplier = Some(hub_supplier(b, ""));
                 }
@@ -1042,9 +1077,11 @@ fn hf_of(facts: Option<&Value>) -> Option<HfRepo> {
         .and_then(Value::as_str)
         .filter(|c| is_commit(c))
         .map(str::to_ascii_lowercase);
+    let dataset = hf.get("repo_type").and_then(Value::as_str) == Some("dataset");
     Some(HfRepo {
         repo_id: repo_id.to_string(),
         commit,
+        dataset,
     })
 }
 
@@ -1117,6 +1154,7 @@ fn root_origin(report: &Report, path: &str) -> Origin {
             .map(|repo_id| HfRepo {
                 repo_id,
                 commit: o.commit.clone(),
+                dataset: false,
             });
     }
     o
@@ -1145,6 +1183,7 @@ fn model_origin(dir: &ModelDir<'_>, files: &[&FileRecord], report: &Report) -> O
                     .and_then(Value::as_str)
                     .filter(|c| is_commit(c))
                     .map(str::to_ascii_lowercase),
+                dataset: false,
             });
             o.subpath = f
                 .facts
@@ -1504,6 +1543,7 @@ pub fn build(report: &Report, opts: &SbomOptions) -> Bom {
             Some(HfRepo {
                 repo_id: hub_repo_of_remote(remote)?,
                 commit: commit.clone(),
+                dataset: false,
             })
         }),
         github: report

@@ -10,3 +10,9 @@ pub fn render(report: &Report, w: &mut dyn Write) -> io::Result<()> {
     serde_json::to_writer_pretty(&mut *w, report)?;
     w.write_all(b"\n")
 }
+
+/// Writes the report as one line of JSON (JSON Lines: `scan --repos-from`).
+pub fn render_line(report: &Report, w: &mut dyn Write) -> io::Result<()> {
+    serde_json::to_writer(&mut *w, report)?;
+    w.write_all(b"\n")
+}

@@ -25,6 +25,45 @@ struct MockFile {
     security: Option<&'static str>,
     /// What the CDN serves instead of `bytes` (the tree is built from `bytes`).
     served: Option<Vec<u8>>,
+    /// A large file served sparsely: its size and the non-zero chunks (offset, bytes); every
+    /// other byte is zero. Only range requests are answered for it.
+    sparse: Option<Sparse>,
+}
+
+/// A sparse file: its size and its non-zero chunks (offset, bytes).
+type Sparse = (u64, Vec<(u64, Vec<u8>)>);
+
+impl MockFile {
+    fn size(&self) -> u64 {
+        match &self.sparse {
+            Some((size, _)) => *size,
+            None => self.bytes.len() as u64,
+        }
+    }
+
+    /// Bytes `[a, b]` (inclusive) of the file as served.
+    fn range(&self, a: u64, b: u64) -> Vec<u8> {
+        let len = usize::try_from(b - a + 1).unwrap();
+        match &self.sparse {
+            Some((_, chunks)) => {
+                let mut out = vec![0u8; len];
+                for (off, bytes) in chunks {
+                    for (i, byte) in bytes.iter().enumerate() {
+                        let at = off + i as u64;
+                        if (a..=b).contains(&at) {
+                            out[usize::try_from(at - a).unwrap()] = *byte;
+                        }
+                    }
+                }
+                out
+            }
+            None => {
+                let body = self.served.clone().unwrap_or_else(|| self.bytes.clone());
+                let end = usize::try_from(b + 1).unwrap().min(body.len());
+                body[usize::try_from(a).unwrap().min(end)..end].to_vec()
+            }
+        }
+    }
 }
 
 #[derive(Clone, Default)]
@@ -42,6 +81,12 @@ struct State {
     throttle: usize,
     /// (host: "api" | "cdn", path, had an Authorization header).
     log: Vec<(&'static str, String, bool)>,
+    /// Body bytes the CDN sent, all requests together.
+    cdn_bytes: u64,
+    /// The CDN stalls after the headers and a few bytes of every file (a slow-loris server).
+    stall: bool,
+    /// `resolve` redirects to itself forever.
+    redirect_loop: bool,
 }
 
 struct MockHub {
@@ -144,7 +189,7 @@ fn tree_entry(f: &MockFile) -> Value {
         e["size"] = json!(134);
         e["lfs"] = json!({
             "oid": f.lfs_oid.clone().unwrap_or_else(|| sha256_hex(&f.bytes)),
-            "size": f.bytes.len(),
+            "size": f.size(),
             "pointerSize": 134,
         });
     } else {
@@ -171,6 +216,18 @@ fn respond(mut conn: &TcpStream, status: &str, headers: &[(&str, String)], body:
     let _ = conn.flush();
 }
 
+/// Headers and the first bytes of the body, then silence (the connection stays open a while).
+fn stall_respond(mut conn: &TcpStream, body: &[u8]) {
+    let head = format!(
+        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    let _ = conn.write_all(head.as_bytes());
+    let _ = conn.write_all(&body[..body.len().min(4)]);
+    let _ = conn.flush();
+    thread::sleep(std::time::Duration::from_secs(5));
+}
+
 fn serve(conn: TcpStream, host: &'static str, state: &Mutex<State>, api: &str, cdn: &str) {
     let mut reader = BufReader::new(&conn);
     let mut line = String::new();
@@ -179,15 +236,24 @@ fn serve(conn: TcpStream, host: &'static str, state: &Mutex<State>, api: &str, c
     }
     let target = line.split_whitespace().nth(1).unwrap_or("/").to_string();
     let mut auth = None;
+    let mut range: Option<(u64, Option<u64>)> = None;
     loop {
         let mut h = String::new();
         if reader.read_line(&mut h).is_err() || h.trim().is_empty() {
             break;
         }
-        if let Some((k, v)) = h.split_once(':')
-            && k.eq_ignore_ascii_case("authorization")
-        {
-            auth = Some(v.trim().to_string());
+        if let Some((k, v)) = h.split_once(':') {
+            if k.eq_ignore_ascii_case("authorization") {
+                auth = Some(v.trim().to_string());
+            }
+            if k.eq_ignore_ascii_case("range")
+                && let Some((a, b)) = v
+                    .trim()
+                    .strip_prefix("bytes=")
+                    .and_then(|r| r.split_once('-'))
+            {
+                range = Some((a.parse().unwrap(), b.parse().ok()));
+            }
         }
     }
     let (path, query) = target.split_once('?').unwrap_or((&target, ""));
@@ -202,10 +268,31 @@ fn serve(conn: TcpStream, host: &'static str, state: &Mutex<State>, api: &str, c
                 .repos
                 .get(&key)
                 .and_then(|r| r.files.iter().find(|f| f.path == *file))
+                .cloned()
             {
-                let body = f.served.clone().unwrap_or_else(|| f.bytes.clone());
+                let size = f.size();
+                let (status, headers, body) = match range {
+                    Some((a, b)) if a < size => {
+                        let b = b.unwrap_or(size - 1).min(size - 1);
+                        assert!(b - a < 64 << 20, "a header-mode range over 64 MiB: {a}-{b}");
+                        let cr = format!("bytes {a}-{b}/{size}");
+                        (
+                            "206 Partial Content",
+                            vec![("Content-Range", cr)],
+                            f.range(a, b),
+                        )
+                    }
+                    Some(_) => ("416 Range Not Satisfiable", vec![], Vec::new()),
+                    None if f.sparse.is_some() => panic!("a full read of a sparse file"),
+                    None => ("200 OK", vec![], f.range(0, size.max(1) - 1)),
+                };
+                st.cdn_bytes += body.len() as u64;
+                let stall = st.stall;
                 drop(st);
-                return respond(&conn, "200 OK", &[], &body);
+                if stall {
+                    return stall_respond(&conn, &body);
+                }
+                return respond(&conn, status, &headers, &body);
             }
         }
         drop(st);
@@ -295,6 +382,9 @@ fn serve(conn: TcpStream, host: &'static str, state: &Mutex<State>, api: &str, c
             rest => ("model", rest.to_vec()),
         };
         drop(st);
+        if state.lock().unwrap().redirect_loop {
+            return respond(&conn, "302 Found", &[("Location", path.to_string())], b"");
+        }
         if let [ns, name, "resolve", c, file @ ..] = segs.as_slice()
             && *c == COMMIT
         {
@@ -621,9 +711,25 @@ fn remote_dataset_repository_and_hub_url_form() {
             ..MockRepo::default()
         },
     );
-    let (code, r) = hub.scan_json("https://huggingface.co/datasets/acme/squad/tree/v1.0", &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let sbom = dir.path().join("bom.json");
+    let (code, r) = hub.scan_json(
+        "https://huggingface.co/datasets/acme/squad/tree/v1.0",
+        &["--sbom", sbom.to_str().unwrap()],
+    );
     assert_eq!(code, 0, "{r:#}");
     assert_eq!(r["repository"]["hub"]["type"], "dataset");
+    // The purl carries the repository type the only way the huggingface purl type can.
+    let purl = format!(
+        "pkg:huggingface/acme/squad@{COMMIT}?repository_url=https%3A%2F%2Fhuggingface.co%2Fdatasets"
+    );
+    assert_eq!(r["repository"]["hub"]["purl"], purl.as_str());
+    let bom: Value = serde_json::from_slice(&std::fs::read(&sbom).unwrap()).unwrap();
+    assert_eq!(
+        bom["metadata"]["component"]["purl"],
+        purl.as_str(),
+        "{bom:#}"
+    );
     assert_eq!(r["repository"]["hub"]["requested_revision"], "v1.0");
     // The Hub's own verdict is reported next to ours (HUB002, warned by default).
     let flagged = findings(&r, "HUB002");
@@ -682,4 +788,434 @@ fn remote_git_blob_mismatch_for_a_plain_file_is_denied() {
         hub001[0]["evidence"]["expected"],
         git_blob(br#"{"model_type": "bert"}"#).as_str()
     );
+}
+
+// ---- header mode (`--remote headers`) ----
+
+/// A safetensors file declaring `data_len` bytes of tensor data, served sparsely: only the
+/// header is real.
+fn sparse_safetensors(path: &str, data_len: u64) -> MockFile {
+    let n = data_len / 4;
+    let header = format!(
+        r#"{{"__metadata__":{{"format":"pt"}},"w":{{"dtype":"F32","shape":[{n}],"data_offsets":[0,{data_len}]}}}}"#
+    );
+    let mut head = (header.len() as u64).to_le_bytes().to_vec();
+    head.extend_from_slice(header.as_bytes());
+    let size = head.len() as u64 + data_len;
+    MockFile {
+        path: path.into(),
+        lfs: true,
+        lfs_oid: Some("5".repeat(64)),
+        sparse: Some((size, vec![(0, head)])),
+        ..MockFile::default()
+    }
+}
+
+/// A PyTorch zip (`archive/data.pkl`, `byteorder`, a stored `data/0` of `storage_len` zero
+/// bytes that is never materialised, `version`), served sparsely.
+fn sparse_torch_zip(path: &str, pickle: &[u8], storage_len: u64) -> MockFile {
+    let members: Vec<(&str, Option<&[u8]>, u64)> = vec![
+        ("archive/data.pkl", Some(pickle), pickle.len() as u64),
+        ("archive/byteorder", Some(b"little"), 6),
+        ("archive/data/0", None, storage_len),
+        ("archive/version", Some(b"3\n"), 2),
+    ];
+    let mut chunks = Vec::new();
+    let mut central = Vec::new();
+    let mut at = 0u64;
+    for (name, data, len) in &members {
+        // The storage's CRC is not computed (a header-mode scan never reads it).
+        let crc = data.map_or(0, crc32);
+        let mut local = b"PK\x03\x04".to_vec();
+        local.extend_from_slice(&20u16.to_le_bytes());
+        local.extend_from_slice(&[0u8; 8]); // flags, method (stored), time, date
+        local.extend_from_slice(&crc.to_le_bytes());
+        local.extend_from_slice(&(*len as u32).to_le_bytes());
+        local.extend_from_slice(&(*len as u32).to_le_bytes());
+        local.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        local.extend_from_slice(&0u16.to_le_bytes());
+        local.extend_from_slice(name.as_bytes());
+        if let Some(d) = data {
+            local.extend_from_slice(d);
+        }
+        central.extend_from_slice(b"PK\x01\x02");
+        central.extend_from_slice(&20u16.to_le_bytes());
+        central.extend_from_slice(&20u16.to_le_bytes());
+        central.extend_from_slice(&[0u8; 8]);
+        central.extend_from_slice(&crc.to_le_bytes());
+        central.extend_from_slice(&(*len as u32).to_le_bytes());
+        central.extend_from_slice(&(*len as u32).to_le_bytes());
+        central.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        central.extend_from_slice(&[0u8; 12]);
+        central.extend_from_slice(&(at as u32).to_le_bytes());
+        central.extend_from_slice(name.as_bytes());
+        let record = local.len() as u64 + if data.is_none() { *len } else { 0 };
+        chunks.push((at, local));
+        at += record;
+    }
+    let mut tail = central.clone();
+    tail.extend_from_slice(b"PK\x05\x06");
+    tail.extend_from_slice(&[0u8; 4]);
+    tail.extend_from_slice(&(members.len() as u16).to_le_bytes());
+    tail.extend_from_slice(&(members.len() as u16).to_le_bytes());
+    tail.extend_from_slice(&(central.len() as u32).to_le_bytes());
+    tail.extend_from_slice(&(at as u32).to_le_bytes());
+    tail.extend_from_slice(&0u16.to_le_bytes());
+    let size = at + tail.len() as u64;
+    chunks.push((at, tail));
+    MockFile {
+        path: path.into(),
+        lfs: true,
+        lfs_oid: Some("7".repeat(64)),
+        sparse: Some((size, chunks)),
+        ..MockFile::default()
+    }
+}
+
+fn served_fraction_ok(hub: &MockHub, size: u64) {
+    let served = hub.state.lock().unwrap().cdn_bytes;
+    assert!(
+        served * 100 < size,
+        "header mode fetched {served} bytes of {size} (not under 1%)"
+    );
+}
+
+#[test]
+fn remote_headers_reads_a_multi_gigabyte_safetensors_header_only() {
+    let hub = MockHub::start();
+    let big = sparse_safetensors("model.safetensors", 3_000_000_000);
+    let size = big.size();
+    let mut files = clean_files();
+    files[2] = big;
+    hub.add(
+        "model",
+        "acme/big",
+        MockRepo {
+            files,
+            ..MockRepo::default()
+        },
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let sbom = dir.path().join("bom.json");
+    let (code, r) = hub.scan_json(
+        &format!("hf://acme/big@{COMMIT}"),
+        &["--remote", "headers", "--sbom", sbom.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{r:#}");
+    served_fraction_ok(&hub, size);
+    let f = file(&r, "model.safetensors");
+    assert_eq!(f["format"], "safetensors");
+    assert_eq!(f["size"], size);
+    assert_eq!(f["sha256"], "5".repeat(64));
+    assert_eq!(f["facts"]["valid"], true);
+    assert_eq!(f["facts"]["hub"]["digest_source"], "hub");
+    assert_eq!(f["facts"]["coverage"]["level"], "structure");
+    assert!(
+        f["facts"]["coverage"]["not_checked"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("tensor-values")),
+        "{f:#}"
+    );
+    // Small files are read whole: their digests are computed and checked.
+    let cfg = file(&r, "config.json");
+    assert_eq!(cfg["facts"]["coverage"]["level"], "complete");
+    assert_eq!(cfg["facts"]["hub"]["digest_source"], "computed");
+    assert_eq!(r["repository"]["hub"]["mode"], "headers");
+    assert_eq!(r["repository"]["hub"]["digest_source"], "hub");
+    assert_eq!(r["repository"]["coverage"]["files_structure"], 1);
+    // The coverage is stated as a finding the default policy allows.
+    let hm = findings(&r, "HUB004");
+    assert_eq!(hm.len(), 1, "{r:#}");
+    assert_eq!(hm[0]["action"], "allow");
+    assert!(findings(&r, "HUB003").is_empty(), "{r:#}");
+    // The SBOM says whose digest it carries.
+    let bom: Value = serde_json::from_slice(&std::fs::read(&sbom).unwrap()).unwrap();
+    fn find<'a>(v: &'a Value, name: &str) -> Option<&'a Value> {
+        match v {
+            Value::Object(m) if m.get("name") == Some(&json!(name)) && m.contains_key("hashes") => {
+                Some(v)
+            }
+            Value::Object(m) => m.values().find_map(|x| find(x, name)),
+            Value::Array(a) => a.iter().find_map(|x| find(x, name)),
+            _ => None,
+        }
+    }
+    let comp = find(&bom, "model.safetensors").unwrap_or_else(|| panic!("{bom:#}"));
+    assert!(
+        comp["properties"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["name"] == "modelgate:digest-source" && p["value"] == "hub"),
+        "{comp:#}"
+    );
+    // strict does not let a header-only scan pass.
+    let (code, r) = hub.scan_json(
+        &format!("hf://acme/big@{COMMIT}"),
+        &["--remote", "headers", "--policy", &policy_path("strict")],
+    );
+    assert_eq!(code, 1);
+    assert_eq!(findings(&r, "HUB004")[0]["action"], "deny");
+}
+
+fn policy_path(name: &str) -> String {
+    format!("{}/policies/{name}.toml", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn remote_headers_reads_a_pytorch_zip_by_its_central_directory() {
+    let hub = MockHub::start();
+    let zip = sparse_torch_zip("pytorch_model.bin", &pickle_ordered_dict(), 2_000_000_000);
+    let size = zip.size();
+    hub.add(
+        "model",
+        "acme/torch",
+        MockRepo {
+            files: vec![plain("README.md", CARD), zip],
+            ..MockRepo::default()
+        },
+    );
+    let (code, r) = hub.scan_json(
+        &format!("hf://acme/torch@{COMMIT}"),
+        &["--remote", "headers"],
+    );
+    assert_eq!(code, 0, "{r:#}");
+    served_fraction_ok(&hub, size);
+    let f = file(&r, "pytorch_model.bin");
+    assert_eq!(f["format"], "pytorch-zip", "{f:#}");
+    assert_eq!(f["facts"]["coverage"]["level"], "structure", "{f:#}");
+    assert_eq!(
+        f["facts"]["coverage"]["unread"],
+        json!(["member:archive/data/0"])
+    );
+    assert_eq!(f["facts"]["archive_members"], 4, "{f:#}");
+    assert!(findings(&r, "ARC001").is_empty(), "{r:#}");
+    // A handful of requests: the head, the tail, the small records at the front.
+    assert!(
+        f["facts"]["coverage"]["requests"].as_u64().unwrap() <= 4,
+        "{f:#}"
+    );
+}
+
+#[test]
+fn remote_headers_denies_a_malicious_pickle_inside_a_zip() {
+    let hub = MockHub::start();
+    let zip = sparse_torch_zip(
+        "pytorch_model.bin",
+        &pickle_call("os", "system", "echo pwned"),
+        2_000_000_000,
+    );
+    let size = zip.size();
+    hub.add(
+        "model",
+        "evil/torch",
+        MockRepo {
+            files: vec![plain("README.md", CARD), zip],
+            ..MockRepo::default()
+        },
+    );
+    let (code, r) = hub.scan_json(
+        &format!("hf://evil/torch@{COMMIT}"),
+        &["--remote", "headers"],
+    );
+    assert_eq!(code, 1, "{r:#}");
+    served_fraction_ok(&hub, size);
+    let pkl = findings(&r, "PKL001");
+    assert_eq!(pkl.len(), 1, "{r:#}");
+    assert_eq!(pkl[0]["path"], "pytorch_model.bin");
+    assert_eq!(pkl[0]["location"]["member"], "archive/data.pkl");
+    assert_eq!(pkl[0]["action"], "deny");
+}
+
+#[test]
+fn remote_headers_a_file_it_cannot_judge_is_denied_not_passed() {
+    let hub = MockHub::start();
+    // A 500 MB legacy pickle: nothing short of a full read can judge it.
+    let legacy = MockFile {
+        path: "pytorch_model.bin".into(),
+        lfs: true,
+        lfs_oid: Some("9".repeat(64)),
+        sparse: Some((500_000_000, vec![(0, pickle_ordered_dict())])),
+        ..MockFile::default()
+    };
+    hub.add(
+        "model",
+        "acme/legacy",
+        MockRepo {
+            files: vec![plain("README.md", CARD), legacy],
+            ..MockRepo::default()
+        },
+    );
+    let (code, r) = hub.scan_json(
+        &format!("hf://acme/legacy@{COMMIT}"),
+        &["--remote", "headers"],
+    );
+    assert_eq!(code, 1, "{r:#}");
+    let unread = findings(&r, "HUB003");
+    assert_eq!(unread.len(), 1, "{r:#}");
+    assert_eq!(unread[0]["path"], "pytorch_model.bin");
+    assert_eq!(unread[0]["action"], "deny");
+    assert_eq!(
+        file(&r, "pytorch_model.bin")["facts"]["coverage"]["level"],
+        "partial"
+    );
+    assert_eq!(r["repository"]["coverage"]["files_partial"], 1);
+}
+
+// ---- many repositories (`--repos-from`, `--shard`) ----
+
+fn batch(hub: &MockHub, list: &str, extra: &[&str]) -> (i32, Vec<Value>) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("targets.txt");
+    std::fs::write(&path, list).unwrap();
+    let out = modelgate()
+        .args(["scan", "--repos-from", path.to_str().unwrap(), "--quiet"])
+        .args(extra)
+        .current_dir(dir.path())
+        .env("HF_ENDPOINT", &hub.api)
+        .env("HF_HOME", dir.path())
+        .env("HF_TOKEN", TOKEN)
+        .env_remove("HF_HUB_OFFLINE")
+        .output()
+        .unwrap();
+    let lines = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    (out.status.code().unwrap_or(-1), lines)
+}
+
+#[test]
+fn remote_repos_from_writes_json_lines_and_shards_the_list() {
+    let hub = MockHub::start();
+    for name in ["acme/a", "acme/b", "acme/c"] {
+        hub.add(
+            "model",
+            name,
+            MockRepo {
+                files: clean_files(),
+                ..MockRepo::default()
+            },
+        );
+    }
+    let mut evil = clean_files();
+    evil.push(lfs(
+        "pytorch_model.bin",
+        pickle_call("os", "system", "echo pwned"),
+    ));
+    hub.add(
+        "model",
+        "evil/d",
+        MockRepo {
+            files: evil,
+            ..MockRepo::default()
+        },
+    );
+    let list = format!(
+        "# the fleet\nhf://acme/a@{COMMIT}\n\nhf://acme/b@{COMMIT}\nhf://acme/a@{COMMIT}\nhf://evil/d@{COMMIT}\nhf://acme/c@{COMMIT}\n"
+    );
+    let (code, all) = batch(&hub, &list, &[]);
+    assert_eq!(code, 1, "{all:#?}");
+    let roots: Vec<&str> = all.iter().map(|r| r["root"].as_str().unwrap()).collect();
+    assert_eq!(
+        roots,
+        [
+            format!("hf://acme/a@{COMMIT}"),
+            format!("hf://acme/b@{COMMIT}"),
+            format!("hf://evil/d@{COMMIT}"),
+            format!("hf://acme/c@{COMMIT}"),
+        ]
+    );
+    // Two shards partition the de-duplicated list by index: 0, 2 and 1, 3.
+    let (c1, s1) = batch(&hub, &list, &["--shard", "1/2"]);
+    let (c2, s2) = batch(&hub, &list, &["--shard", "2/2"]);
+    let root = |v: &Vec<Value>| -> Vec<String> {
+        v.iter()
+            .map(|r| r["root"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(root(&s1), [roots[0], roots[2]]);
+    assert_eq!(root(&s2), [roots[1], roots[3]]);
+    assert_eq!((c1, c2), (1, 0));
+    // A target that cannot be scanned is an error line, the rest still run, and the batch is 2.
+    let (code, lines) = batch(
+        &hub,
+        &format!("hf://acme/missing@{COMMIT}\nhf://acme/a@{COMMIT}\nnot a target\n"),
+        &["--remote", "headers"],
+    );
+    assert_eq!(code, 2);
+    assert_eq!(lines.len(), 3);
+    assert!(lines[0]["error"].as_str().unwrap().contains("not found"));
+    assert_eq!(lines[1]["repository"]["hub"]["mode"], "headers");
+    assert!(lines[2]["error"].is_string());
+    assert!(!run(&["scan", "--shard", "1/2"]).status.success());
+}
+
+// ---- an untrusted server: redirects, stalls ----
+
+#[test]
+fn remote_redirect_loop_is_cut_at_the_cap() {
+    let hub = MockHub::start();
+    hub.add(
+        "model",
+        "acme/loop",
+        MockRepo {
+            files: clean_files(),
+            ..MockRepo::default()
+        },
+    );
+    hub.state.lock().unwrap().redirect_loop = true;
+    let (code, r) = hub.scan_json(&format!("hf://acme/loop@{COMMIT}"), &[]);
+    assert_eq!(code, 1, "{r:#}");
+    let unreadable = findings(&r, "SCAN001");
+    assert_eq!(unreadable.len(), 3, "{r:#}");
+    assert!(
+        unreadable[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("more than 5 redirects"),
+        "{r:#}"
+    );
+}
+
+#[test]
+fn remote_stalled_download_times_out() {
+    let hub = MockHub::start();
+    hub.add(
+        "model",
+        "acme/slow",
+        MockRepo {
+            files: clean_files(),
+            ..MockRepo::default()
+        },
+    );
+    hub.state.lock().unwrap().stall = true;
+    let home = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    let out = modelgate()
+        .args([
+            "scan",
+            &format!("hf://acme/slow@{COMMIT}"),
+            "--format",
+            "json",
+            "--quiet",
+        ])
+        .current_dir(home.path())
+        .env("HF_ENDPOINT", &hub.api)
+        .env("HF_HOME", home.path())
+        .env("MODELGATE_HUB_TIMEOUT_MS", "300")
+        .env_remove("HF_TOKEN")
+        .env_remove("HF_HUB_OFFLINE")
+        .output()
+        .unwrap();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let unreadable = findings(&r, "SCAN001");
+    assert_eq!(unreadable.len(), 3, "{r:#}");
 }

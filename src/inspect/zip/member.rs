@@ -483,6 +483,8 @@ impl Walker<'_> {
         let descriptor = rec.flags & FLAG_DESCRIPTOR != 0;
         let data_start = src.position();
         let counter = Rc::clone(&src.pos);
+        // The counter is the raw stream position (`position()` may be mapped to file offsets).
+        let raw_start = src.pos.get();
         let csize = rec.csize.unwrap_or(0);
         let snapshot = member_from_local(rec);
         let body = match (rec.method, descriptor) {
@@ -512,7 +514,7 @@ impl Walker<'_> {
             max_ratio: self.limits.max_ratio,
             ratio_min: self.limits.ratio_min_bytes,
             counter,
-            in_start: data_start,
+            in_start: raw_start,
             stop: None,
             finished: false,
         };

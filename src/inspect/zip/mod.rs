@@ -265,6 +265,52 @@ pub fn walk<R: BufRead + ?Sized>(
     walker.report
 }
 
+/// Walks an archive from ranges of it (header mode: the records of the members that were read,
+/// then the central directory to the end of the file), each `(file offset, bytes)`, sorted by
+/// offset. The walk is the same as [`walk`]'s, with every offset a file offset; members in
+/// `skipped` were left unread on purpose (the caller records them as not covered), so their
+/// `cd-only-member` problem is dropped. What only a sequential pass can see (data between
+/// records, members only in local headers) is not checked here.
+pub fn walk_segments(
+    segments: &[(u64, Vec<u8>)],
+    file_size: u64,
+    limits: &Limits,
+    skipped: &std::collections::BTreeSet<String>,
+    on_member: &mut dyn FnMut(&Member, &mut dyn BufRead),
+) -> ZipReport {
+    let mut joined = Vec::new();
+    let mut map = Vec::with_capacity(segments.len());
+    for (offset, bytes) in segments {
+        map.push((joined.len() as u64, *offset));
+        joined.extend_from_slice(bytes);
+    }
+    let mut walker = Walker::new(limits, file_size);
+    let mut r: &[u8] = &joined;
+    let mut src = Src::mapped(&mut r, map);
+    if let Err(e) = walker.run(&mut src, on_member) {
+        let at = src.position();
+        match e {
+            Halt::Io(e) => {
+                walker.problem(Problem::note("io-error", format!("read failed: {e}")).at(at))
+            }
+            Halt::Truncated(what) => walker.problem(
+                Problem::malformed(
+                    "truncated",
+                    format!("archive ends inside {what} at offset {at}"),
+                )
+                .at(at),
+            ),
+            Halt::Stop => {}
+        }
+    }
+    walker.finish();
+    let mut report = walker.report;
+    report.problems.retain(|p| {
+        !(p.code == "cd-only-member" && p.member.as_ref().is_some_and(|m| skipped.contains(m)))
+    });
+    report
+}
+
 #[cfg(test)]
 mod tests {
     use super::fixtures::*;

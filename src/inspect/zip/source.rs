@@ -33,6 +33,9 @@ pub(super) struct Src<'r> {
     look: Vec<u8>,
     look_pos: usize,
     pub(super) pos: Rc<Cell<u64>>,
+    /// For a stream stitched from ranges of a file (header mode): `(stream position, file
+    /// offset)` where each range starts, sorted. Empty: stream position is file offset.
+    map: Vec<(u64, u64)>,
 }
 
 impl<'r> Src<'r> {
@@ -42,11 +45,26 @@ impl<'r> Src<'r> {
             look: Vec::new(),
             look_pos: 0,
             pos: Rc::new(Cell::new(0)),
+            map: Vec::new(),
         }
     }
 
+    /// A source over ranges of a file laid end to end; `map` says where each range starts in
+    /// the stream and in the file, so every offset the walker records is a file offset.
+    pub(super) fn mapped(inner: &'r mut dyn BufRead, map: Vec<(u64, u64)>) -> Self {
+        Src {
+            map,
+            ..Src::new(inner)
+        }
+    }
+
+    /// The file offset of the next byte.
     pub(super) fn position(&self) -> u64 {
-        self.pos.get()
+        let at = self.pos.get();
+        match self.map.iter().rev().find(|(stream, _)| *stream <= at) {
+            Some((stream, file)) => file.saturating_add(at - stream),
+            None => at,
+        }
     }
 
     pub(super) fn look_left(&self) -> usize {

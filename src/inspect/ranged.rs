@@ -1,0 +1,773 @@
+//! Header mode (`scan hf://… --remote headers`): a file is inspected from a few byte ranges
+//! instead of one full read, and what was not read is recorded as a fact, never passed silently.
+//!
+//! The ranges per format:
+//! - safetensors: the 8-byte length, then the declared header (bounded by the format's 100 MB
+//!   cap) through the same validator as a full read; tensor bytes are not read, so value checks
+//!   (NaN/Inf) are reported as not done;
+//! - zip (PyTorch, Keras, npz): the end of central directory, the central directory, then only
+//!   the members that can hold code or metadata (`data.pkl`, `*.pkl`, `version`, `code/`, …)
+//!   with their local headers, through the same zip walker and member inspectors; PyTorch tensor
+//!   storages (`<archive>/data/<key>`) are left unread, and their sizes still checked against the
+//!   pickle's declarations from the central directory;
+//! - GGUF: the header, metadata and tensor-info table (read lazily, as far as the parser goes);
+//! - text (configs, code, cards, tokenizers) up to [`WHOLE_TEXT_BYTES`]: read whole, digest
+//!   computed;
+//! - anything else: the first bytes, for sniffing; its content is not covered.
+//!
+//! The byte source is a trait so the inspection stays free of HTTP; the engine implements it
+//! with range requests.
+
+use std::collections::BTreeSet;
+use std::io::{self, BufRead, Read};
+
+use serde_json::{Value, json};
+
+use super::{Ctx, FileScan, ScanConfig, formats};
+use crate::classify::{self, Format};
+use crate::model::facts::Fact;
+
+/// Bytes read for sniffing.
+pub const HEAD_BYTES: u64 = 64 << 10;
+/// Text files (configs, code, cards, tokenizers) up to this size are read whole.
+pub const WHOLE_TEXT_BYTES: u64 = 64 << 20;
+/// A zip member that may hold code or metadata is read when its compressed size is at most this.
+pub const MEMBER_BYTES: u64 = 64 << 20;
+/// Most bytes held from one file's ranges (header, central directory, members).
+pub const BUDGET_BYTES: u64 = 256 << 20;
+/// Most range requests for one file: a hostile archive with thousands of scattered members
+/// makes the file not covered instead of costing a request each.
+pub const MAX_REQUESTS: u64 = 1000;
+/// Ranges of a zip closer than this are fetched as one request.
+const MERGE_GAP: u64 = 64 << 10;
+/// Largest range fetched by the lazy sequential reader in one request.
+const MAX_CHUNK: u64 = 8 << 20;
+
+/// Reads byte ranges of one file (a remote file over HTTP `Range`, or a test's buffer).
+pub trait RangeSource {
+    /// The bytes `[offset, offset + len)`; fewer only where the file ends.
+    fn read_at(&mut self, offset: u64, len: u64) -> io::Result<Vec<u8>>;
+}
+
+/// How much of a file a header-mode scan saw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    /// Every byte was read (digest computed).
+    Complete,
+    /// Everything that can hold code, metadata or a format violation was read; only tensor data
+    /// was not (findings from unread bytes are impossible, except value checks and checksums).
+    Structure,
+    /// Content that could hold code or a format violation was not read.
+    Partial,
+}
+
+impl Level {
+    /// `complete`, `structure` or `partial`, as the report records it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Complete => "complete",
+            Level::Structure => "structure",
+            Level::Partial => "partial",
+        }
+    }
+}
+
+/// What a header-mode scan read of one file, and what it could therefore not check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Coverage {
+    /// How much was covered.
+    pub level: Level,
+    /// Bytes fetched.
+    pub bytes_read: u64,
+    /// Range requests made.
+    pub requests: u64,
+    /// What was not read (`tensor-data`, `member:<name>`, `content`), at most 100 entries.
+    pub unread: Vec<String>,
+    /// Checks that need the unread bytes (`sha256`, `tensor-values`, `member-crc`, …).
+    pub not_checked: Vec<&'static str>,
+    /// Why the content is not covered, for a partial file.
+    pub reason: Option<String>,
+}
+
+impl Coverage {
+    fn new(level: Level) -> Coverage {
+        Coverage {
+            level,
+            bytes_read: 0,
+            requests: 0,
+            unread: Vec::new(),
+            not_checked: Vec::new(),
+            reason: None,
+        }
+    }
+
+    /// The `coverage` fact.
+    pub fn to_fact(&self, size: u64) -> Value {
+        let mut v = json!({
+            "mode": "headers",
+            "level": self.level.as_str(),
+            "bytes_read": self.bytes_read,
+            "size": size,
+            "requests": self.requests,
+        });
+        if !self.unread.is_empty() {
+            v["unread"] = json!(self.unread);
+        }
+        if !self.not_checked.is_empty() {
+            v["not_checked"] = json!(self.not_checked);
+        }
+        if let Some(r) = &self.reason {
+            v["reason"] = json!(r);
+        }
+        v
+    }
+}
+
+/// A range source that keeps what it fetched (bounded by [`BUDGET_BYTES`]) and counts it.
+struct Cached<'a> {
+    src: &'a mut dyn RangeSource,
+    size: u64,
+    pieces: Vec<(u64, Vec<u8>)>,
+    held: u64,
+    fetched: u64,
+    requests: u64,
+}
+
+impl Cached<'_> {
+    /// `[offset, offset + len)` clipped to the file, from what was fetched when it covers it.
+    fn get(&mut self, offset: u64, len: u64) -> io::Result<Vec<u8>> {
+        let offset = offset.min(self.size);
+        let len = len.min(self.size - offset);
+        if len == 0 {
+            return Ok(Vec::new());
+        }
+        let end = offset + len;
+        for (start, bytes) in &self.pieces {
+            let piece_end = start + bytes.len() as u64;
+            if *start <= offset && end <= piece_end {
+                let a = usize::try_from(offset - start).unwrap_or(usize::MAX);
+                let b = usize::try_from(end - start).unwrap_or(usize::MAX);
+                return Ok(bytes.get(a..b).unwrap_or_default().to_vec());
+            }
+        }
+        if self.held.saturating_add(len) > BUDGET_BYTES {
+            return Err(io::Error::other(format!(
+                "header mode holds at most {BUDGET_BYTES} bytes of one file"
+            )));
+        }
+        let bytes = self.fetch(offset, len)?;
+        self.held += bytes.len() as u64;
+        self.pieces.push((offset, bytes.clone()));
+        Ok(bytes)
+    }
+
+    /// A fetch that is not kept (whole reads stream through).
+    fn fetch(&mut self, offset: u64, len: u64) -> io::Result<Vec<u8>> {
+        if self.requests >= MAX_REQUESTS {
+            return Err(io::Error::other(format!(
+                "more than {MAX_REQUESTS} range requests for one file"
+            )));
+        }
+        let bytes = self.src.read_at(offset, len)?;
+        self.requests += 1;
+        self.fetched += bytes.len() as u64;
+        if bytes.len() as u64 > len {
+            return Err(io::Error::other(
+                "the server sent more than the range asked for",
+            ));
+        }
+        Ok(bytes)
+    }
+}
+
+/// A sequential reader from offset 0 over a [`Cached`] source, fetching growing chunks as the
+/// consumer pulls (so a parser that stops early costs little more than what it read).
+struct Lazy<'c, 'a> {
+    c: &'c mut Cached<'a>,
+    keep: bool,
+    buf: Vec<u8>,
+    pos: usize,
+    next: u64,
+    chunk: u64,
+}
+
+impl<'c, 'a> Lazy<'c, 'a> {
+    fn new(c: &'c mut Cached<'a>, keep: bool) -> Self {
+        Lazy {
+            c,
+            keep,
+            buf: Vec::new(),
+            pos: 0,
+            next: 0,
+            chunk: HEAD_BYTES,
+        }
+    }
+}
+
+impl Read for Lazy<'_, '_> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        super::read::read_via_fill_buf(self, out)
+    }
+}
+
+impl BufRead for Lazy<'_, '_> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if self.pos >= self.buf.len() && self.next < self.c.size {
+            let len = self.chunk.min(self.c.size - self.next);
+            self.buf = if self.keep {
+                self.c.get(self.next, len)?
+            } else {
+                self.c.fetch(self.next, len)?
+            };
+            if self.buf.is_empty() {
+                return Err(io::Error::other("the server returned an empty range"));
+            }
+            self.pos = 0;
+            self.next += self.buf.len() as u64;
+            self.chunk = (self.chunk * 2).min(MAX_CHUNK);
+        }
+        Ok(self.buf.get(self.pos..).unwrap_or_default())
+    }
+
+    fn consume(&mut self, amt: usize) {
+        self.pos = self.pos.saturating_add(amt).min(self.buf.len());
+    }
+}
+
+/// Scans one file of `size` bytes from ranges of it. The scan's `sha256` is set only when the
+/// whole file was read (text); otherwise the caller supplies the Hub's digest.
+pub fn scan_ranges(
+    src: &mut dyn RangeSource,
+    rel: &str,
+    size: u64,
+    cfg: &ScanConfig,
+) -> (FileScan, Coverage) {
+    let mut c = Cached {
+        src,
+        size,
+        pieces: Vec::new(),
+        held: 0,
+        fetched: 0,
+        requests: 0,
+    };
+    let (mut scan, mut cov) = scan_cached(&mut c, rel, size, cfg);
+    cov.bytes_read = c.fetched;
+    cov.requests = c.requests;
+    cov.unread.truncate(100);
+    scan.facts.insert(Fact::Coverage.key(), cov.to_fact(size));
+    (scan, cov)
+}
+
+fn scan_cached(c: &mut Cached<'_>, rel: &str, size: u64, cfg: &ScanConfig) -> (FileScan, Coverage) {
+    if size > cfg.limits.max_file_bytes {
+        // The same finding a full read gives, without reading.
+        let scan = super::scan_reader(io::empty(), std::path::Path::new(""), rel, size, cfg);
+        let mut cov = Coverage::new(Level::Partial);
+        cov.reason = Some("over the max_file_bytes limit".into());
+        return (scan, cov);
+    }
+    let head = match c.get(0, HEAD_BYTES) {
+        Ok(h) => h,
+        Err(e) => return (unreadable(rel, &e), Coverage::new(Level::Partial)),
+    };
+    let sniffed = classify::sniff(&head, size);
+    let route = classify::route(rel, &head, sniffed, &super::probes(&head, sniffed));
+    let format = match route {
+        classify::Route::As(f) => f,
+        classify::Route::JoblibZf => Format::Zlib,
+    };
+    if size <= HEAD_BYTES || (format == Format::Text && size <= WHOLE_TEXT_BYTES) {
+        return whole(c, rel, size, cfg);
+    }
+    // Header mode never claims a value check it did not do.
+    let cfg = &ScanConfig {
+        check_values: false,
+        ..cfg.clone()
+    };
+    let mut ctx = Ctx::new(cfg, rel, std::path::Path::new(""));
+    let mut cov = Coverage::new(Level::Structure);
+    cov.not_checked.push("sha256");
+    let result = match format {
+        Format::Safetensors => safetensors(&mut ctx, c, size, &mut cov),
+        Format::Gguf => gguf(&mut ctx, c, size, &mut cov),
+        Format::Zip => zip(&mut ctx, c, size, &mut cov),
+        _ => {
+            cov.level = Level::Partial;
+            cov.unread.push("content".into());
+            cov.reason = Some(format!(
+                "{} content is not inspected from ranges; scan without --remote headers to read it",
+                format.as_str()
+            ));
+            Ok(format)
+        }
+    };
+    let format = match result {
+        Ok(f) => f,
+        Err(e) => {
+            let mut scan = unreadable(rel, &e);
+            scan.size = size;
+            let mut cov = Coverage::new(Level::Partial);
+            cov.reason = Some(format!("range read failed: {e}"));
+            return (scan, cov);
+        }
+    };
+    let kind = super::judge(&mut ctx, format, &head);
+    let scan = FileScan {
+        size,
+        sha256: None,
+        sha512: None,
+        format: Some(format),
+        kind: Some(kind),
+        facts: ctx.facts,
+        detections: ctx.detections,
+        tensors: ctx.tensors,
+        text: ctx.text,
+        card: ctx.card,
+    };
+    (scan, cov)
+}
+
+fn unreadable(rel: &str, e: &dyn std::fmt::Display) -> FileScan {
+    FileScan {
+        detections: vec![super::unreadable(rel, e)],
+        ..FileScan::default()
+    }
+}
+
+/// A small or text file: read whole through the one-read scan (digest computed).
+fn whole(c: &mut Cached<'_>, rel: &str, size: u64, cfg: &ScanConfig) -> (FileScan, Coverage) {
+    let scan = super::scan_reader(
+        Lazy::new(c, false),
+        std::path::Path::new(""),
+        rel,
+        size,
+        cfg,
+    );
+    let level = if scan.sha256.is_some() {
+        Level::Complete
+    } else {
+        Level::Partial
+    };
+    (scan, Coverage::new(level))
+}
+
+/// The 8-byte length, then the declared header when it fits the file and the format's cap.
+fn safetensors(
+    ctx: &mut Ctx<'_>,
+    c: &mut Cached<'_>,
+    size: u64,
+    cov: &mut Coverage,
+) -> io::Result<Format> {
+    let len = c.get(0, 8)?;
+    let n = len
+        .get(..8)
+        .and_then(|b| <[u8; 8]>::try_from(b).ok())
+        .map_or(0, u64::from_le_bytes);
+    let cap = super::safetensors::Limits::from(&ctx.cfg.limits).max_header_bytes;
+    // Past the cap or the file the validator decides from the length alone.
+    let bytes = if n <= cap && n <= size.saturating_sub(8) {
+        c.get(0, 8 + n)?
+    } else {
+        len
+    };
+    super::inspect_safetensors(ctx, &mut &bytes[..], size)?;
+    cov.unread.push("tensor-data".into());
+    cov.not_checked.push("tensor-values");
+    Ok(Format::Safetensors)
+}
+
+/// Header, metadata and tensor infos, read as far as the parser goes.
+fn gguf(
+    ctx: &mut Ctx<'_>,
+    c: &mut Cached<'_>,
+    size: u64,
+    cov: &mut Coverage,
+) -> io::Result<Format> {
+    let mut r = Lazy::new(c, true);
+    let f = formats::inspect_gguf(ctx, &mut r, size);
+    cov.unread.push("tensor-data".into());
+    Ok(f)
+}
+
+/// One central-directory record, as much as planning the reads needs.
+struct CdEntry {
+    name: String,
+    local: u64,
+    csize: u64,
+    usize: u64,
+    flags: u16,
+    name_extra: u64,
+}
+
+/// End of central directory, central directory, then the records of the members worth reading.
+fn zip(ctx: &mut Ctx<'_>, c: &mut Cached<'_>, size: u64, cov: &mut Coverage) -> io::Result<Format> {
+    let limits = super::zip::Limits::from(&ctx.cfg.limits);
+    let (cd_start, tail, base) = match central_directory(c, size, &limits) {
+        Ok(t) => t,
+        Err(why) => {
+            // Not readable from its end: say so; a full read walks it front to back.
+            cov.level = Level::Partial;
+            cov.unread.push("content".into());
+            cov.reason = Some(format!("zip central directory not read: {why}"));
+            return Ok(Format::Zip);
+        }
+    };
+    let entries = parse_cd(&tail, base, limits.max_members);
+    let torch = entries.iter().any(|e| e.name.ends_with("data.pkl"));
+    let mut skipped = BTreeSet::new();
+    let mut read = Vec::new();
+    for e in &entries {
+        if torch && is_storage(&e.name) {
+            skipped.insert(e.name.clone());
+            cov.unread.push(format!("member:{}", e.name));
+        } else if e.csize > MEMBER_BYTES {
+            skipped.insert(e.name.clone());
+            cov.unread.push(format!("member:{}", e.name));
+            cov.level = Level::Partial;
+            cov.reason = Some(format!(
+                "member `{}` ({} bytes compressed) is over the {MEMBER_BYTES}-byte header-mode member read",
+                e.name, e.csize
+            ));
+        } else {
+            read.push(e);
+        }
+    }
+    read.sort_by_key(|e| e.local);
+    read.dedup_by_key(|e| e.local);
+    // One request for members that lie close together (PyTorch writes its small records first).
+    let windows: Vec<(u64, u64)> = read
+        .iter()
+        .map(|e| {
+            let end = e
+                .local
+                .saturating_add(30 + e.name_extra)
+                .saturating_add(e.csize)
+                .saturating_add(24)
+                .min(cd_start.max(e.local));
+            (e.local, end)
+        })
+        .collect();
+    let mut merged: Vec<(u64, u64)> = Vec::new();
+    for (a, b) in windows {
+        match merged.last_mut() {
+            Some(last) if a <= last.1.saturating_add(MERGE_GAP) => last.1 = last.1.max(b),
+            _ => merged.push((a, b)),
+        }
+    }
+    for (a, b) in merged {
+        c.get(a, b - a)?;
+    }
+    let mut segments = Vec::with_capacity(read.len() + 1);
+    for e in read {
+        let end = record_end(c, e)?;
+        segments.push((e.local, c.get(e.local, end.saturating_sub(e.local))?));
+    }
+    segments.push((cd_start, tail));
+    let format = super::archive::inspect_zip_segments(ctx, &segments, size, &skipped);
+    if base > 0 {
+        ctx.facts
+            .insert(Fact::ArchivePrefixBytes.key(), json!(base));
+    }
+    if !skipped.is_empty() {
+        cov.unread.sort();
+        cov.not_checked.push("member-crc");
+    }
+    // Only a front-to-back read sees bytes between records and members missing from the
+    // central directory (which central-directory readers such as torch.load never load).
+    cov.not_checked.push("zip-local-only-members");
+    Ok(format)
+}
+
+/// PyTorch tensor storage records: `<archive>/data/<key>` (no extension).
+fn is_storage(name: &str) -> bool {
+    let mut parts = name.rsplit('/');
+    let (Some(key), Some(dir)) = (parts.next(), parts.next()) else {
+        return false;
+    };
+    dir == "data" && !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric())
+}
+
+/// Finds the end of central directory in the file's tail and fetches the central directory to
+/// the end of the file. Returns (its file offset, the bytes, the archive's start in the file).
+fn central_directory(
+    c: &mut Cached<'_>,
+    size: u64,
+    limits: &super::zip::Limits,
+) -> Result<(u64, Vec<u8>, u64), String> {
+    let tail_len = size.min(22 + 65_535 + 20);
+    let tail_at = size - tail_len;
+    let tail = c.get(tail_at, tail_len).map_err(|e| e.to_string())?;
+    let eocd = (0..tail.len().saturating_sub(21))
+        .rev()
+        .filter(|&i| tail.get(i..i + 4) == Some(b"PK\x05\x06"))
+        .find(|&i| {
+            let cl = tail
+                .get(i + 20..i + 22)
+                .map_or(0, |b| u16::from_le_bytes([b[0], b[1]]));
+            i + 22 + usize::from(cl) == tail.len()
+        })
+        .or_else(|| {
+            (0..tail.len().saturating_sub(21))
+                .rev()
+                .find(|&i| tail.get(i..i + 4) == Some(b"PK\x05\x06"))
+        })
+        .ok_or("no end of central directory record in the last 64 KiB")?;
+    let le32 = |b: &[u8], i: usize| {
+        b.get(i..i + 4)
+            .map_or(0, |x| u32::from_le_bytes([x[0], x[1], x[2], x[3]]))
+    };
+    let le64 = |b: &[u8], i: usize| {
+        b.get(i..i + 8)
+            .and_then(|x| <[u8; 8]>::try_from(x).ok())
+            .map_or(0, u64::from_le_bytes)
+    };
+    let eocd_at = tail_at + eocd as u64;
+    let mut cd_size = u64::from(le32(&tail, eocd + 12));
+    let mut cd_offset = u64::from(le32(&tail, eocd + 16));
+    let mut end_of_cd = eocd_at;
+    let locator = eocd.checked_sub(20).and_then(|i| tail.get(i..i + 20));
+    if let Some(loc) = locator.filter(|l| l.starts_with(b"PK\x06\x07")) {
+        let z_at = le64(loc, 8);
+        let z = c.get(z_at, 56).map_err(|e| e.to_string())?;
+        if !z.starts_with(b"PK\x06\x06") {
+            return Err("the zip64 locator does not point at a zip64 end record".into());
+        }
+        cd_size = le64(&z, 40);
+        cd_offset = le64(&z, 48);
+        end_of_cd = z_at;
+    }
+    if cd_size > limits.max_cd_bytes {
+        return Err(format!(
+            "central directory of {cd_size} bytes, over the {}-byte limit",
+            limits.max_cd_bytes
+        ));
+    }
+    let cd_start = end_of_cd
+        .checked_sub(cd_size)
+        .ok_or("the central directory would start before the file")?;
+    // Bytes in front of the archive (a self-extractor, a polyglot) shift every offset.
+    let base = cd_start
+        .checked_sub(cd_offset)
+        .ok_or("the central directory offset lies past where it starts")?;
+    let bytes = c
+        .get(cd_start, size - cd_start)
+        .map_err(|e| e.to_string())?;
+    Ok((cd_start, bytes, base))
+}
+
+/// Central-directory records from the start of `cd` (bounded by `max` records).
+fn parse_cd(cd: &[u8], base: u64, max: usize) -> Vec<CdEntry> {
+    let mut out = Vec::new();
+    let mut i = 0usize;
+    while out.len() < max && cd.get(i..i + 4) == Some(b"PK\x01\x02") {
+        let Some(h) = cd.get(i..i + 46) else { break };
+        let u16at = |k: usize| u16::from_le_bytes([h[k], h[k + 1]]);
+        let u32at = |k: usize| u32::from_le_bytes([h[k], h[k + 1], h[k + 2], h[k + 3]]);
+        let (n, e, cm) = (
+            usize::from(u16at(28)),
+            usize::from(u16at(30)),
+            usize::from(u16at(32)),
+        );
+        let Some(name) = cd.get(i + 46..i + 46 + n) else {
+            break;
+        };
+        let extra = cd.get(i + 46 + n..i + 46 + n + e).unwrap_or_default();
+        let (mut csize, mut usize_, mut local) = (
+            u64::from(u32at(20)),
+            u64::from(u32at(24)),
+            u64::from(u32at(42)),
+        );
+        if let Some(z) = zip64_extra(extra) {
+            let mut k = 0;
+            let mut next = || {
+                let v = z
+                    .get(k..k + 8)
+                    .and_then(|b| <[u8; 8]>::try_from(b).ok())
+                    .map(u64::from_le_bytes);
+                k += 8;
+                v
+            };
+            if u32at(24) == u32::MAX {
+                usize_ = next().unwrap_or(usize_);
+            }
+            if u32at(20) == u32::MAX {
+                csize = next().unwrap_or(csize);
+            }
+            if u32at(42) == u32::MAX {
+                local = next().unwrap_or(local);
+            }
+        }
+        out.push(CdEntry {
+            name: super::zip::display_name(name),
+            local: base.saturating_add(local),
+            csize,
+            usize: usize_,
+            flags: u16at(8),
+            name_extra: (n + e) as u64,
+        });
+        i += 46 + n + e + cm;
+    }
+    out
+}
+
+fn zip64_extra(extra: &[u8]) -> Option<&[u8]> {
+    let mut rest = extra;
+    while rest.len() >= 4 {
+        let id = u16::from_le_bytes([rest[0], rest[1]]);
+        let len = usize::from(u16::from_le_bytes([rest[2], rest[3]]));
+        let body = rest.get(4..4 + len)?;
+        if id == 1 {
+            return Some(body);
+        }
+        rest = rest.get(4 + len..)?;
+    }
+    None
+}
+
+/// Where a member's record ends: its local header (whose name and extra lengths may differ
+/// from the central directory's), its data, and a data descriptor when the flags say so.
+fn record_end(c: &mut Cached<'_>, e: &CdEntry) -> io::Result<u64> {
+    let h = c.get(e.local, 30)?;
+    if !h.starts_with(b"PK\x03\x04") || h.len() < 30 {
+        // The walker reports what is there instead of a member.
+        return Ok(e.local + h.len() as u64);
+    }
+    let n = u64::from(u16::from_le_bytes([h[26], h[27]]));
+    let x = u64::from(u16::from_le_bytes([h[28], h[29]]));
+    let flags = u16::from_le_bytes([h[6], h[7]]);
+    let local_csize = u64::from(u32::from_le_bytes([h[18], h[19], h[20], h[21]]));
+    let descriptor = flags & 8 != 0 || e.flags & 8 != 0;
+    let csize = if descriptor || local_csize == u64::from(u32::MAX) {
+        e.csize
+    } else {
+        local_csize
+    };
+    let data_end = e
+        .local
+        .saturating_add(30 + n + x)
+        .saturating_add(csize.min(MEMBER_BYTES));
+    if !descriptor {
+        return Ok(data_end);
+    }
+    let d = c.get(data_end, 24)?;
+    let le = |i: usize, w: usize| -> Option<u64> {
+        let b = d.get(i..i + w)?;
+        Some(
+            b.iter()
+                .rev()
+                .fold(0u64, |acc, &x| (acc << 8) | u64::from(x)),
+        )
+    };
+    let sig = d.starts_with(b"PK\x07\x08");
+    let s = if sig { 4 } else { 0 };
+    let wide = le(s + 4, 8) == Some(e.csize) && le(s + 12, 8) == Some(e.usize);
+    Ok(data_end + s as u64 + if wide { 20 } else { 12 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Mem(Vec<u8>, u64);
+
+    impl RangeSource for Mem {
+        fn read_at(&mut self, offset: u64, len: u64) -> io::Result<Vec<u8>> {
+            self.1 += 1;
+            let a = usize::try_from(offset).unwrap().min(self.0.len());
+            let b = usize::try_from(offset + len).unwrap().min(self.0.len());
+            Ok(self.0[a..b].to_vec())
+        }
+    }
+
+    #[test]
+    fn recognises_pytorch_storage_records() {
+        assert!(is_storage("archive/data/0"));
+        assert!(is_storage("model/data/123"));
+        assert!(!is_storage("archive/data.pkl"));
+        assert!(!is_storage("archive/.data/version"));
+        assert!(!is_storage("data/x.pkl"));
+        assert!(!is_storage("0"));
+    }
+
+    #[test]
+    fn a_small_file_is_read_whole() {
+        let mut m = Mem(b"{\"a\": 1}".to_vec(), 0);
+        let (scan, cov) = scan_ranges(&mut m, "config.json", 8, &ScanConfig::default());
+        assert_eq!(cov.level, Level::Complete);
+        assert!(scan.sha256.is_some());
+    }
+
+    #[test]
+    fn safetensors_reads_only_the_header() {
+        let header = br#"{"w":{"dtype":"F32","shape":[1000000],"data_offsets":[0,4000000]}}"#;
+        let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+        bytes.extend_from_slice(header);
+        let size = bytes.len() as u64 + 4_000_000;
+        bytes.resize(usize::try_from(size).unwrap(), 0);
+        let mut m = Mem(bytes, 0);
+        let (scan, cov) = scan_ranges(&mut m, "m.safetensors", size, &ScanConfig::default());
+        assert_eq!(scan.format, Some(Format::Safetensors));
+        assert_eq!(cov.level, Level::Structure);
+        assert!(cov.bytes_read <= HEAD_BYTES, "{}", cov.bytes_read);
+        assert!(scan.sha256.is_none());
+        assert!(scan.detections.is_empty(), "{:?}", scan.detections);
+        assert!(cov.not_checked.contains(&"tensor-values"));
+    }
+
+    #[test]
+    fn gguf_reads_header_and_metadata_only() {
+        let s = |out: &mut Vec<u8>, v: &str| {
+            out.extend((v.len() as u64).to_le_bytes());
+            out.extend(v.as_bytes());
+        };
+        let mut b = b"GGUF".to_vec();
+        b.extend(3u32.to_le_bytes());
+        b.extend(1u64.to_le_bytes()); // tensors
+        b.extend(1u64.to_le_bytes()); // metadata
+        s(&mut b, "general.architecture");
+        b.extend(8u32.to_le_bytes()); // string
+        s(&mut b, "llama");
+        s(&mut b, "w");
+        b.extend(1u32.to_le_bytes());
+        b.extend(1_000_000u64.to_le_bytes());
+        b.extend(0u32.to_le_bytes()); // F32
+        b.extend(0u64.to_le_bytes());
+        while !b.len().is_multiple_of(32) {
+            b.push(0);
+        }
+        b.resize(b.len() + 4_000_000, 0);
+        let size = b.len() as u64;
+        let mut m = Mem(b, 0);
+        let (scan, cov) = scan_ranges(&mut m, "m.gguf", size, &ScanConfig::default());
+        assert_eq!(scan.format, Some(Format::Gguf));
+        assert_eq!(cov.level, Level::Structure);
+        assert_eq!(cov.requests, 1, "{cov:?}");
+        assert!(scan.detections.is_empty(), "{:?}", scan.detections);
+    }
+
+    #[test]
+    fn range_requests_per_file_are_capped() {
+        let mut m = Mem(vec![0u8; 10], 0);
+        let mut c = Cached {
+            src: &mut m,
+            size: 10,
+            pieces: Vec::new(),
+            held: 0,
+            fetched: 0,
+            requests: 0,
+        };
+        for _ in 0..MAX_REQUESTS {
+            c.fetch(0, 1).unwrap();
+        }
+        assert!(c.fetch(0, 1).is_err());
+    }
+
+    #[test]
+    fn unknown_large_content_is_partial() {
+        let bytes: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        let mut m = Mem(bytes, 0);
+        let (_, cov) = scan_ranges(&mut m, "blob.bin", 200_000, &ScanConfig::default());
+        assert_eq!(cov.level, Level::Partial);
+        assert!(cov.reason.is_some());
+    }
+}
