@@ -54,7 +54,7 @@ const LOCAL_FILE_EXTENSIONS: &[&str] = &[
 
 /// The download APIs, each handled by its own arm of [`Scanner::hub_download`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Download {
+pub(super) enum Api {
     FromPretrained,
     FromConfig,
     HfHubDownload,
@@ -69,33 +69,33 @@ pub(super) enum Download {
 
 /// The hub download calls, in dispatch order (the first row whose callee matches decides).
 /// The pre-filter is built from this table: a callee added here is let through automatically.
-pub(super) const DOWNLOADS: &[Watched<Download>] = &[
-    row(&[Last("from_pretrained")], Download::FromPretrained),
-    row(&[Last("from_config")], Download::FromConfig),
-    row(&[Last("hf_hub_download")], Download::HfHubDownload),
-    row(&[Last("snapshot_download")], Download::SnapshotDownload),
-    row(&[Last("load_dataset")], Download::LoadDataset),
+pub(super) const DOWNLOADS: &[Watched<Api>] = &[
+    row(&[Last("from_pretrained")], Api::FromPretrained),
+    row(&[Last("from_config")], Api::FromConfig),
+    row(&[Last("hf_hub_download")], Api::HfHubDownload),
+    row(&[Last("snapshot_download")], Api::SnapshotDownload),
+    row(&[Last("load_dataset")], Api::LoadDataset),
     row(
         &[Name("pipeline"), Name("transformers.pipeline")],
-        Download::Pipeline,
+        Api::Pipeline,
     ),
     row(
         &[Last("SentenceTransformer"), Last("CrossEncoder")],
-        Download::SentenceTransformers,
+        Api::SentenceTransformers,
     ),
-    row(&[Name("torch.hub.load")], Download::TorchHub),
-    row(&[Name("timm.create_model")], Download::Timm),
+    row(&[Name("torch.hub.load")], Api::TorchHub),
+    row(&[Name("timm.create_model")], Api::Timm),
     row(
         &[
             Name("open_clip.create_model"),
             Name("open_clip.create_model_and_transforms"),
             Name("open_clip.create_model_from_pretrained"),
         ],
-        Download::OpenClip,
+        Api::OpenClip,
     ),
 ];
 
-const fn row(callees: &'static [Callee], kind: Download) -> Watched<Download> {
+const fn row(callees: &'static [Callee], kind: Api) -> Watched<Api> {
     Watched {
         callees,
         keywords: &[],
@@ -119,7 +119,7 @@ impl<'s> Scanner<'s, '_> {
 
     pub(super) fn hub_download(&self, names: &[String], args: &Args<'s>) -> Option<ItemKind> {
         match dispatch(DOWNLOADS, names, args)? {
-            Download::FromPretrained => {
+            Api::FromPretrained => {
                 // PEFT adapters take the base model first and the adapter repository second.
                 let peft = names.iter().any(|n| {
                     n.rsplit('.')
@@ -133,7 +133,7 @@ impl<'s> Scanner<'s, '_> {
                 };
                 self.hub_item("from_pretrained", repo, args)
             }
-            Download::FromConfig => {
+            Api::FromConfig => {
                 // Usually a config object; only a string names a repository.
                 let repo = args.arg(0, &["pretrained_model_name_or_path", "config"])?;
                 match self.string_value(repo) {
@@ -143,13 +143,11 @@ impl<'s> Scanner<'s, '_> {
                     _ => None,
                 }
             }
-            Download::HfHubDownload => {
-                self.hub_item("hf_hub_download", args.arg(0, &["repo_id"]), args)
-            }
-            Download::SnapshotDownload => {
+            Api::HfHubDownload => self.hub_item("hf_hub_download", args.arg(0, &["repo_id"]), args),
+            Api::SnapshotDownload => {
                 self.hub_item("snapshot_download", args.arg(0, &["repo_id"]), args)
             }
-            Download::LoadDataset => {
+            Api::LoadDataset => {
                 let repo = args.arg(0, &["path"]);
                 if let Some(r) = repo
                     && let StrVal::Plain(v) | StrVal::Constant { value: v, .. } =
@@ -160,20 +158,18 @@ impl<'s> Scanner<'s, '_> {
                 }
                 self.hub_item("load_dataset", repo, args)
             }
-            Download::Pipeline => {
+            Api::Pipeline => {
                 // Without `model=` the pipeline uses transformers' own default, pinned there.
                 let repo = args.arg(1, &["model"])?;
                 self.hub_item("pipeline", Some(repo), args)
             }
-            Download::SentenceTransformers => {
+            Api::SentenceTransformers => {
                 let repo = args.arg(0, &["model_name_or_path", "model_name"]);
                 self.hub_item("sentence_transformers", repo, args)
             }
-            Download::TorchHub => self.torch_hub(args),
-            Download::Timm => {
-                self.prefixed_hub("timm.create_model", args.arg(0, &["model_name"]), args)
-            }
-            Download::OpenClip => {
+            Api::TorchHub => self.torch_hub(args),
+            Api::Timm => self.prefixed_hub("timm.create_model", args.arg(0, &["model_name"]), args),
+            Api::OpenClip => {
                 let model = args.arg(0, &["model_name"]);
                 if let Some(item) = self.prefixed_hub("open_clip", model, args) {
                     return Some(item);

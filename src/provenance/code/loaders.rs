@@ -39,7 +39,7 @@ const PICKLE_MODULES: &[&str] = &["pickle", "cPickle", "_pickle", "dill", "cloud
 
 /// The code-executing loaders, each handled by its own arm of [`Scanner::unsafe_load`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Load {
+pub(super) enum Loader {
     Torch,
     Pickle,
     Joblib,
@@ -61,66 +61,66 @@ pub(super) enum Load {
 /// The loader calls, in dispatch order (the first row whose callee matches decides). The
 /// pre-filter is built from this table: a callee or keyword added here is let through
 /// automatically.
-pub(super) const LOADS: &[Watched<Load>] = &[
-    row(&[Name("torch.load")], &[], Load::Torch),
+pub(super) const LOADS: &[Watched<Loader>] = &[
+    row(&[Name("torch.load")], &[], Loader::Torch),
     row(
         &[Product(PICKLE_MODULES, &["load", "loads", "Unpickler"])],
         &[],
-        Load::Pickle,
+        Loader::Pickle,
     ),
     row(
         &[Name("joblib.load"), EndsWith(".joblib.load")],
         &[],
-        Load::Joblib,
+        Loader::Joblib,
     ),
     // Only `allow_pickle=` (true or unknown) makes numpy unpickle.
-    row(&[Name("numpy.load")], &["allow_pickle"], Load::Numpy),
-    row(&[Name("pandas.read_pickle")], &[], Load::Pandas),
+    row(&[Name("numpy.load")], &["allow_pickle"], Loader::Numpy),
+    row(&[Name("pandas.read_pickle")], &[], Loader::Pandas),
     row(
         &[
             EndsWith("keras.models.load_model"),
             EndsWith("keras.saving.load_model"),
         ],
         &["safe_mode", "custom_objects"],
-        Load::KerasLoadModel,
+        Loader::KerasLoadModel,
     ),
     row(
         &[EndsWith("keras.config.enable_unsafe_deserialization")],
         &[],
-        Load::KerasUnsafeDeserialization,
+        Loader::KerasUnsafeDeserialization,
     ),
-    row(&[Name("torch.jit.load")], &[], Load::TorchJit),
-    row(NATIVE_LIBRARY_LOADERS, &[], Load::NativeLibrary),
+    row(&[Name("torch.jit.load")], &[], Loader::TorchJit),
+    row(NATIVE_LIBRARY_LOADERS, &[], Loader::NativeLibrary),
     row(
         &[Name("yaml.full_load"), Name("yaml.full_load_all")],
         &[],
-        Load::YamlFullLoad,
+        Loader::YamlFullLoad,
     ),
-    row(HYDRA_INSTANTIATORS, &[], Load::Hydra),
+    row(HYDRA_INSTANTIATORS, &[], Loader::Hydra),
     row(
         &[Name("yaml.unsafe_load"), Name("yaml.unsafe_load_all")],
         &[],
-        Load::YamlUnsafeLoad,
+        Loader::YamlUnsafeLoad,
     ),
     row(
         &[Name("yaml.load"), Name("yaml.load_all")],
         &[],
-        Load::YamlLoad,
+        Loader::YamlLoad,
     ),
     row(
         &[Name("marshal.load"), Name("marshal.loads")],
         &[],
-        Load::Marshal,
+        Loader::Marshal,
     ),
-    row(&[Name("shelve.open")], &[], Load::Shelve),
-    row(&[Name("torch.hub.load")], &[], Load::TorchHub),
+    row(&[Name("shelve.open")], &[], Loader::Shelve),
+    row(&[Name("torch.hub.load")], &[], Loader::TorchHub),
 ];
 
 const fn row(
     callees: &'static [Callee],
     keywords: &'static [&'static str],
-    kind: Load,
-) -> Watched<Load> {
+    kind: Loader,
+) -> Watched<Loader> {
     Watched {
         callees,
         keywords,
@@ -138,7 +138,7 @@ impl<'s> Scanner<'s, '_> {
         let kind = dispatch(LOADS, names, args)?;
         let callee = self.excerpt(callee);
         match kind {
-            Load::Torch => {
+            Loader::Torch => {
                 let Some(value) = args.keyword("weights_only") else {
                     if args.splat.is_some() {
                         return Some((
@@ -174,15 +174,15 @@ impl<'s> Scanner<'s, '_> {
                     )),
                 }
             }
-            Load::Pickle => Some((
+            Loader::Pickle => Some((
                 "pickle-load",
                 format!("{callee} unpickles data, which can run arbitrary code"),
             )),
-            Load::Joblib => Some((
+            Loader::Joblib => Some((
                 "joblib-load",
                 format!("{callee} unpickles data, which can run arbitrary code"),
             )),
-            Load::Numpy => {
+            Loader::Numpy => {
                 let value = args.keyword("allow_pickle")?;
                 match self.bool_value(value) {
                     Some(false) => None,
@@ -199,11 +199,11 @@ impl<'s> Scanner<'s, '_> {
                     )),
                 }
             }
-            Load::Pandas => Some((
+            Loader::Pandas => Some((
                 "pandas-read-pickle",
                 format!("{callee} unpickles data, which can run arbitrary code"),
             )),
-            Load::KerasLoadModel => {
+            Loader::KerasLoadModel => {
                 if let Some(value) = args.keyword("safe_mode")
                     && self.bool_value(value) != Some(true)
                 {
@@ -228,43 +228,43 @@ impl<'s> Scanner<'s, '_> {
                 }
                 None
             }
-            Load::KerasUnsafeDeserialization => Some((
+            Loader::KerasUnsafeDeserialization => Some((
                 "keras-unsafe-deserialization",
                 format!(
                     "{callee} turns off Keras safe mode for every later load in the process: \
                      lambda layers in any loaded file run arbitrary code"
                 ),
             )),
-            Load::TorchJit => Some((
+            Loader::TorchJit => Some((
                 "torch-jit-load",
                 format!(
                     "{callee} deserializes a TorchScript archive whose code/ runs when the model \
                      is called; load only archives whose code was reviewed"
                 ),
             )),
-            Load::NativeLibrary => Some((
+            Loader::NativeLibrary => Some((
                 "native-library-load",
                 format!("{callee} loads a native library, which runs its code on load"),
             )),
-            Load::YamlFullLoad => Some((
+            Loader::YamlFullLoad => Some((
                 "yaml-full-load",
                 format!(
                     "{callee} uses FullLoader, which constructs python objects on pyyaml < 5.4 \
                      (CVE-2020-1747, CVE-2020-14343); use yaml.safe_load"
                 ),
             )),
-            Load::Hydra => Some((
+            Loader::Hydra => Some((
                 "hydra-instantiate",
                 format!(
                     "{callee} imports and calls the dotted name in a config's `_target_`; a \
                      config shipped with a model chooses what runs (CVE-2025-23304)"
                 ),
             )),
-            Load::YamlUnsafeLoad => Some((
+            Loader::YamlUnsafeLoad => Some((
                 "yaml-unsafe-loader",
                 format!("{callee} constructs arbitrary python objects"),
             )),
-            Load::YamlLoad => {
+            Loader::YamlLoad => {
                 let Some(loader) = args.arg(1, &["Loader"]) else {
                     return Some((
                         "yaml-load-no-safe-loader",
@@ -287,17 +287,17 @@ impl<'s> Scanner<'s, '_> {
                     ),
                 ))
             }
-            Load::Marshal => Some((
+            Loader::Marshal => Some((
                 "marshal-load",
                 format!("{callee} reads code objects from data"),
             )),
-            Load::Shelve => Some((
+            Loader::Shelve => Some((
                 "shelve-open",
                 format!("{callee} unpickles every value it reads"),
             )),
             // torch.hub.load imports hubconf.py from the fetched repository: remote code by
             // design.
-            Load::TorchHub => (!self.is_local_source(args)).then(|| {
+            Loader::TorchHub => (!self.is_local_source(args)).then(|| {
                 (
                     "torch-hub-load",
                     format!("{callee} imports and runs hubconf.py from the downloaded repository"),

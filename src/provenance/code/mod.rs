@@ -225,7 +225,8 @@ pub fn scan_python_unfiltered(source: &str, limits: &Limits) -> CodeReport {
 }
 
 /// Whether `source` could yield any item; `false` only when parsing it is certain to report
-/// nothing. One pass over the bytes, which may be invalid UTF-8 (see [`prefilter`]).
+/// nothing. One pass over the bytes, which may be invalid UTF-8 (the `prefilter` module says
+/// why a `false` is safe).
 pub fn may_report(source: &[u8]) -> bool {
     prefilter::may_report(source)
 }
