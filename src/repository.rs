@@ -162,6 +162,34 @@ pub fn check_model_confusion(files: &[FileRecord], detections: &mut [Detection])
     }
 }
 
+/// SRC004 `native-library-load` counts only for code inside a model directory (issue 22:
+/// "`ctypes.CDLL`/`cdll.LoadLibrary` in model directories"): a model's own code that loads a
+/// native library runs that library's code when the model is loaded, while the same call in a
+/// build tool, a test or a vendored package is ordinary Python. Drops the detection elsewhere.
+/// Model directories are those of [`model_dirs`]; a file in a sub-folder of one is inside it.
+pub fn scope_native_library_loads(files: &[FileRecord], detections: &mut Vec<Detection>) {
+    let dirs = model_dirs(files);
+    detections.retain(|d| {
+        let native = d.rule == RuleId::UnsafeLoadCall
+            && d.evidence.get("call").and_then(Value::as_str) == Some("native-library-load");
+        !native || in_model_dir(&d.path, &dirs)
+    });
+}
+
+/// Whether the file at `rel` is in one of `dirs` or below one.
+fn in_model_dir(rel: &str, dirs: &BTreeSet<String>) -> bool {
+    let mut dir = parent(rel);
+    loop {
+        if dirs.contains(dir) {
+            return true;
+        }
+        if dir.is_empty() {
+            return false;
+        }
+        dir = parent(dir);
+    }
+}
+
 /// ONNX external data: every `location` must be a relative path that stays inside the
 /// repository and names a file that is there (FMT004).
 pub fn check_onnx_external_data(files: &[FileRecord]) -> Vec<Detection> {
@@ -705,6 +733,18 @@ mod tests {
         assert!(!is_shard_name("model.safetensors", "model"));
         assert!(!is_shard_name("other-00001-of-00002.safetensors", "model"));
         assert!(!is_shard_name("model-0000a-of-00002.safetensors", "model"));
+    }
+
+    #[test]
+    fn a_file_below_a_model_directory_is_inside_it() {
+        let dirs: BTreeSet<String> = ["m".to_string()].into();
+        assert!(in_model_dir("m/ops.py", &dirs));
+        assert!(in_model_dir("m/custom/ops.py", &dirs));
+        assert!(!in_model_dir("tools/build.py", &dirs));
+        assert!(!in_model_dir("mm/ops.py", &dirs));
+        assert!(!in_model_dir("ops.py", &dirs));
+        let root: BTreeSet<String> = [String::new()].into();
+        assert!(in_model_dir("tools/build.py", &root));
     }
 
     #[test]

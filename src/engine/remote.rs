@@ -329,6 +329,7 @@ impl Scanner {
         detections.extend(repository::check_onnx_external_data(&files));
         repository::mark_lfs_coverage(&mut files, &texts);
         repository::check_model_confusion(&files, &mut detections);
+        repository::scope_native_library_loads(&files, &mut detections);
         let (d, model_dirs) = repository::check_model_dirs(&files, &side, &repo);
         detections.extend(d);
 

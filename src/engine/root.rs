@@ -205,6 +205,7 @@ impl Crawled {
         if !root.is_file() {
             let (d, model_dirs) = repository::check_model_dirs(&files, &side, after.repo);
             detections.extend(d);
+            repository::scope_native_library_loads(&files, &mut detections);
             repo_facts.set_fact(Fact::ModelDirs, Value::Array(model_dirs));
         }
         let git = if after.no_git {

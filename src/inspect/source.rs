@@ -26,17 +26,22 @@ fn read_text(
 ) -> io::Result<Option<String>> {
     let (bytes, more) = read::read_bounded(r, limit)?;
     if more {
-        let cfg = ctx.cfg;
-        let d = ctx.detect(
-            RuleId::LimitExceeded,
-            limit_name,
-            format!("file is larger than the {limit_name} limit ({limit} bytes); its contents were not checked"),
-            Location::default(),
-        );
-        super::name_limit(d, cfg, limit_name);
+        over_limit(ctx, limit, limit_name);
         return Ok(None);
     }
     Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+}
+
+/// SCAN004 for a text file over `limit_name`.
+fn over_limit(ctx: &mut Ctx<'_>, limit: u64, limit_name: &str) {
+    let cfg = ctx.cfg;
+    let d = ctx.detect(
+        RuleId::LimitExceeded,
+        limit_name,
+        format!("file is larger than the {limit_name} limit ({limit} bytes); its contents were not checked"),
+        Location::default(),
+    );
+    super::name_limit(d, cfg, limit_name);
 }
 
 fn repo_text(repo: &RepoRef) -> String {
@@ -195,10 +200,19 @@ fn code_limits(ctx: &Ctx<'_>) -> code::Limits {
 /// Python source: downloads, trust_remote_code, unsafe loads.
 pub fn inspect_python(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<()> {
     let limit = ctx.cfg.limits.code_file_bytes;
-    let Some(text) = read_text(ctx, r, limit, "code_file_bytes")? else {
+    let (bytes, more) = read::read_bounded(r, limit)?;
+    if more {
+        over_limit(ctx, limit, "code_file_bytes");
         return Ok(());
+    }
+    // The pre-filter runs on the bytes as read, before any decoding: most Python files cannot
+    // yield an item and are neither decoded nor parsed (issue 22).
+    let report = if code::may_report(&bytes) {
+        let text = String::from_utf8_lossy(&bytes);
+        code::scan_python_unfiltered(&text, &code_limits(ctx))
+    } else {
+        code::CodeReport::default()
     };
-    let report = code::scan_python(&text, &code_limits(ctx));
     for item in &report.calls {
         record_item(ctx, item, None);
     }

@@ -80,8 +80,27 @@ pub struct NotebookItem {
 /// Cell magics whose body is still Python.
 const PYTHON_CELL_MAGICS: &[&str] = &["time", "timeit", "capture", "prun", "debug"];
 
-/// Scans a `.ipynb` file's code cells.
+/// Scans a `.ipynb` file's code cells. A notebook whose code cells together cannot yield an
+/// item ([`code::may_report`] on their text) is not parsed: its report has no items and no
+/// syntax errors, and still counts the cells.
 pub fn scan_notebook(json: &[u8], limits: &Limits) -> Result<NotebookReport, Problem> {
+    scan_notebook_with(json, limits, true)
+}
+
+/// [`scan_notebook`] without the pre-filter: every code cell is parsed.
+#[cfg(test)]
+pub(crate) fn scan_notebook_unfiltered(
+    json: &[u8],
+    limits: &Limits,
+) -> Result<NotebookReport, Problem> {
+    scan_notebook_with(json, limits, false)
+}
+
+fn scan_notebook_with(
+    json: &[u8],
+    limits: &Limits,
+    prefilter: bool,
+) -> Result<NotebookReport, Problem> {
     if json.len() > limits.max_notebook_bytes {
         return Err(Problem::limit(
             "too-large",
@@ -127,6 +146,23 @@ pub fn scan_notebook(json: &[u8], limits: &Limits) -> Result<NotebookReport, Pro
         report.truncated = true;
         report.truncated_by = Some("cell-budget");
     }
+    if prefilter {
+        // Bindings flow from cell to cell, so the cells are judged together: every identifier
+        // an item needs is in some cell (joined by newlines, so no token spans two cells).
+        let mut python = Vec::new();
+        let mut cells_scanned = 0usize;
+        for cell in cells.iter().take(limits.max_cells) {
+            if let Some(text) = python_cell(cell, limits) {
+                cells_scanned = cells_scanned.saturating_add(1);
+                python.extend_from_slice(text.as_bytes());
+                python.push(b'\n');
+            }
+        }
+        if !code::may_report(&python) {
+            report.cells_scanned = cells_scanned;
+            return Ok(report);
+        }
+    }
     let mut bindings = Bindings::default();
     let started = Instant::now();
     let total = Duration::from_millis(limits.max_total_parse_millis);
@@ -142,13 +178,7 @@ pub fn scan_notebook(json: &[u8], limits: &Limits) -> Result<NotebookReport, Pro
         };
         let remaining = u64::try_from(remaining.as_millis()).unwrap_or(u64::MAX);
         cell_limits.max_parse_millis = limits.code.max_parse_millis.min(remaining);
-        if cell.get("cell_type").and_then(Value::as_str) != Some("code") {
-            continue;
-        }
-        let Some(source) = cell_source(cell, limits.code.max_source_bytes) else {
-            continue;
-        };
-        let Some(python) = strip_ipython(&source) else {
+        let Some(python) = python_cell(cell, limits) else {
             continue;
         };
         report.cells_scanned = report.cells_scanned.saturating_add(1);
@@ -174,6 +204,16 @@ pub fn scan_notebook(json: &[u8], limits: &Limits) -> Result<NotebookReport, Pro
         }
     }
     Ok(report)
+}
+
+/// A code cell's source with IPython lines blanked; `None` for other cells and non-Python
+/// cell magics.
+fn python_cell(cell: &Value, limits: &Limits) -> Option<String> {
+    if cell.get("cell_type").and_then(Value::as_str) != Some("code") {
+        return None;
+    }
+    let source = cell_source(cell, limits.code.max_source_bytes)?;
+    strip_ipython(&source)
 }
 
 fn kernel_language(doc: &Value) -> Option<String> {

@@ -99,6 +99,8 @@ fn loader_rules_fire_with_positions_and_never_on_mentions() {
          obj = instantiate(c['model'])\n\
          k = keras.models.load_model('m.keras', custom_objects={'L': object})\n",
     )
+    // A model directory: native-library loads count only in one (see the test below).
+    .file("config.json", "{\"model_type\": \"bert\"}")
     .file(
         "mentions.py",
         "# torch.jit.load(p), ctypes.CDLL(x), yaml.full_load(s)\n\
@@ -126,5 +128,38 @@ fn loader_rules_fire_with_positions_and_never_on_mentions() {
         findings(&r, "SRC004")
             .iter()
             .all(|f| f["location"]["column"].as_u64().is_some())
+    );
+}
+
+#[test]
+fn native_library_loads_count_only_in_model_directories() {
+    let repo = Repo::new();
+    repo.file("model/config.json", "{\"model_type\": \"bert\"}")
+        .file(
+            "model/custom/ops.py",
+            "import torch\ntorch.ops.load_library('ops.so')\n",
+        )
+        .file(
+            "tools/build.py",
+            "import ctypes\nlib = ctypes.CDLL('./libx.so')\nimport torch\ntorch.jit.load('m.pt')\n",
+        );
+    let (_, r) = scan_json(repo.path(), &[]);
+    let mut got = calls(&r, "SRC004");
+    got.sort();
+    assert_eq!(
+        got,
+        vec![
+            (
+                "model/custom/ops.py".to_string(),
+                "native-library-load".to_string(),
+                2
+            ),
+            (
+                "tools/build.py".to_string(),
+                "torch-jit-load".to_string(),
+                4
+            ),
+        ],
+        "{r:#}"
     );
 }

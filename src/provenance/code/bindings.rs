@@ -44,7 +44,7 @@ impl Bindings {
 }
 
 /// Conventional aliases used when a notebook cell or snippet never imports them.
-const CONVENTIONAL_ALIASES: &[(&str, &str)] =
+pub(super) const CONVENTIONAL_ALIASES: &[(&str, &str)] =
     &[("np", "numpy"), ("pd", "pandas"), ("tf", "tensorflow")];
 
 impl<'s> Scanner<'s, '_> {
@@ -104,8 +104,8 @@ impl<'s> Scanner<'s, '_> {
             match name.kind() {
                 // `import torch.hub` binds `torch`.
                 "dotted_name" => {
-                    let full = self.text(name);
-                    let first = full.split('.').next().unwrap_or_default().trim();
+                    let first = self.dotted(name);
+                    let first = first.split('.').next().unwrap_or_default();
                     self.add_alias(first, first.to_owned());
                 }
                 "aliased_import" => {
@@ -115,7 +115,7 @@ impl<'s> Scanner<'s, '_> {
                     ) else {
                         continue;
                     };
-                    let target = compact(self.text(target));
+                    let target = self.dotted(target);
                     self.add_alias(self.text(alias), target);
                 }
                 _ => {}
@@ -131,7 +131,7 @@ impl<'s> Scanner<'s, '_> {
         if module.kind() != "dotted_name" {
             return;
         }
-        let module = compact(self.text(module));
+        let module = self.dotted(module);
         let mut cursor = node.walk();
         let wildcard = node
             .named_children(&mut cursor)
@@ -154,10 +154,27 @@ impl<'s> Scanner<'s, '_> {
                 }
                 _ => continue,
             };
-            let target = compact(self.text(target));
-            let local = compact(self.text(local));
+            let target = self.dotted(target);
+            let local = self.dotted(local);
             self.add_alias(&local, format!("{module}.{target}"));
         }
+    }
+
+    /// A dotted name as its identifiers joined with `.`. tree-sitter allows whitespace, line
+    /// continuations and (inside parentheses) comments between the parts; none of them is part
+    /// of the name. Every segment of a name is thus an identifier of the source, which the
+    /// pre-filter relies on.
+    fn dotted(&self, node: Node<'s>) -> String {
+        if node.kind() != "dotted_name" {
+            return self.text(node).to_owned();
+        }
+        let mut cursor = node.walk();
+        let parts: Vec<&str> = node
+            .named_children(&mut cursor)
+            .filter(|c| c.kind() == "identifier")
+            .map(|c| self.text(c))
+            .collect();
+        parts.join(".")
     }
 
     fn bind_assignment(&mut self, node: Node<'s>) {
@@ -342,11 +359,6 @@ impl<'s> Scanner<'s, '_> {
         }
         out
     }
-}
-
-/// Removes the whitespace tree-sitter allows inside dotted names.
-fn compact(text: &str) -> String {
-    text.chars().filter(|c| !c.is_whitespace()).collect()
 }
 
 #[cfg(test)]

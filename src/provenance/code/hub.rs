@@ -3,7 +3,10 @@
 
 use tree_sitter::Node;
 
-use super::{Args, ItemKind, RepoRef, RevisionState, Scanner, StrVal, TrustValue};
+use super::Callee::{self, Last, Name};
+use super::{
+    Args, ItemKind, RepoRef, RevisionState, Scanner, StrVal, TrustValue, Watched, dispatch,
+};
 
 /// Whether a string names a hub repository.
 #[derive(Debug, PartialEq, Eq)]
@@ -49,11 +52,56 @@ const LOCAL_FILE_EXTENSIONS: &[&str] = &[
     ".yml",
 ];
 
-const OPEN_CLIP_FACTORIES: &[&str] = &[
-    "open_clip.create_model",
-    "open_clip.create_model_and_transforms",
-    "open_clip.create_model_from_pretrained",
+/// The download APIs, each handled by its own arm of [`Scanner::hub_download`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Api {
+    FromPretrained,
+    FromConfig,
+    HfHubDownload,
+    SnapshotDownload,
+    LoadDataset,
+    Pipeline,
+    SentenceTransformers,
+    TorchHub,
+    Timm,
+    OpenClip,
+}
+
+/// The hub download calls, in dispatch order (the first row whose callee matches decides).
+/// The pre-filter is built from this table: a callee added here is let through automatically.
+pub(super) const DOWNLOADS: &[Watched<Api>] = &[
+    row(&[Last("from_pretrained")], Api::FromPretrained),
+    row(&[Last("from_config")], Api::FromConfig),
+    row(&[Last("hf_hub_download")], Api::HfHubDownload),
+    row(&[Last("snapshot_download")], Api::SnapshotDownload),
+    row(&[Last("load_dataset")], Api::LoadDataset),
+    row(
+        &[Name("pipeline"), Name("transformers.pipeline")],
+        Api::Pipeline,
+    ),
+    row(
+        &[Last("SentenceTransformer"), Last("CrossEncoder")],
+        Api::SentenceTransformers,
+    ),
+    row(&[Name("torch.hub.load")], Api::TorchHub),
+    row(&[Name("timm.create_model")], Api::Timm),
+    row(
+        &[
+            Name("open_clip.create_model"),
+            Name("open_clip.create_model_and_transforms"),
+            Name("open_clip.create_model_from_pretrained"),
+        ],
+        Api::OpenClip,
+    ),
 ];
+
+const fn row(callees: &'static [Callee], kind: Api) -> Watched<Api> {
+    Watched {
+        callees,
+        keywords: &[],
+        kind,
+    }
+}
 
 impl<'s> Scanner<'s, '_> {
     pub(super) fn trust_value(&self, value: Node<'s>) -> Option<TrustValue> {
@@ -70,73 +118,67 @@ impl<'s> Scanner<'s, '_> {
     }
 
     pub(super) fn hub_download(&self, names: &[String], args: &Args<'s>) -> Option<ItemKind> {
-        let last = |n: &String| n.rsplit('.').next().unwrap_or_default().to_owned();
-        let any = |pred: &dyn Fn(&String) -> bool| names.iter().any(pred);
-        if any(&|n| last(n) == "from_pretrained") {
-            // PEFT adapters take the base model first and the adapter repository second.
-            let peft = any(&|n| {
-                n.rsplit('.')
-                    .nth(1)
-                    .is_some_and(|o| o.contains("PeftModel"))
-            });
-            let repo = if peft {
-                args.arg(1, &["model_id"])
-            } else {
-                args.arg(0, &["pretrained_model_name_or_path", "model_id"])
-            };
-            return self.hub_item("from_pretrained", repo, args);
-        }
-        if any(&|n| last(n) == "from_config") {
-            // Usually a config object; only a string names a repository.
-            let repo = args.arg(0, &["pretrained_model_name_or_path", "config"])?;
-            return match self.string_value(repo) {
-                StrVal::Plain(_) | StrVal::Constant { .. } => {
-                    self.hub_item("from_config", Some(repo), args)
+        match dispatch(DOWNLOADS, names, args)? {
+            Api::FromPretrained => {
+                // PEFT adapters take the base model first and the adapter repository second.
+                let peft = names.iter().any(|n| {
+                    n.rsplit('.')
+                        .nth(1)
+                        .is_some_and(|o| o.contains("PeftModel"))
+                });
+                let repo = if peft {
+                    args.arg(1, &["model_id"])
+                } else {
+                    args.arg(0, &["pretrained_model_name_or_path", "model_id"])
+                };
+                self.hub_item("from_pretrained", repo, args)
+            }
+            Api::FromConfig => {
+                // Usually a config object; only a string names a repository.
+                let repo = args.arg(0, &["pretrained_model_name_or_path", "config"])?;
+                match self.string_value(repo) {
+                    StrVal::Plain(_) | StrVal::Constant { .. } => {
+                        self.hub_item("from_config", Some(repo), args)
+                    }
+                    _ => None,
                 }
-                _ => None,
-            };
-        }
-        if any(&|n| last(n) == "hf_hub_download") {
-            return self.hub_item("hf_hub_download", args.arg(0, &["repo_id"]), args);
-        }
-        if any(&|n| last(n) == "snapshot_download") {
-            return self.hub_item("snapshot_download", args.arg(0, &["repo_id"]), args);
-        }
-        if any(&|n| last(n) == "load_dataset") {
-            let repo = args.arg(0, &["path"]);
-            if let Some(r) = repo
-                && let StrVal::Plain(v) | StrVal::Constant { value: v, .. } = self.string_value(r)
-                && PACKAGED_DATASET_BUILDERS.contains(&v.as_str())
-            {
-                return None;
             }
-            return self.hub_item("load_dataset", repo, args);
-        }
-        if any(&|n| n == "pipeline" || n == "transformers.pipeline") {
-            // Without `model=` the pipeline uses transformers' own default, pinned there.
-            let repo = args.arg(1, &["model"])?;
-            return self.hub_item("pipeline", Some(repo), args);
-        }
-        if any(&|n| matches!(last(n).as_str(), "SentenceTransformer" | "CrossEncoder")) {
-            let repo = args.arg(0, &["model_name_or_path", "model_name"]);
-            return self.hub_item("sentence_transformers", repo, args);
-        }
-        if any(&|n| n == "torch.hub.load") {
-            return self.torch_hub(args);
-        }
-        if any(&|n| n == "timm.create_model") {
-            return self.prefixed_hub("timm.create_model", args.arg(0, &["model_name"]), args);
-        }
-        if any(&|n| OPEN_CLIP_FACTORIES.contains(&n.as_str())) {
-            let model = args.arg(0, &["model_name"]);
-            if let Some(item) = self.prefixed_hub("open_clip", model, args) {
-                return Some(item);
+            Api::HfHubDownload => self.hub_item("hf_hub_download", args.arg(0, &["repo_id"]), args),
+            Api::SnapshotDownload => {
+                self.hub_item("snapshot_download", args.arg(0, &["repo_id"]), args)
             }
-            // A pretrained tag (`laion2b_s34b_b79k`) is fetched from the hub, unpinned.
-            let tag = args.arg(1, &["pretrained"])?;
-            return self.hub_item("open_clip", Some(tag), args);
+            Api::LoadDataset => {
+                let repo = args.arg(0, &["path"]);
+                if let Some(r) = repo
+                    && let StrVal::Plain(v) | StrVal::Constant { value: v, .. } =
+                        self.string_value(r)
+                    && PACKAGED_DATASET_BUILDERS.contains(&v.as_str())
+                {
+                    return None;
+                }
+                self.hub_item("load_dataset", repo, args)
+            }
+            Api::Pipeline => {
+                // Without `model=` the pipeline uses transformers' own default, pinned there.
+                let repo = args.arg(1, &["model"])?;
+                self.hub_item("pipeline", Some(repo), args)
+            }
+            Api::SentenceTransformers => {
+                let repo = args.arg(0, &["model_name_or_path", "model_name"]);
+                self.hub_item("sentence_transformers", repo, args)
+            }
+            Api::TorchHub => self.torch_hub(args),
+            Api::Timm => self.prefixed_hub("timm.create_model", args.arg(0, &["model_name"]), args),
+            Api::OpenClip => {
+                let model = args.arg(0, &["model_name"]);
+                if let Some(item) = self.prefixed_hub("open_clip", model, args) {
+                    return Some(item);
+                }
+                // A pretrained tag (`laion2b_s34b_b79k`) is fetched from the hub, unpinned.
+                let tag = args.arg(1, &["pretrained"])?;
+                self.hub_item("open_clip", Some(tag), args)
+            }
         }
-        None
     }
 
     /// A download whose repository is `repo` and whose revision is `revision=`.

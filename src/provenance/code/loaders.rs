@@ -1,40 +1,132 @@
 //! Calls that deserialize with a code-executing loader: `torch.load` without `weights_only`,
 //! `pickle`/`dill`/`joblib` loads, `np.load(allow_pickle=True)`, `yaml.load` with an unsafe loader.
 
-use super::{Args, Scanner};
+use super::Callee::{self, EndsWith, Name, Product};
+use super::{Args, Scanner, Watched, dispatch};
 
 /// Loader classes that PyYAML documents as safe.
 const YAML_SAFE_LOADERS: &[&str] = &["SafeLoader", "CSafeLoader", "BaseLoader", "CBaseLoader"];
 
 /// Calls that load a native library into the process (its initialisers run on load).
-const NATIVE_LIBRARY_LOADERS: &[&str] = &[
-    "torch.ops.load_library",
-    "torch.classes.load_library",
-    "tensorflow.load_library",
-    "tensorflow.load_op_library",
-    "tf.load_library",
-    "tf.load_op_library",
-    "ctypes.CDLL",
-    "ctypes.PyDLL",
-    "ctypes.WinDLL",
-    "ctypes.OleDLL",
-    "ctypes.cdll.LoadLibrary",
-    "ctypes.pydll.LoadLibrary",
-    "ctypes.windll.LoadLibrary",
-    "ctypes.oledll.LoadLibrary",
+const NATIVE_LIBRARY_LOADERS: &[Callee] = &[
+    Name("torch.ops.load_library"),
+    Name("torch.classes.load_library"),
+    Name("tensorflow.load_library"),
+    Name("tensorflow.load_op_library"),
+    Name("tf.load_library"),
+    Name("tf.load_op_library"),
+    Name("ctypes.CDLL"),
+    Name("ctypes.PyDLL"),
+    Name("ctypes.WinDLL"),
+    Name("ctypes.OleDLL"),
+    Name("ctypes.cdll.LoadLibrary"),
+    Name("ctypes.pydll.LoadLibrary"),
+    Name("ctypes.windll.LoadLibrary"),
+    Name("ctypes.oledll.LoadLibrary"),
 ];
 
 /// Hydra's entry points that import (and mostly call) a dotted name taken from a config.
-const HYDRA_INSTANTIATORS: &[&str] = &[
-    "hydra.utils.instantiate",
-    "hydra.utils.call",
-    "hydra.utils.get_method",
-    "hydra.utils.get_class",
-    "hydra.utils.get_object",
+const HYDRA_INSTANTIATORS: &[Callee] = &[
+    Name("hydra.utils.instantiate"),
+    Name("hydra.utils.call"),
+    Name("hydra.utils.get_method"),
+    Name("hydra.utils.get_class"),
+    Name("hydra.utils.get_object"),
 ];
 
 /// Modules whose `load`/`loads`/`Unpickler` unpickle, which runs arbitrary callables.
 const PICKLE_MODULES: &[&str] = &["pickle", "cPickle", "_pickle", "dill", "cloudpickle"];
+
+/// The code-executing loaders, each handled by its own arm of [`Scanner::unsafe_load`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Loader {
+    Torch,
+    Pickle,
+    Joblib,
+    Numpy,
+    Pandas,
+    KerasLoadModel,
+    KerasUnsafeDeserialization,
+    TorchJit,
+    NativeLibrary,
+    YamlFullLoad,
+    Hydra,
+    YamlUnsafeLoad,
+    YamlLoad,
+    Marshal,
+    Shelve,
+    TorchHub,
+}
+
+/// The loader calls, in dispatch order (the first row whose callee matches decides). The
+/// pre-filter is built from this table: a callee or keyword added here is let through
+/// automatically.
+pub(super) const LOADS: &[Watched<Loader>] = &[
+    row(&[Name("torch.load")], &[], Loader::Torch),
+    row(
+        &[Product(PICKLE_MODULES, &["load", "loads", "Unpickler"])],
+        &[],
+        Loader::Pickle,
+    ),
+    row(
+        &[Name("joblib.load"), EndsWith(".joblib.load")],
+        &[],
+        Loader::Joblib,
+    ),
+    // Only `allow_pickle=` (true or unknown) makes numpy unpickle.
+    row(&[Name("numpy.load")], &["allow_pickle"], Loader::Numpy),
+    row(&[Name("pandas.read_pickle")], &[], Loader::Pandas),
+    row(
+        &[
+            EndsWith("keras.models.load_model"),
+            EndsWith("keras.saving.load_model"),
+        ],
+        &["safe_mode", "custom_objects"],
+        Loader::KerasLoadModel,
+    ),
+    row(
+        &[EndsWith("keras.config.enable_unsafe_deserialization")],
+        &[],
+        Loader::KerasUnsafeDeserialization,
+    ),
+    row(&[Name("torch.jit.load")], &[], Loader::TorchJit),
+    row(NATIVE_LIBRARY_LOADERS, &[], Loader::NativeLibrary),
+    row(
+        &[Name("yaml.full_load"), Name("yaml.full_load_all")],
+        &[],
+        Loader::YamlFullLoad,
+    ),
+    row(HYDRA_INSTANTIATORS, &[], Loader::Hydra),
+    row(
+        &[Name("yaml.unsafe_load"), Name("yaml.unsafe_load_all")],
+        &[],
+        Loader::YamlUnsafeLoad,
+    ),
+    row(
+        &[Name("yaml.load"), Name("yaml.load_all")],
+        &[],
+        Loader::YamlLoad,
+    ),
+    row(
+        &[Name("marshal.load"), Name("marshal.loads")],
+        &[],
+        Loader::Marshal,
+    ),
+    row(&[Name("shelve.open")], &[], Loader::Shelve),
+    row(&[Name("torch.hub.load")], &[], Loader::TorchHub),
+];
+
+const fn row(
+    callees: &'static [Callee],
+    keywords: &'static [&'static str],
+    kind: Loader,
+) -> Watched<Loader> {
+    Watched {
+        callees,
+        keywords,
+        kind,
+    }
+}
 
 impl<'s> Scanner<'s, '_> {
     pub(super) fn unsafe_load(
@@ -43,210 +135,175 @@ impl<'s> Scanner<'s, '_> {
         args: &Args<'s>,
         callee: &str,
     ) -> Option<(&'static str, String)> {
-        let is = |want: &str| names.iter().any(|n| n == want);
+        let kind = dispatch(LOADS, names, args)?;
         let callee = self.excerpt(callee);
-        if is("torch.load") {
-            let Some(value) = args.keyword("weights_only") else {
-                if args.splat.is_some() {
+        match kind {
+            Loader::Torch => {
+                let Some(value) = args.keyword("weights_only") else {
+                    if args.splat.is_some() {
+                        return Some((
+                            "torch-load-weights-only-unverifiable",
+                            format!(
+                                "{callee} passes **kwargs; weights_only=True cannot be verified"
+                            ),
+                        ));
+                    }
                     return Some((
-                        "torch-load-weights-only-unverifiable",
-                        format!("{callee} passes **kwargs; weights_only=True cannot be verified"),
+                        "torch-load-no-weights-only",
+                        format!(
+                            "{callee} without weights_only=True unpickles arbitrary objects on \
+                             torch < 2.6 (the default became True in 2.6)"
+                        ),
                     ));
+                };
+                match self.bool_value(value) {
+                    Some(true) => None,
+                    Some(false) => Some((
+                        "torch-load-weights-only-false",
+                        format!(
+                            "{callee} with weights_only=False unpickles arbitrary objects on \
+                             every torch version"
+                        ),
+                    )),
+                    None => Some((
+                        "torch-load-weights-only-unverifiable",
+                        format!(
+                            "{callee} with weights_only={} cannot be verified",
+                            self.excerpt(self.text(value))
+                        ),
+                    )),
                 }
-                return Some((
-                    "torch-load-no-weights-only",
-                    format!(
-                        "{callee} without weights_only=True unpickles arbitrary objects on \
-                         torch < 2.6 (the default became True in 2.6)"
-                    ),
-                ));
-            };
-            return match self.bool_value(value) {
-                Some(true) => None,
-                Some(false) => Some((
-                    "torch-load-weights-only-false",
-                    format!(
-                        "{callee} with weights_only=False unpickles arbitrary objects on every \
-                         torch version"
-                    ),
-                )),
-                None => Some((
-                    "torch-load-weights-only-unverifiable",
-                    format!(
-                        "{callee} with weights_only={} cannot be verified",
-                        self.excerpt(self.text(value))
-                    ),
-                )),
-            };
-        }
-        if names.iter().any(|n| {
-            n.rsplit_once('.').is_some_and(|(m, f)| {
-                PICKLE_MODULES.contains(&m) && matches!(f, "load" | "loads" | "Unpickler")
-            })
-        }) {
-            return Some((
+            }
+            Loader::Pickle => Some((
                 "pickle-load",
                 format!("{callee} unpickles data, which can run arbitrary code"),
-            ));
-        }
-        if names
-            .iter()
-            .any(|n| n == "joblib.load" || n.ends_with(".joblib.load"))
-        {
-            return Some((
+            )),
+            Loader::Joblib => Some((
                 "joblib-load",
                 format!("{callee} unpickles data, which can run arbitrary code"),
-            ));
-        }
-        if is("numpy.load") {
-            let value = args.keyword("allow_pickle")?;
-            return match self.bool_value(value) {
-                Some(false) => None,
-                Some(true) => Some((
-                    "numpy-allow-pickle",
-                    format!("{callee} with allow_pickle=True unpickles object arrays"),
-                )),
-                None => Some((
-                    "numpy-allow-pickle",
-                    format!(
-                        "{callee} with allow_pickle={} may unpickle object arrays",
-                        self.excerpt(self.text(value))
-                    ),
-                )),
-            };
-        }
-        if is("pandas.read_pickle") {
-            return Some((
+            )),
+            Loader::Numpy => {
+                let value = args.keyword("allow_pickle")?;
+                match self.bool_value(value) {
+                    Some(false) => None,
+                    Some(true) => Some((
+                        "numpy-allow-pickle",
+                        format!("{callee} with allow_pickle=True unpickles object arrays"),
+                    )),
+                    None => Some((
+                        "numpy-allow-pickle",
+                        format!(
+                            "{callee} with allow_pickle={} may unpickle object arrays",
+                            self.excerpt(self.text(value))
+                        ),
+                    )),
+                }
+            }
+            Loader::Pandas => Some((
                 "pandas-read-pickle",
                 format!("{callee} unpickles data, which can run arbitrary code"),
-            ));
-        }
-        if names.iter().any(|n| {
-            n.ends_with("keras.models.load_model") || n.ends_with("keras.saving.load_model")
-        }) {
-            if let Some(value) = args.keyword("safe_mode")
-                && self.bool_value(value) != Some(true)
-            {
-                return Some((
-                    "keras-unsafe-mode",
-                    format!(
-                        "{callee} with safe_mode={} deserializes lambda layers (arbitrary code)",
-                        self.excerpt(self.text(value))
-                    ),
-                ));
+            )),
+            Loader::KerasLoadModel => {
+                if let Some(value) = args.keyword("safe_mode")
+                    && self.bool_value(value) != Some(true)
+                {
+                    return Some((
+                        "keras-unsafe-mode",
+                        format!(
+                            "{callee} with safe_mode={} deserializes lambda layers (arbitrary \
+                             code)",
+                            self.excerpt(self.text(value))
+                        ),
+                    ));
+                }
+                if args.keyword("custom_objects").is_some() {
+                    return Some((
+                        "keras-custom-objects",
+                        format!(
+                            "{callee} with custom_objects= lets the file's config pick which of \
+                             these classes to build and with what arguments; review them as \
+                             code the model runs"
+                        ),
+                    ));
+                }
+                None
             }
-            if args.keyword("custom_objects").is_some() {
-                return Some((
-                    "keras-custom-objects",
-                    format!(
-                        "{callee} with custom_objects= lets the file's config pick which of these \
-                         classes to build and with what arguments; review them as code the model \
-                         runs"
-                    ),
-                ));
-            }
-            return None;
-        }
-        if names
-            .iter()
-            .any(|n| n.ends_with("keras.config.enable_unsafe_deserialization"))
-        {
-            return Some((
+            Loader::KerasUnsafeDeserialization => Some((
                 "keras-unsafe-deserialization",
                 format!(
                     "{callee} turns off Keras safe mode for every later load in the process: \
                      lambda layers in any loaded file run arbitrary code"
                 ),
-            ));
-        }
-        if is("torch.jit.load") {
-            return Some((
+            )),
+            Loader::TorchJit => Some((
                 "torch-jit-load",
                 format!(
                     "{callee} deserializes a TorchScript archive whose code/ runs when the model \
                      is called; load only archives whose code was reviewed"
                 ),
-            ));
-        }
-        if names
-            .iter()
-            .any(|n| NATIVE_LIBRARY_LOADERS.contains(&n.as_str()))
-        {
-            return Some((
+            )),
+            Loader::NativeLibrary => Some((
                 "native-library-load",
                 format!("{callee} loads a native library, which runs its code on load"),
-            ));
-        }
-        if is("yaml.full_load") || is("yaml.full_load_all") {
-            return Some((
+            )),
+            Loader::YamlFullLoad => Some((
                 "yaml-full-load",
                 format!(
                     "{callee} uses FullLoader, which constructs python objects on pyyaml < 5.4 \
                      (CVE-2020-1747, CVE-2020-14343); use yaml.safe_load"
                 ),
-            ));
-        }
-        if names
-            .iter()
-            .any(|n| HYDRA_INSTANTIATORS.contains(&n.as_str()))
-        {
-            return Some((
+            )),
+            Loader::Hydra => Some((
                 "hydra-instantiate",
                 format!(
                     "{callee} imports and calls the dotted name in a config's `_target_`; a \
                      config shipped with a model chooses what runs (CVE-2025-23304)"
                 ),
-            ));
-        }
-        if is("yaml.unsafe_load") || is("yaml.unsafe_load_all") {
-            return Some((
+            )),
+            Loader::YamlUnsafeLoad => Some((
                 "yaml-unsafe-loader",
                 format!("{callee} constructs arbitrary python objects"),
-            ));
-        }
-        if is("yaml.load") || is("yaml.load_all") {
-            let Some(loader) = args.arg(1, &["Loader"]) else {
-                return Some((
-                    "yaml-load-no-safe-loader",
+            )),
+            Loader::YamlLoad => {
+                let Some(loader) = args.arg(1, &["Loader"]) else {
+                    return Some((
+                        "yaml-load-no-safe-loader",
+                        format!(
+                            "{callee} without Loader= used the unsafe loader before pyyaml 5.1; \
+                             pass Loader=yaml.SafeLoader or use yaml.safe_load"
+                        ),
+                    ));
+                };
+                let text = self.text(loader);
+                let last = text.rsplit('.').next().unwrap_or_default().trim();
+                if YAML_SAFE_LOADERS.contains(&last) {
+                    return None;
+                }
+                Some((
+                    "yaml-unsafe-loader",
                     format!(
-                        "{callee} without Loader= used the unsafe loader before pyyaml 5.1; \
-                         pass Loader=yaml.SafeLoader or use yaml.safe_load"
+                        "{callee} with Loader={} may construct arbitrary python objects",
+                        self.excerpt(text)
                     ),
-                ));
-            };
-            let text = self.text(loader);
-            let last = text.rsplit('.').next().unwrap_or_default().trim();
-            if YAML_SAFE_LOADERS.contains(&last) {
-                return None;
+                ))
             }
-            return Some((
-                "yaml-unsafe-loader",
-                format!(
-                    "{callee} with Loader={} may construct arbitrary python objects",
-                    self.excerpt(text)
-                ),
-            ));
-        }
-        if is("marshal.load") || is("marshal.loads") {
-            return Some((
+            Loader::Marshal => Some((
                 "marshal-load",
                 format!("{callee} reads code objects from data"),
-            ));
-        }
-        if is("shelve.open") {
-            return Some((
+            )),
+            Loader::Shelve => Some((
                 "shelve-open",
                 format!("{callee} unpickles every value it reads"),
-            ));
+            )),
+            // torch.hub.load imports hubconf.py from the fetched repository: remote code by
+            // design.
+            Loader::TorchHub => (!self.is_local_source(args)).then(|| {
+                (
+                    "torch-hub-load",
+                    format!("{callee} imports and runs hubconf.py from the downloaded repository"),
+                )
+            }),
         }
-        // torch.hub.load imports hubconf.py from the fetched repository: remote code by design.
-        if is("torch.hub.load") && !self.is_local_source(args) {
-            return Some((
-                "torch-hub-load",
-                format!("{callee} imports and runs hubconf.py from the downloaded repository"),
-            ));
-        }
-        None
     }
 }
 

@@ -15,9 +15,10 @@
 //! "cannot verify". Positions are 1-based lines and 1-based columns counted in Unicode scalar
 //! values (chars), not UTF-8 bytes.
 //!
-//! This file holds the entry points, the pre-filter, the result types and the call dispatch;
-//! `bindings` is pass 1 (aliases, constants, name resolution), `hub` the hub download calls
-//! and `loaders` the code-executing loaders.
+//! This file holds the entry points, the result types and the call dispatch; `bindings` is
+//! pass 1 (aliases, constants, name resolution), `hub` the hub download calls, `loaders` the
+//! code-executing loaders and `prefilter` the byte-level test that skips files which cannot
+//! report anything (built from the `hub` and `loaders` dispatch tables).
 
 use std::time::{Duration, Instant};
 
@@ -27,6 +28,7 @@ use tree_sitter::{Node, ParseOptions, ParseState, Parser};
 mod bindings;
 pub mod hub;
 mod loaders;
+mod prefilter;
 
 pub(super) use bindings::Bindings;
 
@@ -206,38 +208,86 @@ pub enum TrustValue {
 }
 
 /// Scans one Python source. Never panics; limits turn into `truncated`.
+///
+/// A source that [`may_report`] rejects is not parsed: it yields an empty report (no items, and
+/// `syntax_errors` false because nothing was parsed).
 pub fn scan_python(source: &str, limits: &Limits) -> CodeReport {
-    if !mentions_a_watched_call(source) {
+    if !may_report(source.as_bytes()) {
         return CodeReport::default();
     }
+    scan_python_unfiltered(source, limits)
+}
+
+/// Scans one Python source without the pre-filter: always parses. For callers that ran
+/// [`may_report`] on the bytes themselves, and for the tests that prove the pre-filter safe.
+pub fn scan_python_unfiltered(source: &str, limits: &Limits) -> CodeReport {
     scan_python_with(source, limits, &mut Bindings::default())
 }
 
-/// Substrings at least one of which appears in the source of every call this module reports
-/// (the callee name itself, or the import that aliases it: `from torch import load as l` still
-/// contains `load`). Parsing is the scan's most expensive step (about 1-4 MB/s), and most Python
-/// files in a model repository contain none of these, so a file without any is not parsed.
-const WATCHED_SUBSTRINGS: &[&str] = &[
-    "load",
-    "pretrained",
-    "from_config",
-    "download",
-    "pipeline",
-    "SentenceTransformer",
-    "create_model",
-    "trust_remote_code",
-    "read_pickle",
-    "shelve",
-    "Unpickler",
-    "hub",
-    "enable_unsafe_deserialization",
-    "DLL",
-    "LoadLibrary",
-    "hydra",
-];
+/// Whether `source` could yield any item; `false` only when parsing it is certain to report
+/// nothing. One pass over the bytes, which may be invalid UTF-8 (the `prefilter` module says
+/// why a `false` is safe).
+pub fn may_report(source: &[u8]) -> bool {
+    prefilter::may_report(source)
+}
 
-fn mentions_a_watched_call(source: &str) -> bool {
-    WATCHED_SUBSTRINGS.iter().any(|w| source.contains(w))
+/// The keyword (and dictionary key) that makes loaders import code from the model repository.
+const TRUST_REMOTE_CODE: &str = "trust_remote_code";
+
+/// How the call dispatch recognises a callee from the dotted names [`Bindings`] resolves it to
+/// (`t.load` after `import torch as t` resolves to `torch.load`). The dispatch tables
+/// ([`hub::DOWNLOADS`], [`loaders::LOADS`]) are lists of these, and the [`prefilter`] is built
+/// from the same tables, so a callee the dispatch reports is always one the pre-filter lets
+/// through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Callee {
+    /// The name is exactly this (`torch.load`).
+    Name(&'static str),
+    /// The name's last dotted segment is this (`from_pretrained`, on any object).
+    Last(&'static str),
+    /// The name ends with this text (`keras.models.load_model` also matches
+    /// `tf_keras.models.load_model`).
+    EndsWith(&'static str),
+    /// The name is `module.function` for one of the modules and one of the functions.
+    Product(&'static [&'static str], &'static [&'static str]),
+}
+
+impl Callee {
+    fn matches(&self, name: &str) -> bool {
+        match self {
+            Callee::Name(n) => name == *n,
+            Callee::Last(l) => name.rsplit('.').next().unwrap_or_default() == *l,
+            Callee::EndsWith(s) => name.ends_with(s),
+            Callee::Product(modules, functions) => name
+                .rsplit_once('.')
+                .is_some_and(|(m, f)| modules.contains(&m) && functions.contains(&f)),
+        }
+    }
+}
+
+/// One row of a dispatch table: the callees it recognises, the keyword arguments without which
+/// it reports nothing (any one of them; empty: none needed), and what the caller does with it.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Watched<K: 'static> {
+    /// Any of these matching any resolved name selects the row.
+    pub callees: &'static [Callee],
+    /// The row reports only when one of these keyword arguments is passed.
+    pub keywords: &'static [&'static str],
+    /// What the row stands for.
+    pub kind: K,
+}
+
+/// The first row of `table` whose callees match one of `names` decides: its kind, or `None`
+/// when it needs a keyword argument the call does not pass. Later rows are not tried.
+fn dispatch<K: Copy>(table: &[Watched<K>], names: &[String], args: &Args<'_>) -> Option<K> {
+    let row = table.iter().find(|row| {
+        names
+            .iter()
+            .any(|n| row.callees.iter().any(|c| c.matches(n)))
+    })?;
+    let keyword_ok =
+        row.keywords.is_empty() || row.keywords.iter().any(|k| args.keyword(k).is_some());
+    keyword_ok.then_some(row.kind)
 }
 
 /// Scans `source` with bindings from earlier code, and leaves this source's bindings in `bindings`.
@@ -618,7 +668,7 @@ impl<'s> Scanner<'s, '_> {
         let callee = self.text(func);
         let excerpt = args.node.map_or("", |n| self.text(n));
 
-        if let Some(value) = args.keyword("trust_remote_code")
+        if let Some(value) = args.keyword(TRUST_REMOTE_CODE)
             && let Some(trust) = self.trust_value(value)
         {
             let kw = value.parent().map_or(excerpt, |p| self.text(p));
@@ -640,7 +690,7 @@ impl<'s> Scanner<'s, '_> {
         ) else {
             return;
         };
-        if !matches!(self.string_value(key), StrVal::Plain(k) if k == "trust_remote_code") {
+        if !matches!(self.string_value(key), StrVal::Plain(k) if k == TRUST_REMOTE_CODE) {
             return;
         }
         let Some(trust) = self.trust_value(value) else {
@@ -675,8 +725,13 @@ mod tests {
 
     pub(super) const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
 
+    /// Scans with the pre-filter, and checks that the unfiltered scan finds the same items:
+    /// every inline source of these tests is also a pre-filter equivalence case.
     pub(super) fn scan(src: &str) -> CodeReport {
-        scan_python(src, &Limits::default())
+        let report = scan_python(src, &Limits::default());
+        let unfiltered = scan_python_unfiltered(src, &Limits::default());
+        assert_eq!(report.calls, unfiltered.calls, "pre-filter changed:\n{src}");
+        report
     }
 
     pub(super) fn downloads(src: &str) -> Vec<(RepoRef, RevisionState, &'static str)> {
