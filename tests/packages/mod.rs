@@ -479,6 +479,36 @@ fn issue_17_nemo_package_config_is_checked_and_weights_inspected() {
     assert_eq!(file(&r, "asr.nemo")["facts"]["archive_layout"], "nemo");
 }
 
+/// NeMo's own Conformer-CTC recipe (the real file, see the fixture's header) as the
+/// `model_config.yaml` of a `.nemo` package: its `_target_`s are named, nothing is denied.
+#[test]
+fn issue_17_real_nemo_recipe_config_is_not_denied() {
+    let config = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/nemo/conformer_ctc_bpe.yaml"),
+    )
+    .unwrap();
+    let repo = Repo::new();
+    repo.file("README.md", CARD).file(
+        "conformer.nemo",
+        tar(&[
+            ("./model_config.yaml", &config),
+            ("./model_weights.ckpt", &weights_safe()),
+        ]),
+    );
+    let (code, r) = scan_json(repo.path(), &[]);
+    assert_eq!(code, 0, "{:#}", r["findings"]);
+    assert!(denied(&r, "conformer.nemo").is_empty());
+    let targets = r.to_string();
+    for t in [
+        "nemo.collections.asr.modules.AudioToMelSpectrogramPreprocessor",
+        "nemo.collections.asr.modules.ConformerEncoder",
+        "nemo.collections.asr.modules.ConvASRDecoder",
+    ] {
+        assert!(targets.contains(t), "{t} is named in the report");
+    }
+}
+
 /// A PyTorch zip checkpoint of an OrderedDict (benign).
 fn weights_safe() -> Vec<u8> {
     zip_stored(&[("archive/data.pkl", &pickle_ordered_dict())])
