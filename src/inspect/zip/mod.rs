@@ -235,19 +235,7 @@ pub fn walk<R: BufRead + ?Sized>(
     let mut src = Src::new(&mut adapter);
     if let Err(e) = walker.run(&mut src, on_member) {
         let at = src.position();
-        match e {
-            Halt::Io(e) => {
-                walker.problem(Problem::note("io-error", format!("read failed: {e}")).at(at))
-            }
-            Halt::Truncated(what) => walker.problem(
-                Problem::malformed(
-                    "truncated",
-                    format!("archive ends inside {what} at offset {at}"),
-                )
-                .at(at),
-            ),
-            Halt::Stop => {}
-        }
+        walker.halted(e, at);
         // Keep the "reads to its end" promise so the caller's digest covers the whole file.
         if let Ok(n) = src.skip(u64::MAX)
             && n > 0
@@ -263,6 +251,25 @@ pub fn walk<R: BufRead + ?Sized>(
     }
     walker.finish();
     walker.report
+}
+
+impl Walker<'_> {
+    /// Records why a walk stopped before the end (`Halt::Stop` is the caller's choice: nothing).
+    fn halted(&mut self, e: Halt, at: u64) {
+        match e {
+            Halt::Io(e) => {
+                self.problem(Problem::note("io-error", format!("read failed: {e}")).at(at))
+            }
+            Halt::Truncated(what) => self.problem(
+                Problem::malformed(
+                    "truncated",
+                    format!("archive ends inside {what} at offset {at}"),
+                )
+                .at(at),
+            ),
+            Halt::Stop => {}
+        }
+    }
 }
 
 /// Walks an archive from ranges of it (header mode: the records of the members that were read,
@@ -289,19 +296,7 @@ pub fn walk_segments(
     let mut src = Src::mapped(&mut r, map);
     if let Err(e) = walker.run(&mut src, on_member) {
         let at = src.position();
-        match e {
-            Halt::Io(e) => {
-                walker.problem(Problem::note("io-error", format!("read failed: {e}")).at(at))
-            }
-            Halt::Truncated(what) => walker.problem(
-                Problem::malformed(
-                    "truncated",
-                    format!("archive ends inside {what} at offset {at}"),
-                )
-                .at(at),
-            ),
-            Halt::Stop => {}
-        }
+        walker.halted(e, at);
     }
     walker.finish();
     let mut report = walker.report;
