@@ -28,7 +28,7 @@ fuzz_target!(|data: &[u8]| {
         Trust::Certificates(Cert::from_pem_chain(ROOT_CA, &limits).expect("fixture root")),
         Trust::Sigstore {
             root: TrustedRoot::parse(ROOT_JSON, &limits).expect("fixture trusted root"),
-            identity: "stefanb@us.ibm.com".into(),
+            identity: sign::SubjectMatch::Exact("stefanb@us.ibm.com".into()),
             issuer: "https://sigstore.verify.ibm.com/oauth2".into(),
         },
     ];

@@ -12,7 +12,7 @@
 //! subgraphs:2, description:3, buffers:4 }; OperatorCode { deprecated_builtin_code:0 (byte),
 //! custom_code:1 (string), version:2, builtin_code:3 (int) }; BuiltinOperator CUSTOM = 32;
 //! SubGraph { operators:3 }; Operator { opcode_index:0, builtin_options (union):3-4,
-//! custom_options:5 ([ubyte]) }.
+//! custom_options:5 (`[ubyte]`) }.
 //!
 //! A `Flex*` (Select TF ops) operator's `custom_options` is a FlexBuffer vector
 //! `[op name, serialized NodeDef]`; the flex delegate builds and runs that TensorFlow node, so
