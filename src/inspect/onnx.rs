@@ -145,18 +145,7 @@ pub fn is_onnx(head: &[u8]) -> bool {
 /// in `head` must all be fields of those messages with their wire types, the first one field 1
 /// or 2; a length that runs past `head` ends the look without deciding against it.
 pub fn is_onnx_value(head: &[u8]) -> bool {
-    fn varint(b: &[u8], at: &mut usize) -> Option<u64> {
-        let mut v = 0u64;
-        for shift in (0..64).step_by(7) {
-            let byte = *b.get(*at)?;
-            *at += 1;
-            v |= u64::from(byte & 0x7f) << shift;
-            if byte & 0x80 == 0 {
-                return Some(v);
-            }
-        }
-        None
-    }
+    use super::protobuf::varint_at as varint;
     let mut at = 0;
     let mut first = true;
     let mut kind_field = false;

@@ -362,6 +362,23 @@ impl<'a> WireReader<'a> {
     }
 }
 
+/// Decodes one varint from `b` at `*at` and advances `at` past it; `None` when `b` ends inside it
+/// or it runs past ten bytes. For callers that look at a few bytes already in memory (sniffing a
+/// file's head, a message embedded in another format) instead of walking a stream with
+/// [`WireReader`].
+pub fn varint_at(b: &[u8], at: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let byte = *b.get(*at)?;
+        *at += 1;
+        v |= u64::from(byte & 0x7f) << shift;
+        if byte & 0x80 == 0 {
+            return Some(v);
+        }
+    }
+    None
+}
+
 /// Test helpers that encode protobuf wire bytes, shared by the ONNX and TF tests.
 #[cfg(test)]
 pub mod encode {

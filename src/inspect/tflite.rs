@@ -770,18 +770,7 @@ pub fn flex_node_def(buf: &[u8]) -> Option<(String, Vec<u8>)> {
 /// `NodeDef.op` (field 2) and `NodeDef.name` (field 1) from serialized protobuf bytes; other
 /// fields are skipped. Stops at the first malformed field.
 pub fn node_def_fields(bytes: &[u8]) -> (Option<String>, Option<String>) {
-    fn varint(b: &[u8], at: &mut usize) -> Option<u64> {
-        let mut v = 0u64;
-        for shift in (0..64).step_by(7) {
-            let byte = *b.get(*at)?;
-            *at += 1;
-            v |= u64::from(byte & 0x7f) << shift;
-            if byte & 0x80 == 0 {
-                return Some(v);
-            }
-        }
-        None
-    }
+    use super::protobuf::varint_at as varint;
     let (mut op, mut name) = (None, None);
     let mut at = 0usize;
     while at < bytes.len() {
