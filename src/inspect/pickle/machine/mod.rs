@@ -110,6 +110,11 @@ struct Machine<'l> {
     /// A problem CPython would stop at but a scanner must read past (an unsupported PROTO):
     /// what follows can still be an import, and other loaders may not stop. Reported at the end.
     deferred: Option<Malformed>,
+    /// The first list this pickle builds, and its items while they are all complete strings
+    /// (`None` once one is not, or past the cap): a legacy PyTorch key list is one.
+    root_list: Option<(usize, Option<Vec<String>>)>,
+    /// The value STOP popped.
+    result: Option<Val>,
 }
 /// Read one pickle (up to and including its STOP) and record its imports in `out`.
 pub(super) fn run_pickle<R: BufRead>(
@@ -130,6 +135,8 @@ pub(super) fn run_pickle<R: BufRead>(
         proto: 0,
         nested: None,
         deferred: None,
+        root_list: None,
+        result: None,
     };
     let start = src.pos;
     let mut count: u64 = 0;
@@ -180,6 +187,12 @@ pub(super) fn run_pickle<R: BufRead>(
         Some(first) => Err(first),
         None => result,
     };
+    if result.is_ok()
+        && let (Some(Val::Node(id)), Some((root, Some(items)))) = (&m.result, m.root_list.take())
+        && *id == root
+    {
+        out.string_list = Some(super::StringList { pickle, items });
+    }
     out.pickles.push(PickleInfo {
         offset: start,
         protocol: m.proto,
@@ -272,10 +285,49 @@ impl Machine<'_> {
     }
 
     fn seq(&mut self, mut items: Vec<Val>, op: Op) -> Val {
+        let first_list = self.root_list.is_none() && matches!(op, Op::EmptyList | Op::List);
+        let strings = first_list.then(|| self.strings_of(&items, 0)).flatten();
         items.truncate(self.limits.max_container_items);
         match self.new_node(Node::Seq(items)) {
-            Some(id) => Val::Node(id),
+            Some(id) => {
+                if first_list {
+                    self.root_list = Some((id, strings));
+                }
+                Val::Node(id)
+            }
             None => Val::Other(op.name()),
+        }
+    }
+
+    /// `items` as strings when all are complete `str` values and `have + items.len()` stays
+    /// within the import cap (the bound on storages, whose keys such a list names).
+    fn strings_of(&self, items: &[Val], have: usize) -> Option<Vec<String>> {
+        if have.saturating_add(items.len()) > self.limits.max_imports {
+            return None;
+        }
+        items
+            .iter()
+            .map(|v| match v {
+                Val::Str(t) if t.complete && t.is_str => Some(t.value.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// APPEND(S) into the pickle's first list: keep its strings (see `root_list`).
+    fn extend_root_list(&mut self, id: usize, items: &[Val]) {
+        let Some((root, Some(have))) = &self.root_list else {
+            return;
+        };
+        if *root != id {
+            return;
+        }
+        let more = self.strings_of(items, have.len());
+        if let Some((_, strings)) = &mut self.root_list {
+            match (strings.as_mut(), more) {
+                (Some(have), Some(more)) => have.extend(more),
+                _ => *strings = None,
+            }
         }
     }
 
