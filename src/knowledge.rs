@@ -1017,6 +1017,21 @@ const SAFE: &[(&str, &[&str])] = &[
             "channels_last",
             "channels_last_3d",
             "preserve_format",
+            // Quantization schemes `_rebuild_qtensor` takes (allowed by
+            // `torch/_weights_only_unpickler.py`), and the newer dtypes torch 2.x writes as
+            // `_rebuild_tensor_v3` arguments (`torch.storage._new_dtypes()`).
+            "per_tensor_affine",
+            "per_tensor_symmetric",
+            "per_channel_affine",
+            "per_channel_symmetric",
+            "per_channel_affine_float_qparams",
+            "float8_e8m0fnu",
+            "float4_e2m1fn_x2",
+            "bits8",
+            "bits16",
+            "bits1x8",
+            "bits2x4",
+            "bits4x2",
         ],
     ),
     ("numpy", &["ndarray", "dtype", "matrix"]),
@@ -1329,8 +1344,13 @@ const TORCH_STORAGE_ITEMSIZE: &[(&str, u64)] = &[
 ];
 
 /// Bytes per element of a PyTorch storage type given as `torch.<Name>` (after module
-/// normalisation), e.g. 4 for `torch.FloatStorage`; `None` for anything else.
+/// normalisation), e.g. 4 for `torch.FloatStorage`, or `torch.storage.UntypedStorage` as
+/// torch 2.x writes it; `None` for anything else.
 pub fn torch_storage_itemsize(qualified: &str) -> Option<u64> {
+    // torch 2.x pickles the untyped storage class by its defining module.
+    if qualified == "torch.storage.UntypedStorage" {
+        return Some(1);
+    }
     let name = qualified.strip_prefix("torch.")?;
     TORCH_STORAGE_ITEMSIZE
         .iter()
@@ -1885,6 +1905,11 @@ mod tests {
         assert_eq!(torch_storage_itemsize("torch.QInt32Storage"), Some(4));
         assert_eq!(torch_storage_itemsize("FloatStorage"), None);
         assert_eq!(torch_storage_itemsize("torch.Tensor"), None);
+        assert_eq!(
+            torch_storage_itemsize("torch.storage.UntypedStorage"),
+            Some(1)
+        );
+        assert_eq!(torch_storage_itemsize("torch.storage.FloatStorage"), None);
     }
 
     #[test]

@@ -1422,6 +1422,13 @@ fn issue_16_sizes_v3_views_by_their_dtype() {
         );
         assert!(a.shapes.is_empty(), "{dtype}: {:?}", a.shapes);
     }
+    // As torch 2.x spells the untyped storage class.
+    let a = run(&replace(
+        &torch_v3_dict("UntypedStorage", 4, (0, 5, 1), "uint8"),
+        b"ctorch\nUntypedStorage",
+        b"ctorch.storage\nUntypedStorage",
+    ));
+    assert_eq!(a.shapes.len(), 1, "{:?}", a.shapes);
     // v3 over a typed storage reinterprets its bytes: 4 floats are 8 bfloat16 values.
     let a = run(&torch_v3_dict("FloatStorage", 4, (0, 8, 1), "bfloat16"));
     assert!(a.shapes.is_empty(), "{:?}", a.shapes);
