@@ -115,6 +115,9 @@ pub fn storage_bytes(s: &Storage) -> Option<u64> {
 /// storage block: magic number, protocol version, sys_info, the data, the storage keys.
 const LEGACY_PICKLES: usize = 5;
 
+/// Mismatched records reported per legacy file; the walk stops at the next one.
+const MAX_LEGACY_SHAPES: usize = 16;
+
 /// Issue 16, legacy (non-zip) PyTorch files: after the five pickles, `torch.load` reads one
 /// record per key of the fifth pickle's list, in that order: an 8-byte little-endian element
 /// count, then that many elements of the key's declared storage type. It sizes each storage
@@ -155,6 +158,11 @@ pub fn check_legacy_block(a: &Analysis, r: &mut dyn BufRead, max_storages: usize
         // Storages past the cap were not recorded: a key could look undeclared.
         return shapes;
     }
+    // First declaration wins, as in `torch.load`'s `deserialized_objects`.
+    let mut declared = std::collections::HashMap::new();
+    for s in &a.storages {
+        declared.entry(s.key.as_str()).or_insert(s);
+    }
     let mut block = Block {
         head: &a.trailing_head,
         r,
@@ -162,7 +170,7 @@ pub fn check_legacy_block(a: &Analysis, r: &mut dyn BufRead, max_storages: usize
     };
     for key in &keys.items {
         let at = block.pos;
-        let Some(storage) = a.storages.iter().find(|s| s.key == *key) else {
+        let Some(storage) = declared.get(key.as_str()) else {
             shapes.push(Shape {
                 offset: at,
                 code: "storage-missing",
@@ -188,8 +196,11 @@ pub fn check_legacy_block(a: &Analysis, r: &mut dyn BufRead, max_storages: usize
             }
             Err(_) => return shapes,
         };
-        let declared = storage.numel.and_then(|n| u64::try_from(n).ok());
-        if declared != Some(count) {
+        let numel = storage.numel.and_then(|n| u64::try_from(n).ok());
+        if numel != Some(count) {
+            if shapes.len() >= MAX_LEGACY_SHAPES {
+                return shapes;
+            }
             shapes.push(Shape {
                 offset: at,
                 code: "storage-size-mismatch",
