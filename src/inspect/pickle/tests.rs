@@ -1585,3 +1585,27 @@ fn replace(data: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
         .expect("pattern present");
     [&data[..at], to, &data[at + from.len()..]].concat()
 }
+
+#[test]
+fn keeps_the_strings_of_a_pickle_that_is_a_list_of_strings() {
+    // Protocol 0 (`(lp0` then APPEND) and protocol 2 (EMPTY_LIST then APPENDS).
+    let p0 = b"(lp0\nVa\np1\naVb\np2\na.";
+    let a = run(p0);
+    assert_eq!(
+        a.string_list.map(|l| l.items),
+        Some(vec!["a".to_string(), "b".to_string()])
+    );
+    let a = run(b"\x80\x02](X\x01\x00\x00\x00aK\x01e.");
+    assert_eq!(a.string_list, None, "an integer item spoils the list");
+    let a = run(b"\x80\x02}.");
+    assert_eq!(a.string_list, None);
+    // One long memoized string appended over and over: the copies stop at the byte bound.
+    let long = "k".repeat(1000);
+    let mut data = P::new().proto(2).op(b']').bu(&long).binput(0).op(b'a');
+    for _ in 0..5000 {
+        data = data.op(b'h').op(0).op(b'a');
+    }
+    let a = run(data.stop().bytes());
+    assert!(a.error.is_none(), "{:?}", a.error);
+    assert_eq!(a.string_list, None);
+}
