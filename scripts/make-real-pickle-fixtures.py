@@ -311,7 +311,8 @@ def malicious(saves):
 
     # The UntypedStorage's declared byte count raised above its data/<key> record.
     def declared_bigger(pkl):
-        i = find(pkl, lambda name, *_: name == "BINPERSID") - 2  # ..., numel, TUPLE, BINPUT? find numel
+        # The persistent id tuple ends (..., location, numel) TUPLE BINPUT; walk back to numel.
+        i = find(pkl, lambda name, *_: name == "BINPERSID") - 1
         ops = ops_of(pkl)
         while ops[i][0] not in ("BININT1", "BININT2", "BININT"):
             i -= 1
