@@ -1,4 +1,5 @@
-//! Pickle: content sniffing, the symbolic opcode walk and the disassembler.
+//! Pickle: content sniffing, the symbolic opcode walk, the legacy PyTorch storage-block walk
+//! and the disassembler.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -10,6 +11,8 @@ fuzz_target!(|data: &[u8]| {
     let mut r: &[u8] = data;
     let analysis = analyze(&mut r, &limits);
     assert!(analysis.bytes_read <= data.len() as u64);
+    let mut rest = data.get(analysis.bytes_read as usize..).unwrap_or_default();
+    let _ = modelgate::inspect::pickle::torch::check_legacy_block(&analysis, &mut rest, 1000);
     let mut r: &[u8] = data;
     let _ = disassemble(&mut r, &mut std::io::sink(), &limits);
 });

@@ -557,8 +557,12 @@ pub fn inspect_member(
     let size_hint = size.unwrap_or(u64::MAX);
     let sniffed = classify::sniff(&head, size_hint.max(head.len() as u64));
     let format = match sniffed {
-        Format::Pickle | Format::PytorchLegacy => {
+        Format::Pickle => {
             inspect_pickle_stream(ctx, &mut replay, Some(name))?;
+            sniffed
+        }
+        Format::PytorchLegacy => {
+            super::inspect_torch_legacy(ctx, &mut replay, Some(name));
             sniffed
         }
         Format::Zip => {

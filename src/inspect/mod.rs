@@ -431,8 +431,12 @@ fn dispatch(
             inspect_lfs_pointer(ctx, r)?;
             Format::LfsPointer
         }
-        Format::Pickle | Format::PytorchLegacy => {
+        Format::Pickle => {
             inspect_pickle_stream(ctx, r, None)?;
+            pickle_format(ctx.rel, sniffed)
+        }
+        Format::PytorchLegacy => {
+            inspect_torch_legacy(ctx, r, None);
             pickle_format(ctx.rel, sniffed)
         }
         Format::Zip => archive::inspect_zip(ctx, r, size),
@@ -565,6 +569,33 @@ pub fn inspect_pickle_stream(
     let analysis = pickle::analyze(&mut &mut *r, &pickle_limits(ctx.cfg));
     record_pickle(ctx, &analysis, member);
     Ok(())
+}
+
+/// A legacy (non-zip) PyTorch file: its pickles as [`inspect_pickle_stream`] reads them, then
+/// its raw storage block against the storages the pickles declare (issue 16, FMT009).
+pub fn inspect_torch_legacy(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, member: Option<&str>) {
+    let limits = pickle_limits(ctx.cfg);
+    let analysis = pickle::analyze(&mut &mut *r, &limits);
+    record_pickle(ctx, &analysis, member);
+    let shapes = pickle::torch::check_legacy_block(&analysis, r, limits.max_imports);
+    let prefix = member.map(|m| format!("{m}:")).unwrap_or_default();
+    let within = member
+        .map(|m| format!(" in archive member `{m}`"))
+        .unwrap_or_default();
+    for (i, shape) in shapes.iter().enumerate() {
+        let loc = Location {
+            offset: Some(shape.offset),
+            member: member.map(str::to_string),
+            ..Location::default()
+        };
+        let d = ctx.detect(
+            RuleId::FormatExploitShape,
+            format!("{prefix}legacy:{}:{i}", shape.code),
+            format!("legacy PyTorch file{within}: {}", shape.message),
+            loc,
+        );
+        d.evidence.insert("problem".into(), json!(shape.code));
+    }
 }
 
 fn record_pickle(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) {

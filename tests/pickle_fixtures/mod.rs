@@ -230,3 +230,92 @@ fn issue_16_findings_carry_advisory_references() {
             .contains(&"GHSA-5j3x-jp52-966f".to_string())
     );
 }
+
+/// The `real_*` fixtures: files written by the real libraries (torch 2.15, numpy 2,
+/// transformers, Lightning, scikit-learn, xgboost, lightgbm) and real torch saves with one
+/// number edited, from `scripts/make-real-pickle-fixtures.py`.
+fn real(names: &[String]) -> Vec<&String> {
+    names.iter().filter(|n| n.starts_with("real_")).collect()
+}
+
+#[test]
+fn issue_16_real_library_saves_are_not_denied() {
+    let (names, report) = scan_set("benign");
+    let real = real(&names);
+    assert!(real.len() >= 19, "{real:?}");
+    for name in &real {
+        assert!(
+            denies(&report, name).is_empty(),
+            "{name}: {:?}",
+            denies(&report, name)
+        );
+        assert!(
+            findings(&report, "FMT009")
+                .iter()
+                .all(|f| f["path"] != name.as_str()),
+            "{name}"
+        );
+    }
+    for (name, format) in [
+        ("real_torch_legacy.pt", "pytorch-legacy"),
+        ("real_torch_untyped_v3.pt", "pytorch-zip"),
+        ("real_torch_untyped_storage.pt", "pytorch-zip"),
+        ("real_torch_quantized.pt", "pytorch-zip"),
+        ("real_training_args.bin", "pytorch-zip"),
+    ] {
+        assert_eq!(file(&report, name)["format"], format, "{name}");
+    }
+}
+
+#[test]
+fn issue_16_edited_real_saves_are_denied_with_their_numbers() {
+    let (names, report) = scan_set("malicious");
+    assert!(real(&names).len() >= 7, "{:?}", real(&names));
+    for (name, wants) in [
+        (
+            "real_exploit_untyped_view_past_end.pt",
+            &[
+                "_rebuild_tensor_v3",
+                "size [64]",
+                "`torch.float8_e4m3fn`",
+                "60 past the end",
+            ][..],
+        ),
+        (
+            "real_exploit_v3_dtype_past_end.pt",
+            &["4 bytes, 0 element(s) of `torch.float64`", "4 past the end"],
+        ),
+        (
+            "real_exploit_v3_offset_past_end.pt",
+            &["storage_offset 1000", "4 element(s) of `torch.uint16`"],
+        ),
+        (
+            "real_exploit_untyped_storage_size_mismatch.pt",
+            &[
+                "4096 element(s) of `torch.storage.UntypedStorage`",
+                "holds 4 bytes",
+            ],
+        ),
+        (
+            "real_exploit_legacy_size_mismatch.pt",
+            &[
+                "legacy PyTorch file",
+                // The script adds 1000 to the first record's count, whichever storage it is.
+                "is declared as",
+                "but its record at offset",
+                "holds 10",
+            ],
+        ),
+        (
+            "real_exploit_legacy_truncated.pt",
+            &["file ends inside the record of storage"],
+        ),
+        ("real_exploit_legacy_trailing.pt", &["64 byte(s) follow"]),
+    ] {
+        let m = deny_text(&report, name);
+        assert!(m.contains("FMT009"), "{name}: {m}");
+        for want in wants {
+            assert!(m.contains(want), "{name}: {want}: {m}");
+        }
+    }
+}

@@ -180,6 +180,15 @@ pub struct Storage {
     pub numel: Option<i64>,
 }
 
+/// A pickle whose result is a list of strings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StringList {
+    /// Index of the pickle in the stream.
+    pub pickle: usize,
+    /// The strings, in list order.
+    pub items: Vec<String>,
+}
+
 /// A `torch._utils._rebuild_tensor*` / `_rebuild_qtensor` call: a strided view over a storage.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TensorView {
@@ -195,6 +204,9 @@ pub struct TensorView {
     pub size: Option<Vec<i64>>,
     /// Stride per dimension, in elements; `None` when it is not a tuple of integers.
     pub stride: Option<Vec<i64>>,
+    /// `_rebuild_tensor_v3` only: its `dtype` argument as a qualified global name, e.g.
+    /// `torch.float8_e4m3fn`; the view's elements have that dtype's size, not the storage's.
+    pub dtype: Option<String>,
 }
 
 /// A structure no benign writer produces and that only makes sense as an exploit of the
@@ -249,6 +261,14 @@ pub struct Analysis {
     pub shapes: Vec<Shape>,
     /// Non-pickle data after the last complete pickle.
     pub trailing: Option<Trailing>,
+    /// The first bytes of that data (at most [`Limits::sniff_len`]), already taken from the
+    /// reader by the lookahead that found it is no pickle: a legacy PyTorch file's storage
+    /// block starts here, and the caller reads the rest from the reader.
+    pub trailing_head: Vec<u8>,
+    /// The last pickle whose result is a list built only of complete strings, with those
+    /// strings (at most [`Limits::max_imports`]): the storage keys of a legacy PyTorch file,
+    /// in the order `torch.load` reads their raw bytes.
+    pub string_list: Option<StringList>,
     /// Why parsing stopped early, if it did.
     pub error: Option<Malformed>,
     /// Bytes taken from the reader. It can exceed the parse end by up to
@@ -284,7 +304,8 @@ pub fn analyze<R: BufRead>(r: &mut R, limits: &Limits) -> Analysis {
         match src.lookahead(limits.sniff_len) {
             Ok([]) => break,
             Ok(head) if looks_like_pickle(head) => continue,
-            Ok(_) => {
+            Ok(head) => {
+                out.trailing_head = head.to_vec();
                 out.trailing = Some(Trailing { offset: src.pos });
                 break;
             }

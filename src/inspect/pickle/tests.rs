@@ -1376,3 +1376,236 @@ fn containers_built_by_calls_are_ordinary_targets() {
         assert!(a.shapes.is_empty(), "{data:?}: {:?}", a.shapes);
     }
 }
+
+/// `{'w': tensor}` as torch 2.x writes a tensor of a newer dtype: `_rebuild_tensor_v3` over a
+/// storage of `storage_type` declared with `numel` (bytes for `UntypedStorage`), the dtype last.
+fn torch_v3_dict(
+    storage_type: &str,
+    numel: i32,
+    (offset, size, stride): (i32, i32, i32),
+    dtype: &str,
+) -> Vec<u8> {
+    let int = |i: i32| [&b"J"[..], &i.to_le_bytes()].concat();
+    [
+        &b"\x80\x02}q\x00X\x01\x00\x00\x00wq\x01ctorch._utils\n_rebuild_tensor_v3\nq\x02(("[..],
+        b"X\x07\x00\x00\x00storageq\x03ctorch\n",
+        storage_type.as_bytes(),
+        b"\nq\x04X\x01\x00\x00\x000q\x05X\x03\x00\x00\x00cpuq\x06",
+        &int(numel),
+        b"tq\x07Q",
+        &int(offset),
+        &int(size),
+        b"\x85q\x08",
+        &int(stride),
+        b"\x85q\x09\x89ccollections\nOrderedDict\nq\x0a)Rq\x0bctorch\n",
+        dtype.as_bytes(),
+        b"\nq\x0etq\x0cRq\x0ds.",
+    ]
+    .concat()
+}
+
+#[test]
+fn issue_16_sizes_v3_views_by_their_dtype() {
+    // 16 bytes hold 16 float8, 8 uint16 or 4 float32 elements.
+    for (dtype, size) in [
+        ("float8_e4m3fn", 16),
+        ("uint16", 8),
+        ("float32", 4),
+        ("bfloat16", 8),
+    ] {
+        let a = run(&torch_v3_dict("UntypedStorage", 16, (0, size, 1), dtype));
+        assert!(a.error.is_none(), "{dtype}: {:?}", a.error);
+        assert_eq!(a.views.len(), 1);
+        assert_eq!(
+            a.views[0].dtype.as_deref(),
+            Some(format!("torch.{dtype}").as_str())
+        );
+        assert!(a.shapes.is_empty(), "{dtype}: {:?}", a.shapes);
+    }
+    // As torch 2.x spells the untyped storage class.
+    let a = run(&replace(
+        &torch_v3_dict("UntypedStorage", 4, (0, 5, 1), "uint8"),
+        b"ctorch\nUntypedStorage",
+        b"ctorch.storage\nUntypedStorage",
+    ));
+    assert_eq!(a.shapes.len(), 1, "{:?}", a.shapes);
+    // v3 over a typed storage reinterprets its bytes: 4 floats are 8 bfloat16 values.
+    let a = run(&torch_v3_dict("FloatStorage", 4, (0, 8, 1), "bfloat16"));
+    assert!(a.shapes.is_empty(), "{:?}", a.shapes);
+}
+
+#[test]
+fn issue_16_flags_v3_and_untyped_views_past_their_storage() {
+    for (storage, numel, view, dtype, want) in [
+        (
+            "UntypedStorage",
+            16,
+            (0, 5, 1),
+            "float32",
+            "needs 5 element(s), 1 past the end",
+        ),
+        ("UntypedStorage", 16, (8, 5, 1), "uint16", "needs 13"),
+        ("UntypedStorage", 15, (0, 4, 1), "float32", "needs 4"),
+        ("FloatStorage", 4, (0, 3, 1), "float64", "needs 3"),
+    ] {
+        let a = run(&torch_v3_dict(storage, numel, view, dtype));
+        assert_eq!(a.shapes.len(), 1, "{storage} {dtype}: {:?}", a.shapes);
+        let m = &a.shapes[0].message;
+        assert_eq!(a.shapes[0].code, "tensor-view-out-of-bounds");
+        assert!(m.contains(want), "{m}");
+        assert!(m.contains(&format!("torch.{dtype}")), "{m}");
+    }
+    // `_rebuild_tensor_v2` over an untyped storage: torch.load types it as uint8 (bytes).
+    let v2 = replace(
+        &torch_view_dict(16, 0, 17, 1),
+        b"FloatStorage",
+        b"UntypedStorage",
+    );
+    let a = run(&v2);
+    assert_eq!(a.shapes.len(), 1, "{:?}", a.shapes);
+    assert!(a.shapes[0].message.contains("needs 17 element(s), 1 past"));
+}
+
+#[test]
+fn v3_views_with_an_unknown_dtype_are_not_judged() {
+    let a = run(&torch_v3_dict(
+        "UntypedStorage",
+        1,
+        (0, 64, 1),
+        "not_a_dtype",
+    ));
+    assert!(a.shapes.is_empty(), "{:?}", a.shapes);
+}
+
+/// A legacy (non-zip) torch file: the five pickles (the data being [`torch_state_dict`], one
+/// FloatStorage `0` of 4 elements) and then `block` as its storage block. `keys` is the
+/// storage key list.
+fn legacy_file(keys: &[&str], block: &[u8]) -> Vec<u8> {
+    let magic = P::new()
+        .proto(2)
+        .op(0x8a)
+        .op(10)
+        .raw(&[0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19])
+        .stop();
+    let version = P::new()
+        .proto(2)
+        .op(b'M')
+        .raw(&1001u16.to_le_bytes())
+        .stop();
+    let sys_info = P::new().proto(2).op(b'}').stop();
+    let mut list = P::new().proto(2).op(b']').mark();
+    for k in keys {
+        list = list.bu(k);
+    }
+    let list = list.op(b'e').stop();
+    let mut data = P::new()
+        .raw(magic.bytes())
+        .raw(version.bytes())
+        .raw(sys_info.bytes())
+        .raw(torch_state_dict().bytes())
+        .raw(list.bytes())
+        .0;
+    data.extend_from_slice(block);
+    data
+}
+
+fn legacy_shapes(data: &[u8]) -> Vec<Shape> {
+    let a = run(data);
+    let mut rest = data.get(a.bytes_read as usize..).unwrap_or_default();
+    crate::inspect::pickle::torch::check_legacy_block(&a, &mut rest, 100_000)
+}
+
+fn record(count: u64, bytes: usize) -> Vec<u8> {
+    [&count.to_le_bytes()[..], &vec![7u8; bytes]].concat()
+}
+
+#[test]
+fn issue_16_accepts_a_legacy_storage_block_that_matches() {
+    let data = legacy_file(&["0"], &record(4, 16));
+    let a = run(&data);
+    assert_eq!(
+        a.string_list.as_ref().map(|l| (l.pickle, l.items.clone())),
+        Some((4, vec!["0".to_string()]))
+    );
+    let end = a.trailing.map(|t| t.offset).unwrap_or_default();
+    assert_eq!(a.trailing_head.len() as u64, a.bytes_read - end);
+    assert!(legacy_shapes(&data).is_empty());
+    // A block longer than the lookahead is read on from the reader.
+    let data = legacy_file(&["0"], &record(4, 16));
+    // BININT1 4 before TUPLE is the declared count in the persistent id; make it 1024.
+    let mut big = replace(&data, b"K\x04t", b"M\x00\x04t");
+    let cut = big.len() - 24;
+    big.truncate(cut);
+    big.extend(record(1024, 4096));
+    assert!(legacy_shapes(&big).is_empty(), "{:?}", legacy_shapes(&big));
+}
+
+#[test]
+fn issue_16_flags_legacy_storage_blocks_that_do_not_match() {
+    for (block, want) in [
+        (record(5, 20), "storage-size-mismatch"),
+        (record(4, 15), "storage-block-truncated"),
+        (record(4, 16)[..5].to_vec(), "storage-block-truncated"),
+        (Vec::new(), "storage-block-truncated"),
+        (
+            [record(4, 16), vec![0; 3]].concat(),
+            "storage-block-trailing",
+        ),
+    ] {
+        let shapes = legacy_shapes(&legacy_file(&["0"], &block));
+        assert_eq!(
+            shapes.first().map(|s| s.code),
+            Some(want),
+            "{want}: {shapes:?}"
+        );
+    }
+    let shapes = legacy_shapes(&legacy_file(&["9"], &record(4, 16)));
+    assert_eq!(shapes[0].code, "storage-missing");
+    // A hostile count is skipped, never allocated: the file simply ends.
+    let shapes = legacy_shapes(&legacy_file(&["0"], &record(1 << 60, 16)));
+    assert_eq!(shapes[0].code, "storage-size-mismatch");
+    assert_eq!(shapes[1].code, "storage-block-truncated");
+    // Mismatches are reported up to a bound, whatever the number of records.
+    let keys = vec!["0"; 1000];
+    let block: Vec<u8> = (0..1000).flat_map(|_| record(1, 4)).collect();
+    let shapes = legacy_shapes(&legacy_file(&keys, &block));
+    assert_eq!(shapes.len(), 16);
+    // Four pickles only: not the legacy layout torch.load reads.
+    let data = legacy_file(&["0"], &record(4, 16));
+    let a = run(&data);
+    let four = &data[..a.pickles[3].end as usize];
+    assert_eq!(legacy_shapes(four)[0].code, "legacy-layout");
+}
+
+/// `data` with the first `from` replaced by `to`.
+fn replace(data: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
+    let at = data
+        .windows(from.len())
+        .position(|w| w == from)
+        .expect("pattern present");
+    [&data[..at], to, &data[at + from.len()..]].concat()
+}
+
+#[test]
+fn keeps_the_strings_of_a_pickle_that_is_a_list_of_strings() {
+    // Protocol 0 (`(lp0` then APPEND) and protocol 2 (EMPTY_LIST then APPENDS).
+    let p0 = b"(lp0\nVa\np1\naVb\np2\na.";
+    let a = run(p0);
+    assert_eq!(
+        a.string_list.map(|l| l.items),
+        Some(vec!["a".to_string(), "b".to_string()])
+    );
+    let a = run(b"\x80\x02](X\x01\x00\x00\x00aK\x01e.");
+    assert_eq!(a.string_list, None, "an integer item spoils the list");
+    let a = run(b"\x80\x02}.");
+    assert_eq!(a.string_list, None);
+    // One long memoized string appended over and over: the copies stop at the byte bound.
+    let long = "k".repeat(1000);
+    let mut data = P::new().proto(2).op(b']').bu(&long).binput(0).op(b'a');
+    for _ in 0..5000 {
+        data = data.op(b'h').op(0).op(b'a');
+    }
+    let a = run(data.stop().bytes());
+    assert!(a.error.is_none(), "{:?}", a.error);
+    assert_eq!(a.string_list, None);
+}

@@ -4,34 +4,60 @@
 //! versions the 2026 weights-only advisories name, the view as well (issue 16). A view that
 //! reaches past its storage, or negative sizes, strides or offsets, is the shape of those
 //! heap-corruption exploits; `torch.save` never writes one. All arithmetic is checked: an
-//! overflow is out of bounds by definition.
+//! overflow is out of bounds by definition. The storage block of a legacy (non-zip) file is
+//! checked here too: [`check_legacy_block`].
 
-use super::{Shape, Storage, TensorView};
-use crate::knowledge::torch_storage_itemsize;
+use super::{Analysis, Shape, Storage, TensorView};
+use crate::knowledge::{torch_dtype_itemsize, torch_storage_itemsize};
+use std::io::BufRead;
 
 /// The shape of `v` when it does not fit the storage its persistent id declares (`storages`
 /// are the stream's storages so far; the storage argument always comes before the call).
 pub fn view_shape(v: &TensorView, storages: &[Storage]) -> Option<Shape> {
     let storage = v.storage.and_then(|s| storages.get(s))?;
-    // An untyped storage counts bytes and the view counts elements of a dtype that
-    // `_rebuild_tensor_v3` passes separately: not comparable without it.
-    if storage.type_name.as_deref() == Some("torch.UntypedStorage") {
-        return None;
-    }
-    let (Some(numel), Some(offset), Some(size), Some(stride)) =
-        (storage.numel, v.storage_offset, &v.size, &v.stride)
-    else {
+    let (Some(offset), Some(size), Some(stride)) = (v.storage_offset, &v.size, &v.stride) else {
         return None;
     };
-    let why = out_of_bounds(numel, offset, size, stride)?;
+    let (elements, declared) = view_elements(v, storage)?;
+    let why = out_of_bounds(elements, offset, size, stride)?;
     Some(Shape {
         offset: v.offset,
         code: "tensor-view-out-of-bounds",
         message: format!(
-            "{} at offset {} builds a view (storage_offset {offset}, size {size:?}, stride {stride:?}) of storage `{}` declared with {numel} element(s): {why}",
+            "{} at offset {} builds a view (storage_offset {offset}, size {size:?}, stride {stride:?}) of storage `{}` declared with {declared}: {why}",
             v.function, v.offset, storage.key
         ),
     })
+}
+
+/// How many elements of the view's dtype the storage holds, and how to say so. `torch.load`
+/// wraps every storage in a typed storage of the declared type (`UntypedStorage` as `uint8`,
+/// so its count is bytes); `_rebuild_tensor`, `_rebuild_tensor_v2` and `_rebuild_qtensor`
+/// build a tensor of that type, while `_rebuild_tensor_v3` (what torch 2.x writes for float8,
+/// uint16 and other newer dtypes, over an `UntypedStorage`) builds one of its `dtype`
+/// argument over the same bytes. `None` when the count or a size it needs is unknown.
+fn view_elements(v: &TensorView, storage: &Storage) -> Option<(i64, String)> {
+    let numel = storage.numel?;
+    let Some(dtype) = v
+        .dtype
+        .as_deref()
+        .filter(|_| v.function == "_rebuild_tensor_v3")
+    else {
+        return Some((numel, format!("{numel} element(s)")));
+    };
+    let itemsize = torch_dtype_itemsize(dtype)?;
+    if numel < 0 {
+        return Some((numel, format!("{numel} element(s)")));
+    }
+    let type_name = storage.type_name.as_deref()?;
+    let bytes = storage_bytes(storage)?;
+    let elements = i64::try_from(bytes / itemsize).ok()?;
+    Some((
+        elements,
+        format!(
+            "{numel} element(s) of `{type_name}` ({bytes} bytes, {elements} element(s) of `{dtype}`)"
+        ),
+    ))
 }
 
 /// Why a view does not fit `numel` elements, or `None` when it does. Mirrors
@@ -83,6 +109,202 @@ pub fn out_of_bounds(numel: i64, offset: i64, size: &[i64], stride: &[i64]) -> O
 pub fn storage_bytes(s: &Storage) -> Option<u64> {
     let itemsize = torch_storage_itemsize(s.type_name.as_deref()?)?;
     u64::try_from(s.numel?).ok()?.checked_mul(itemsize)
+}
+
+/// Pickles `torch.save(..., _use_new_zipfile_serialization=False)` writes before the raw
+/// storage block: magic number, protocol version, sys_info, the data, the storage keys.
+const LEGACY_PICKLES: usize = 5;
+
+/// Mismatched records reported per legacy file; the walk stops at the next one.
+const MAX_LEGACY_SHAPES: usize = 16;
+
+/// Issue 16, legacy (non-zip) PyTorch files: after the five pickles, `torch.load` reads one
+/// record per key of the fifth pickle's list, in that order: an 8-byte little-endian element
+/// count, then that many elements of the key's declared storage type. It sizes each storage
+/// from the declaration in the data pickle, so a record of another size, a block that ends
+/// early, bytes after the last record, or a key no persistent id declares is the shape of the
+/// heap-corruption exploits (a benign save writes the block exactly). `head` is
+/// [`Analysis::trailing_head`]; the rest of the block is read from `r` and skipped, never
+/// kept, so a hostile count costs at most the file's own length. Nothing is checked when the
+/// pickles themselves did not parse (that is already a finding) or when a storage type is
+/// unknown (its records cannot be sized).
+pub fn check_legacy_block(a: &Analysis, r: &mut dyn BufRead, max_storages: usize) -> Vec<Shape> {
+    let mut shapes = Vec::new();
+    if a.error.is_some() {
+        return shapes;
+    }
+    let start = a.pickles.get(LEGACY_PICKLES - 1).map(|p| p.end);
+    let keys = a
+        .string_list
+        .as_ref()
+        .filter(|l| l.pickle == LEGACY_PICKLES - 1);
+    let (Some(start), Some(keys), LEGACY_PICKLES) = (start, keys, a.pickles.len()) else {
+        shapes.push(Shape {
+            offset: a.pickles.last().map(|p| p.end).unwrap_or(0),
+            code: "legacy-layout",
+            message: format!(
+                "legacy PyTorch file holds {} pickle(s){}; torch.load reads five (magic number, protocol, sys_info, data, a list of storage keys) and then raw storage bytes",
+                a.pickles.len(),
+                if a.pickles.len() >= LEGACY_PICKLES {
+                    " and the fifth is no list of storage keys"
+                } else {
+                    ""
+                }
+            ),
+        });
+        return shapes;
+    };
+    if a.storages.len() >= max_storages {
+        // Storages past the cap were not recorded: a key could look undeclared.
+        return shapes;
+    }
+    // First declaration wins, as in `torch.load`'s `deserialized_objects`.
+    let mut declared = std::collections::HashMap::new();
+    for s in &a.storages {
+        declared.entry(s.key.as_str()).or_insert(s);
+    }
+    let mut block = Block {
+        head: &a.trailing_head,
+        r,
+        pos: start,
+    };
+    for key in &keys.items {
+        let at = block.pos;
+        let Some(storage) = declared.get(key.as_str()) else {
+            shapes.push(Shape {
+                offset: at,
+                code: "storage-missing",
+                message: format!(
+                    "the storage key list names `{key}`, which no persistent id of the data pickle declares; its record at offset {at} cannot be sized"
+                ),
+            });
+            return shapes;
+        };
+        let Some(itemsize) = storage
+            .type_name
+            .as_deref()
+            .and_then(torch_storage_itemsize)
+        else {
+            return shapes;
+        };
+        let type_name = storage.type_name.as_deref().unwrap_or("?");
+        let count = match block.read_u64() {
+            Ok(Some(n)) => n,
+            Ok(None) => {
+                shapes.push(truncated(key, at));
+                return shapes;
+            }
+            Err(_) => return shapes,
+        };
+        let numel = storage.numel.and_then(|n| u64::try_from(n).ok());
+        if numel != Some(count) {
+            if shapes.len() >= MAX_LEGACY_SHAPES {
+                return shapes;
+            }
+            shapes.push(Shape {
+                offset: at,
+                code: "storage-size-mismatch",
+                message: format!(
+                    "storage `{key}` is declared as {} element(s) of `{type_name}` but its record at offset {at} holds {count}",
+                    storage.numel.unwrap_or_default()
+                ),
+            });
+        }
+        let Some(bytes) = count.checked_mul(itemsize) else {
+            shapes.push(truncated(key, at));
+            return shapes;
+        };
+        match block.skip(bytes) {
+            Ok(n) if n == bytes => {}
+            Ok(_) => {
+                shapes.push(truncated(key, at));
+                return shapes;
+            }
+            Err(_) => return shapes,
+        }
+    }
+    let end = block.pos;
+    if let Ok(extra @ 1..) = block.skip(u64::MAX) {
+        shapes.push(Shape {
+            offset: end,
+            code: "storage-block-trailing",
+            message: format!(
+                "{extra} byte(s) follow the last storage record at offset {end}; torch.save writes none, and a loader that sizes storages differently reads them"
+            ),
+        });
+    }
+    shapes
+}
+
+fn truncated(key: &str, at: u64) -> Shape {
+    Shape {
+        offset: at,
+        code: "storage-block-truncated",
+        message: format!(
+            "the file ends inside the record of storage `{key}` at offset {at}: fewer bytes than its declared size"
+        ),
+    }
+}
+
+/// The storage block: the bytes the pickle reader already took, then the reader.
+struct Block<'a> {
+    head: &'a [u8],
+    r: &'a mut dyn BufRead,
+    pos: u64,
+}
+
+impl Block<'_> {
+    /// The next buffered bytes (empty at end of stream).
+    fn fill(&mut self) -> std::io::Result<&[u8]> {
+        if self.head.is_empty() {
+            self.r.fill_buf()
+        } else {
+            Ok(self.head)
+        }
+    }
+
+    fn consume(&mut self, n: usize) {
+        if self.head.is_empty() {
+            self.r.consume(n);
+        } else {
+            self.head = self.head.get(n..).unwrap_or_default();
+        }
+        self.pos = self.pos.saturating_add(n as u64);
+    }
+
+    /// An 8-byte little-endian count; `None` when the stream ends first.
+    fn read_u64(&mut self) -> std::io::Result<Option<u64>> {
+        let mut buf = [0u8; 8];
+        let mut have = 0;
+        while have < buf.len() {
+            let chunk = self.fill()?;
+            if chunk.is_empty() {
+                return Ok(None);
+            }
+            let n = chunk.len().min(buf.len() - have);
+            if let (Some(dst), Some(src)) = (buf.get_mut(have..have + n), chunk.get(..n)) {
+                dst.copy_from_slice(src);
+            }
+            self.consume(n);
+            have += n;
+        }
+        Ok(Some(u64::from_le_bytes(buf)))
+    }
+
+    /// Skip up to `n` bytes; returns how many there were.
+    fn skip(&mut self, n: u64) -> std::io::Result<u64> {
+        let mut done = 0u64;
+        while done < n {
+            let available = self.fill()?.len();
+            if available == 0 {
+                break;
+            }
+            let take = usize::try_from(n - done).map_or(available, |left| left.min(available));
+            self.consume(take);
+            done += take as u64;
+        }
+        Ok(done)
+    }
 }
 
 #[cfg(test)]

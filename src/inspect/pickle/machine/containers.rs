@@ -130,9 +130,12 @@ impl Machine<'_> {
                     let room = cap.saturating_sub(d.len());
                     d.extend(pairs(items, room));
                 }
-                Some(Node::Seq(s)) if !is_pairs => {
-                    let room = cap.saturating_sub(s.len());
-                    s.extend(items.into_iter().take(room));
+                Some(Node::Seq(_)) if !is_pairs => {
+                    self.extend_root_list(*id, &items);
+                    if let Some(Node::Seq(s)) = self.nodes.get_mut(*id) {
+                        let room = cap.saturating_sub(s.len());
+                        s.extend(items.into_iter().take(room));
+                    }
                 }
                 _ => {}
             },

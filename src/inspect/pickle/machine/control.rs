@@ -94,7 +94,7 @@ impl Machine<'_> {
     /// STOP: the result is the top value. Inside a joblib object array it ends the nested
     /// pickle instead, and the outer one goes on.
     pub(super) fn stop(&mut self, op: Op, at: u64) -> Result<Flow, Malformed> {
-        self.pop(at, op)?;
+        let result = self.pop(at, op)?;
         if let Some(saved) = self.nested.take() {
             // End of a joblib object array: back to the outer pickle, where the array
             // replaces its wrapper on the stack.
@@ -104,6 +104,7 @@ impl Machine<'_> {
             self.replace_top(Val::Other("joblib-array"));
             return Ok(Flow::Continue);
         }
+        self.result = Some(result);
         Ok(Flow::Stop)
     }
 }

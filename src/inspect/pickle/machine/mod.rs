@@ -85,6 +85,44 @@ enum Node {
     },
 }
 
+/// The first list a pickle builds and, while every item is a complete `str`, its strings.
+struct RootList {
+    id: usize,
+    strings: Option<Vec<String>>,
+    bytes: usize,
+}
+
+/// Bytes of strings a [`RootList`] keeps: storage keys are short decimal numbers, so this is
+/// room for far more keys than the storage cap, and a list that repeats one long memoized
+/// string cannot make the copies grow past it.
+const MAX_ROOT_LIST_BYTES: usize = 4 << 20;
+
+impl RootList {
+    /// Append `items`; the strings are dropped (`None`) once one is not a complete `str` or
+    /// past `max_items` items or [`MAX_ROOT_LIST_BYTES`].
+    fn extend(&mut self, items: &[Val], max_items: usize) {
+        let Some(strings) = &mut self.strings else {
+            return;
+        };
+        for v in items {
+            let Val::Str(t) = v else {
+                self.strings = None;
+                return;
+            };
+            self.bytes = self.bytes.saturating_add(t.value.len());
+            if !t.complete
+                || !t.is_str
+                || strings.len() >= max_items
+                || self.bytes > MAX_ROOT_LIST_BYTES
+            {
+                self.strings = None;
+                return;
+            }
+            strings.push(t.value.clone());
+        }
+    }
+}
+
 /// Saved outer machine while a joblib object array's nested pickle is read.
 struct Saved {
     stack: Vec<Val>,
@@ -110,6 +148,11 @@ struct Machine<'l> {
     /// A problem CPython would stop at but a scanner must read past (an unsupported PROTO):
     /// what follows can still be an import, and other loaders may not stop. Reported at the end.
     deferred: Option<Malformed>,
+    /// The first list this pickle builds, with its items while they are all complete strings:
+    /// a legacy PyTorch key list is one.
+    root_list: Option<RootList>,
+    /// The value STOP popped.
+    result: Option<Val>,
 }
 /// Read one pickle (up to and including its STOP) and record its imports in `out`.
 pub(super) fn run_pickle<R: BufRead>(
@@ -130,6 +173,8 @@ pub(super) fn run_pickle<R: BufRead>(
         proto: 0,
         nested: None,
         deferred: None,
+        root_list: None,
+        result: None,
     };
     let start = src.pos;
     let mut count: u64 = 0;
@@ -180,6 +225,13 @@ pub(super) fn run_pickle<R: BufRead>(
         Some(first) => Err(first),
         None => result,
     };
+    if result.is_ok()
+        && let (Some(Val::Node(id)), Some(root)) = (&m.result, m.root_list.take())
+        && *id == root.id
+        && let Some(items) = root.strings
+    {
+        out.string_list = Some(super::StringList { pickle, items });
+    }
     out.pickles.push(PickleInfo {
         offset: start,
         protocol: m.proto,
@@ -272,10 +324,33 @@ impl Machine<'_> {
     }
 
     fn seq(&mut self, mut items: Vec<Val>, op: Op) -> Val {
+        let first_list = self.root_list.is_none() && matches!(op, Op::EmptyList | Op::List);
+        let mut root = first_list.then(|| RootList {
+            id: 0,
+            strings: Some(Vec::new()),
+            bytes: 0,
+        });
+        if let Some(root) = &mut root {
+            root.extend(&items, self.limits.max_imports);
+        }
         items.truncate(self.limits.max_container_items);
         match self.new_node(Node::Seq(items)) {
-            Some(id) => Val::Node(id),
+            Some(id) => {
+                if let Some(mut root) = root {
+                    root.id = id;
+                    self.root_list = Some(root);
+                }
+                Val::Node(id)
+            }
             None => Val::Other(op.name()),
+        }
+    }
+
+    /// APPEND(S) into the pickle's first list: keep its strings (see `root_list`).
+    fn extend_root_list(&mut self, id: usize, items: &[Val]) {
+        let cap = self.limits.max_imports;
+        if let Some(root) = self.root_list.as_mut().filter(|r| r.id == id) {
+            root.extend(items, cap);
         }
     }
 

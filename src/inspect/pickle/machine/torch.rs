@@ -42,13 +42,7 @@ impl Machine<'_> {
         if tag.value != "storage" || out.storages.len() >= self.limits.max_imports {
             return opaque;
         }
-        let type_name = match ty {
-            Val::Global(i) => out.imports.get(*i).and_then(|imp| {
-                let (m, n) = (imp.module.as_deref()?, imp.name.as_deref()?);
-                Some(format!("{}.{n}", normalize_module(m)))
-            }),
-            _ => None,
-        };
+        let type_name = global_name(ty, out);
         let numel = match items.get(4) {
             Some(Val::Int(n)) => Some(*n),
             _ => None,
@@ -102,6 +96,11 @@ impl Machine<'_> {
             storage_offset,
             size: items.get(2).and_then(|v| self.ints(v)),
             stride: items.get(3).and_then(|v| self.ints(v)),
+            // `_rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad,
+            // backward_hooks, dtype, metadata=None)`.
+            dtype: (function == "_rebuild_tensor_v3")
+                .then(|| items.get(6).and_then(|v| global_name(v, out)))
+                .flatten(),
         };
         // Checked here, against the storages declared so far, so that only the views that do
         // not fit (bounded like imports) and the first few that do are kept in memory.
@@ -171,4 +170,14 @@ impl Machine<'_> {
             })
             .collect()
     }
+}
+
+/// `module.name` of a resolved global (module normalised), e.g. `torch.FloatStorage`.
+fn global_name(v: &Val, out: &Analysis) -> Option<String> {
+    let Val::Global(i) = v else {
+        return None;
+    };
+    let imp = out.imports.get(*i)?;
+    let (m, n) = (imp.module.as_deref()?, imp.name.as_deref()?);
+    Some(format!("{}.{n}", normalize_module(m)))
 }
