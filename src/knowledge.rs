@@ -1071,8 +1071,10 @@ const SAFE: &[(&str, &[&str])] = &[
 /// `scalar`; CPython `typing.Any` and `argparse.Namespace` (a plain attribute bag, pickled with
 /// training arguments); joblib 0.9-0.14 and the copy vendored as `sklearn.externals.joblib`
 /// (scikit-learn < 0.23), whose `numpy_pickle` module held `NDArrayWrapper`/`ZNDArrayWrapper`
-/// before `numpy_pickle_compat` existed. Every entry is a type or a rebuilder that only builds
-/// data; none runs code named by the pickle.
+/// before `numpy_pickle_compat` existed; CPython `pathlib` path classes (`PurePath.__reduce__` is
+/// `(cls, parts)`: building a path from strings touches no file; Lightning checkpoints store them
+/// in hyperparameters; their file methods stay dangerous through `DANGEROUS_METHODS`). Every entry
+/// is a type or a rebuilder that only builds data; none runs code named by the pickle.
 const SAFE_STANDARD: &[(&str, &[&str])] = &[
     ("builtins", &["long", "unicode", "unichr", "chr"]),
     (
@@ -1131,6 +1133,17 @@ const SAFE_STANDARD: &[(&str, &[&str])] = &[
     ("numpy._core._multiarray_umath", &["_reconstruct", "scalar"]),
     ("typing", &["Any"]),
     ("argparse", &["Namespace"]),
+    (
+        "pathlib",
+        &[
+            "Path",
+            "PosixPath",
+            "WindowsPath",
+            "PurePath",
+            "PurePosixPath",
+            "PureWindowsPath",
+        ],
+    ),
     (
         "joblib.numpy_pickle",
         &["NDArrayWrapper", "ZNDArrayWrapper"],
