@@ -18,11 +18,14 @@
 //! The byte source is a trait so the inspection stays free of HTTP; the engine implements it
 //! with range requests.
 
+use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::io::{self, BufRead, Read};
 
 use serde_json::{Value, json};
 
+use super::blocks::{self, Blocks};
+use super::read::Positioned;
 use super::{Ctx, FileScan, ScanConfig, formats};
 use crate::classify::{self, Format};
 use crate::model::facts::Fact;
@@ -87,10 +90,19 @@ pub struct Coverage {
     pub not_checked: Vec<&'static str>,
     /// Why the content is not covered, for a partial file.
     pub reason: Option<String>,
+    /// `headers`, or `full` for a streamed file whose positioned checks read ranges as well.
+    pub mode: &'static str,
+    /// Positioned checks (`hdf5`, `tflite`, `polyglot`) that ran to the end on byte ranges.
+    pub positioned: Vec<&'static str>,
+    /// Bytes and requests those checks cost (included in `bytes_read` and `requests`).
+    pub positioned_bytes: u64,
+    /// See `positioned_bytes`.
+    pub positioned_requests: u64,
 }
 
 impl Coverage {
-    fn new(level: Level) -> Coverage {
+    /// Header-mode coverage at `level`, nothing read yet.
+    pub fn new(level: Level) -> Coverage {
         Coverage {
             level,
             bytes_read: 0,
@@ -98,13 +110,36 @@ impl Coverage {
             unread: Vec::new(),
             not_checked: Vec::new(),
             reason: None,
+            mode: "headers",
+            positioned: Vec::new(),
+            positioned_bytes: 0,
+            positioned_requests: 0,
+        }
+    }
+
+    /// Adds what positioned reads over ranges did: the checks that finished, those a cap or a
+    /// failed request stopped (not checked; the file is then partial), and their cost.
+    pub fn add_positioned(&mut self, stats: &blocks::Stats) {
+        self.positioned.extend(&stats.checked);
+        self.positioned_bytes += stats.fetched;
+        self.positioned_requests += stats.requests;
+        if !stats.not_checked.is_empty() {
+            self.not_checked.extend(&stats.not_checked);
+            self.level = Level::Partial;
+            if let Some(f) = &stats.failure {
+                self.reason = Some(format!(
+                    "{} not checked: {}",
+                    stats.not_checked.join(", "),
+                    f.message
+                ));
+            }
         }
     }
 
     /// The `coverage` fact.
     pub fn to_fact(&self, size: u64) -> Value {
         let mut v = json!({
-            "mode": "headers",
+            "mode": self.mode,
             "level": self.level.as_str(),
             "bytes_read": self.bytes_read,
             "size": size,
@@ -118,6 +153,13 @@ impl Coverage {
         }
         if let Some(r) = &self.reason {
             v["reason"] = json!(r);
+        }
+        if !self.positioned.is_empty() || self.positioned_requests > 0 {
+            v["positioned"] = json!({
+                "checks": self.positioned,
+                "bytes": self.positioned_bytes,
+                "requests": self.positioned_requests,
+            });
         }
         v
     }
@@ -276,7 +318,17 @@ fn scan_cached(c: &mut Cached<'_>, rel: &str, size: u64, cfg: &ScanConfig) -> (F
         classify::Route::As(f) => f,
         classify::Route::JoblibZf => Format::Zlib,
     };
-    if size <= HEAD_BYTES || (format == Format::Text && size <= WHOLE_TEXT_BYTES) {
+    if size <= HEAD_BYTES {
+        // The head is the whole file: scanned from memory, positioned checks included.
+        let scan = super::scan_reader_at(&head[..], Positioned::Memory(&head), rel, size, cfg);
+        let level = if scan.sha256.is_some() {
+            Level::Complete
+        } else {
+            Level::Partial
+        };
+        return (scan, Coverage::new(level));
+    }
+    if format == Format::Text && size <= WHOLE_TEXT_BYTES {
         return whole(c, rel, size, cfg);
     }
     // Header mode never claims a value check it did not do.
@@ -291,6 +343,7 @@ fn scan_cached(c: &mut Cached<'_>, rel: &str, size: u64, cfg: &ScanConfig) -> (F
         Format::Safetensors => safetensors(&mut ctx, c, size, &mut cov),
         Format::Gguf => gguf(&mut ctx, c, size, &mut cov),
         Format::Zip => zip(&mut ctx, c, size, &mut cov),
+        Format::Hdf5 | Format::Tflite => random_access(&mut ctx, c, format, size, &mut cov),
         _ => {
             cov.level = Level::Partial;
             cov.unread.push("content".into());
@@ -370,7 +423,9 @@ fn safetensors(
     } else {
         len
     };
-    super::inspect_safetensors(ctx, &mut &bytes[..], size)?;
+    if let Some(end) = super::inspect_safetensors(ctx, &mut &bytes[..], size)? {
+        with_blocks(c, cov, |at| formats::record_polyglots(ctx, at, size, Some(end)))?;
+    }
     cov.unread.push("tensor-data".into());
     cov.not_checked.push("tensor-values");
     Ok(Format::Safetensors)
@@ -385,8 +440,56 @@ fn gguf(
 ) -> io::Result<Format> {
     let mut r = Lazy::new(c, true);
     let f = formats::inspect_gguf(ctx, &mut r, size);
+    with_blocks(c, cov, |at| formats::record_polyglots(ctx, at, size, None))?;
     cov.unread.push("tensor-data".into());
     Ok(f)
+}
+
+/// HDF5 and TFLite: the same inspectors as a local scan, reading small structures at any
+/// position through a block cache over range requests (under this file's caps).
+fn random_access(
+    ctx: &mut Ctx<'_>,
+    c: &mut Cached<'_>,
+    format: Format,
+    size: u64,
+    cov: &mut Coverage,
+) -> io::Result<Format> {
+    let format = with_blocks(c, cov, |at| -> io::Result<Format> {
+        Ok(match format {
+            Format::Tflite => formats::inspect_tflite(ctx, at, size)?,
+            _ => {
+                let (format, embedded) = formats::inspect_hdf5(ctx, at, size)?;
+                super::archive::inspect_embedded(ctx, "model_config", &embedded);
+                format
+            }
+        })
+    })?;
+    // Weights and buffers were not read; every structure the inspector follows was.
+    cov.unread.push("tensor-data".into());
+    Ok(format)
+}
+
+/// Runs `f` with positioned reads over this file's ranges (a block cache that shares the
+/// file's caps on bytes and requests), then adds what it cost and covered to the counters.
+fn with_blocks<T>(
+    c: &mut Cached<'_>,
+    cov: &mut Coverage,
+    f: impl FnOnce(Positioned<'_>) -> T,
+) -> T {
+    let max_bytes = BUDGET_BYTES.saturating_sub(c.held);
+    let max_requests = MAX_REQUESTS.saturating_sub(c.requests);
+    let mut blocks = Blocks::new(&mut *c.src, c.size, max_bytes, max_requests);
+    for (offset, bytes) in &c.pieces {
+        blocks.seed(*offset, bytes);
+    }
+    let cell = RefCell::new(blocks);
+    let out = f(Positioned::Source(&cell));
+    let stats = cell.into_inner().stats();
+    c.fetched += stats.fetched;
+    c.held += stats.fetched;
+    c.requests += stats.requests;
+    cov.add_positioned(&stats);
+    out
 }
 
 /// One central-directory record, as much as planning the reads needs.
@@ -708,7 +811,15 @@ mod tests {
         let (scan, cov) = scan_ranges(&mut m, "m.safetensors", size, &ScanConfig::default());
         assert_eq!(scan.format, Some(Format::Safetensors));
         assert_eq!(cov.level, Level::Structure);
-        assert!(cov.bytes_read <= HEAD_BYTES, "{}", cov.bytes_read);
+        // The header costs the first range; the polyglot probes (HDF5 at powers of two, the
+        // zip end record in the last 64 KiB) are the rest, a few blocks.
+        assert!(
+            cov.bytes_read - cov.positioned_bytes <= HEAD_BYTES,
+            "{}",
+            cov.bytes_read
+        );
+        assert_eq!(cov.positioned, vec!["polyglot"]);
+        assert!(cov.positioned_bytes <= 100 << 10, "{cov:?}");
         assert!(scan.sha256.is_none());
         assert!(scan.detections.is_empty(), "{:?}", scan.detections);
         assert!(cov.not_checked.contains(&"tensor-values"));
@@ -741,7 +852,9 @@ mod tests {
         let (scan, cov) = scan_ranges(&mut m, "m.gguf", size, &ScanConfig::default());
         assert_eq!(scan.format, Some(Format::Gguf));
         assert_eq!(cov.level, Level::Structure);
-        assert_eq!(cov.requests, 1, "{cov:?}");
+        assert_eq!(cov.requests - cov.positioned_requests, 1, "{cov:?}");
+        assert_eq!(cov.positioned, vec!["polyglot"]);
+        assert!(cov.positioned_requests <= 12, "{cov:?}");
         assert!(scan.detections.is_empty(), "{:?}", scan.detections);
     }
 
