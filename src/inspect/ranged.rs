@@ -875,6 +875,114 @@ mod tests {
         assert!(c.fetch(0, 1).is_err());
     }
 
+    fn padded(mut bytes: Vec<u8>, to: usize) -> Vec<u8> {
+        bytes.resize(to, 0);
+        bytes
+    }
+
+    fn rules(scan: &FileScan) -> Vec<&'static str> {
+        scan.detections.iter().map(|d| d.rule.code()).collect()
+    }
+
+    #[test]
+    fn hdf5_lambda_layer_is_found_from_ranges() {
+        use crate::inspect::hdf5::tests::{h5_file, string_attribute};
+        let config = r#"{"class_name": "Sequential", "config": {"layers": [{"class_name": "Lambda", "config": {"name": "evil", "function": ["4wEAAAAA", null, null], "function_type": "lambda"}}]}}"#;
+        let h5 = h5_file(0, &[string_attribute("model_config", config.as_bytes())]);
+        let bytes = padded(h5.clone(), 3 << 20);
+        let local = super::super::scan_reader_at(
+            &bytes[..],
+            Positioned::Memory(&bytes),
+            "model.h5",
+            bytes.len() as u64,
+            &ScanConfig::default(),
+        );
+        let mut m = Mem(bytes, 0);
+        let (scan, cov) = scan_ranges(&mut m, "model.h5", 3 << 20, &ScanConfig::default());
+        assert_eq!(scan.format, local.format);
+        assert_eq!(rules(&scan), rules(&local));
+        assert!(rules(&scan).contains(&"FMT003"), "{:?}", scan.detections);
+        assert_eq!(cov.level, Level::Structure, "{cov:?}");
+        assert_eq!(cov.positioned, vec!["hdf5"]);
+        assert!(cov.bytes_read < 200 << 10, "{cov:?}");
+    }
+
+    #[test]
+    fn tflite_flex_op_is_found_from_ranges() {
+        use crate::inspect::tflite::tests::{flex_options, model_with_operators, node_def};
+        let opts = flex_options("ReadFile", &node_def("steal", "ReadFile"));
+        let model = model_with_operators(
+            &[(3, None), (32, Some("FlexReadFile"))],
+            &[(0, None), (1, Some(&opts))],
+        );
+        let bytes = padded(model, 2 << 20);
+        let mut m = Mem(bytes, 0);
+        let (scan, cov) = scan_ranges(&mut m, "model.tflite", 2 << 20, &ScanConfig::default());
+        assert_eq!(scan.format, Some(Format::Tflite));
+        assert!(rules(&scan).contains(&"FMT006"), "{:?}", scan.detections);
+        assert_eq!(cov.level, Level::Structure, "{cov:?}");
+        assert_eq!(cov.positioned, vec!["tflite"]);
+    }
+
+    /// A source that serves the first `ok` requests, then fails.
+    struct Flaky(Vec<u8>, u64);
+
+    impl RangeSource for Flaky {
+        fn read_at(&mut self, offset: u64, len: u64) -> io::Result<Vec<u8>> {
+            if self.1 == 0 {
+                return Err(io::Error::other("connection reset"));
+            }
+            self.1 -= 1;
+            let a = usize::try_from(offset).unwrap().min(self.0.len());
+            let b = usize::try_from(offset + len).unwrap().min(self.0.len());
+            Ok(self.0[a..b].to_vec())
+        }
+    }
+
+    #[test]
+    fn a_failed_positioned_read_is_a_finding_and_partial_coverage() {
+        let header = br#"{"w":{"dtype":"F32","shape":[250000],"data_offsets":[0,1000000]}}"#;
+        let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+        bytes.extend_from_slice(header);
+        bytes.resize(bytes.len() + 1_000_000, 0);
+        let size = bytes.len() as u64;
+        // The head is served; every range after it (the polyglot probes) fails.
+        let mut m = Flaky(bytes, 1);
+        let (scan, cov) = scan_ranges(&mut m, "model.safetensors", size, &ScanConfig::default());
+        assert_eq!(cov.level, Level::Partial, "{cov:?}");
+        assert!(cov.not_checked.contains(&"polyglot"), "{cov:?}");
+        assert!(cov.reason.as_deref().unwrap_or("").contains("polyglot"));
+        let d: Vec<_> = scan
+            .detections
+            .iter()
+            .filter(|d| d.key == "positioned-reads:polyglot")
+            .collect();
+        assert_eq!(d.len(), 1, "{:?}", scan.detections);
+        assert_eq!(d[0].rule.code(), "SCAN001");
+    }
+
+    #[test]
+    fn a_pickle_after_safetensors_data_is_a_polyglot_from_ranges() {
+        let header = br#"{"w":{"dtype":"F32","shape":[100000],"data_offsets":[0,400000]}}"#;
+        let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+        bytes.extend_from_slice(header);
+        bytes.resize(bytes.len() + 400_000, 0);
+        let end = bytes.len() as u64;
+        bytes.extend(b"\x80\x02cos\nsystem\nq\x00X\x02\x00\x00\x00idq\x01\x85q\x02Rq\x03.");
+        let size = bytes.len() as u64;
+        let mut m = Mem(bytes, 0);
+        let (scan, cov) = scan_ranges(&mut m, "model.safetensors", size, &ScanConfig::default());
+        let poly: Vec<_> = scan
+            .detections
+            .iter()
+            .filter(|d| d.key == "polyglot:pickle")
+            .collect();
+        assert_eq!(poly.len(), 1, "{:?}", scan.detections);
+        assert_eq!(poly[0].location.offset, Some(end));
+        assert!(rules(&scan).contains(&"PKL001"), "{:?}", scan.detections);
+        assert_eq!(cov.positioned, vec!["polyglot"]);
+    }
+
     #[test]
     fn unknown_large_content_is_partial() {
         let bytes: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
