@@ -10,10 +10,21 @@
 //!   with their local headers, through the same zip walker and member inspectors; PyTorch tensor
 //!   storages (`<archive>/data/<key>`) are left unread, and their sizes still checked against the
 //!   pickle's declarations from the central directory;
+//!   (the central-directory records are decoded by the zip module's own decoder);
 //! - GGUF: the header, metadata and tensor-info table (read lazily, as far as the parser goes);
+//! - HDF5 and TFLite: the same inspectors as a local scan, reading the small structures they
+//!   follow through a block cache over range requests (`inspect::blocks`);
+//! - safetensors and GGUF also get the polyglot probes of a local scan (an HDF5 superblock at
+//!   0, 512, 1024, …, a zip end record in the last 64 KiB, a pickle after the declared data),
+//!   a few [`super::blocks::BLOCK`]-byte blocks each; a probe that a cap or a failed request
+//!   stops is listed under `not_checked` and is a finding; ONNX is not inspected from ranges,
+//!   so its polyglot probe is listed as not checked;
 //! - text (configs, code, cards, tokenizers) up to [`WHOLE_TEXT_BYTES`]: read whole, digest
-//!   computed;
+//!   computed; any file up to [`HEAD_BYTES`] is scanned whole from its first range;
 //! - anything else: the first bytes, for sniffing; its content is not covered.
+//!
+//! Positioned reads share the file's caps ([`BUDGET_BYTES`], [`MAX_REQUESTS`]) with the rest,
+//! and the `coverage` fact lists them under `positioned` (checks, bytes, requests).
 //!
 //! The byte source is a trait so the inspection stays free of HTTP; the engine implements it
 //! with range requests.
@@ -347,6 +358,10 @@ fn scan_cached(c: &mut Cached<'_>, rel: &str, size: u64, cfg: &ScanConfig) -> (F
         _ => {
             cov.level = Level::Partial;
             cov.unread.push("content".into());
+            if format == Format::Onnx {
+                // A local scan probes ONNX files for polyglots; this one did not.
+                cov.not_checked.push("polyglot");
+            }
             cov.reason = Some(format!(
                 "{} content is not inspected from ranges; scan without --remote headers to read it",
                 format.as_str()
@@ -515,7 +530,18 @@ fn zip(ctx: &mut Ctx<'_>, c: &mut Cached<'_>, size: u64, cov: &mut Coverage) -> 
             return Ok(Format::Zip);
         }
     };
-    let entries = parse_cd(&tail, base, limits.max_members);
+    // The zip module's own central-directory decoder; offsets shift by the bytes in front.
+    let entries: Vec<CdEntry> = super::zip::parse_central_directory(&tail, limits.max_members)
+        .into_iter()
+        .map(|e| CdEntry {
+            local: base.saturating_add(e.fields.local_offset),
+            csize: e.fields.csize,
+            usize: e.fields.usize,
+            flags: e.fields.flags,
+            name_extra: (e.fields.name_len + e.fields.extra_len) as u64,
+            name: e.name,
+        })
+        .collect();
     let torch = entries.iter().any(|e| e.name.ends_with("data.pkl"));
     let mut skipped = BTreeSet::new();
     let mut read = Vec::new();
@@ -656,75 +682,6 @@ fn central_directory(
         .get(cd_start, size - cd_start)
         .map_err(|e| e.to_string())?;
     Ok((cd_start, bytes, base))
-}
-
-/// Central-directory records from the start of `cd` (bounded by `max` records).
-fn parse_cd(cd: &[u8], base: u64, max: usize) -> Vec<CdEntry> {
-    let mut out = Vec::new();
-    let mut i = 0usize;
-    while out.len() < max && cd.get(i..i + 4) == Some(b"PK\x01\x02") {
-        let Some(h) = cd.get(i..i + 46) else { break };
-        let u16at = |k: usize| u16::from_le_bytes([h[k], h[k + 1]]);
-        let u32at = |k: usize| u32::from_le_bytes([h[k], h[k + 1], h[k + 2], h[k + 3]]);
-        let (n, e, cm) = (
-            usize::from(u16at(28)),
-            usize::from(u16at(30)),
-            usize::from(u16at(32)),
-        );
-        let Some(name) = cd.get(i + 46..i + 46 + n) else {
-            break;
-        };
-        let extra = cd.get(i + 46 + n..i + 46 + n + e).unwrap_or_default();
-        let (mut csize, mut usize_, mut local) = (
-            u64::from(u32at(20)),
-            u64::from(u32at(24)),
-            u64::from(u32at(42)),
-        );
-        if let Some(z) = zip64_extra(extra) {
-            let mut k = 0;
-            let mut next = || {
-                let v = z
-                    .get(k..k + 8)
-                    .and_then(|b| <[u8; 8]>::try_from(b).ok())
-                    .map(u64::from_le_bytes);
-                k += 8;
-                v
-            };
-            if u32at(24) == u32::MAX {
-                usize_ = next().unwrap_or(usize_);
-            }
-            if u32at(20) == u32::MAX {
-                csize = next().unwrap_or(csize);
-            }
-            if u32at(42) == u32::MAX {
-                local = next().unwrap_or(local);
-            }
-        }
-        out.push(CdEntry {
-            name: super::zip::display_name(name),
-            local: base.saturating_add(local),
-            csize,
-            usize: usize_,
-            flags: u16at(8),
-            name_extra: (n + e) as u64,
-        });
-        i += 46 + n + e + cm;
-    }
-    out
-}
-
-fn zip64_extra(extra: &[u8]) -> Option<&[u8]> {
-    let mut rest = extra;
-    while rest.len() >= 4 {
-        let id = u16::from_le_bytes([rest[0], rest[1]]);
-        let len = usize::from(u16::from_le_bytes([rest[2], rest[3]]));
-        let body = rest.get(4..4 + len)?;
-        if id == 1 {
-            return Some(body);
-        }
-        rest = rest.get(4 + len..)?;
-    }
-    None
 }
 
 /// Where a member's record ends: its local header (whose name and extra lengths may differ
