@@ -85,8 +85,11 @@ impl<'s> Blocks<'s> {
             let start = b.saturating_mul(BLOCK);
             let end = start.saturating_add(BLOCK).min(self.size);
             let (Some(a), Some(z)) = (
-                start.checked_sub(offset).and_then(|a| usize::try_from(a).ok()),
-                end.checked_sub(offset).and_then(|z| usize::try_from(z).ok()),
+                start
+                    .checked_sub(offset)
+                    .and_then(|a| usize::try_from(a).ok()),
+                end.checked_sub(offset)
+                    .and_then(|z| usize::try_from(z).ok()),
             ) else {
                 break;
             };
@@ -251,7 +254,10 @@ impl Seek for Cursor<'_, '_> {
             SeekFrom::Current(d) => self.pos.checked_add_signed(d),
         };
         self.pos = pos.ok_or_else(|| {
-            io::Error::new(io::ErrorKind::InvalidInput, "seek before the start or past u64")
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "seek before the start or past u64",
+            )
         })?;
         Ok(self.pos)
     }
@@ -362,7 +368,8 @@ mod tests {
         let expect = m.bytes.clone();
         let cell = RefCell::new(Blocks::new(&mut m, 100_000, 1 << 20, 100));
         // From offset 100 (not aligned): only whole blocks after it are kept.
-        cell.borrow_mut().seed(100, &expect[100..3 * BLOCK as usize + 10]);
+        cell.borrow_mut()
+            .seed(100, &expect[100..3 * BLOCK as usize + 10]);
         let mut r = cell.reopen("polyglot").unwrap();
         let mut buf = [0u8; 16];
         r.seek(SeekFrom::Start(BLOCK + 3)).unwrap();
@@ -384,7 +391,11 @@ mod tests {
         drop(r);
         assert_eq!(all.len(), 4 << 20);
         // 4 MiB in 16 KiB reads would be 256 requests; the window makes it a handful.
-        assert!(cell.borrow().stats().requests < 12, "{:?}", m.requests.len());
+        assert!(
+            cell.borrow().stats().requests < 12,
+            "{:?}",
+            m.requests.len()
+        );
     }
 
     #[test]

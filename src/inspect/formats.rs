@@ -296,7 +296,8 @@ fn check_positioned(ctx: &mut Ctx<'_>, at: Positioned<'_>, check: &'static str) 
         ),
         Location::default(),
     );
-    d.evidence.insert("problem".into(), json!("positioned-reads"));
+    d.evidence
+        .insert("problem".into(), json!("positioned-reads"));
     d.evidence.insert("check".into(), json!(check));
     d.evidence.insert("error".into(), json!(failure.message));
     true
@@ -335,7 +336,8 @@ pub fn inspect_keras_member(ctx: &mut Ctx<'_>, name: &str, bytes: &[u8]) -> Vec<
 /// FMT001 `polyglot`: the weight file's bytes also form an HDF5 file or a zip archive where
 /// their loaders look (what an embedded HDF5 model would do on load is reported too), or bytes
 /// after the declared data (`declared_end`) are a pickle, analysed as one. Positioned reads of
-/// small structures on the file again; a streamed (remote) scan has no file to reopen.
+/// small structures from `at` (the file on disk, a remote file's bytes in memory or its byte
+/// ranges); reads a cap or a failed request stopped are a finding (see `check_positioned`).
 pub fn record_polyglots(
     ctx: &mut Ctx<'_>,
     at: Positioned<'_>,

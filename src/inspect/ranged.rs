@@ -439,7 +439,9 @@ fn safetensors(
         len
     };
     if let Some(end) = super::inspect_safetensors(ctx, &mut &bytes[..], size)? {
-        with_blocks(c, cov, |at| formats::record_polyglots(ctx, at, size, Some(end)))?;
+        with_blocks(c, cov, |at| {
+            formats::record_polyglots(ctx, at, size, Some(end))
+        })?;
     }
     cov.unread.push("tensor-data".into());
     cov.not_checked.push("tensor-values");

@@ -1223,7 +1223,11 @@ fn remote_stalled_download_times_out() {
 // ---- issue 20: random-access formats and polyglots, remotely ----
 
 fn fixture_bytes(rel: &str) -> Vec<u8> {
-    std::fs::read(format!("{}/tests/fixtures/{rel}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    std::fs::read(format!(
+        "{}/tests/fixtures/{rel}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
 }
 
 /// Over `POSITIONED_MEMORY_BYTES` (16 MiB): a full scan streams it for the digest and reads its
@@ -1331,12 +1335,18 @@ fn issue_20_hdf5_tflite_and_polyglots_remotely_match_the_local_scan_in_both_mode
     let full_bytes = hub.state.lock().unwrap().cdn_bytes;
     // Streamed once, plus the positioned reads of the three large files.
     let extra = full_bytes - total;
-    assert!(extra < 3 << 20, "full mode fetched {extra} bytes besides the files");
+    assert!(
+        extra < 3 << 20,
+        "full mode fetched {extra} bytes besides the files"
+    );
     for path in ["big/model.h5", "big/model.tflite", "big/model.safetensors"] {
         let cov = &file(&full, path)["facts"]["coverage"];
         assert_eq!(cov["mode"], "full", "{path}: {cov:#}");
         assert_eq!(cov["level"], "complete", "{path}: {cov:#}");
-        assert!(cov["positioned"]["requests"].as_u64().unwrap() > 0, "{cov:#}");
+        assert!(
+            cov["positioned"]["requests"].as_u64().unwrap() > 0,
+            "{cov:#}"
+        );
     }
     // Small files are inspected from the streamed bytes: no range request, no coverage fact.
     assert!(file(&full, "small/model.h5")["facts"]["coverage"].is_null());
@@ -1358,12 +1368,18 @@ fn issue_20_hdf5_tflite_and_polyglots_remotely_match_the_local_scan_in_both_mode
     ] {
         let cov = &file(&headers, path)["facts"]["coverage"];
         assert_eq!(cov["level"], "structure", "{path}: {cov:#}");
-        assert_eq!(cov["positioned"]["checks"], json!([check]), "{path}: {cov:#}");
+        assert_eq!(
+            cov["positioned"]["checks"],
+            json!([check]),
+            "{path}: {cov:#}"
+        );
     }
     assert!(findings(&headers, "HUB003").is_empty(), "{headers:#}");
     if std::env::var_os("MODELGATE_TEST_MEASURE").is_some() {
         // A measurement on request (the report quotes it): fail with the numbers.
-        panic!("issue 20 bytes: files {total}, full {full_bytes} (+{extra}), headers {header_bytes}");
+        panic!(
+            "issue 20 bytes: files {total}, full {full_bytes} (+{extra}), headers {header_bytes}"
+        );
     }
 }
 

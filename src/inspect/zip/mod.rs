@@ -38,8 +38,8 @@ use std::io::BufRead;
 
 use super::problem::Problem;
 
-pub(in crate::inspect) use central::parse_central_directory;
 use central::CentralFields;
+pub(in crate::inspect) use central::parse_central_directory;
 pub(in crate::inspect) use member::{display_name, traversal_reason};
 pub use pytorch::{Layout, TorchLayout, classify_pytorch, torchscript_code};
 use source::{DynRead, Src};
