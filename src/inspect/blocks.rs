@@ -465,6 +465,36 @@ mod tests {
     }
 
     #[test]
+    fn an_inspector_on_a_stopped_source_reports_the_stop_not_a_malformed_file() {
+        use crate::inspect::read::Positioned;
+        use crate::inspect::{Ctx, ScanConfig, formats};
+        use crate::model::rules::RuleId;
+        let cfg = ScanConfig::default();
+        for (name, check) in [("model.tflite", "tflite"), ("model.h5", "hdf5")] {
+            let mut m = mem(1 << 20, Mode::Broken);
+            let cell = RefCell::new(Blocks::new(&mut m, 1 << 20, 1 << 20, 10));
+            let mut ctx = Ctx::at(&cfg, name, Positioned::None);
+            let at = Positioned::Source(&cell);
+            if check == "tflite" {
+                formats::inspect_tflite(&mut ctx, at, 1 << 20).unwrap();
+            } else {
+                formats::inspect_hdf5(&mut ctx, at, 1 << 20).unwrap();
+            }
+            let rules: Vec<RuleId> = ctx.detections.iter().map(|d| d.rule).collect();
+            assert_eq!(rules, vec![RuleId::UnreadableFile], "{:?}", ctx.detections);
+            assert_eq!(ctx.detections[0].key, format!("positioned-reads:{check}"));
+            assert_eq!(ctx.detections[0].evidence["check"], check);
+            // A second check on the same stopped source: refused, reported once more under
+            // its own name.
+            formats::record_polyglots(&mut ctx, at, 1 << 20, None).unwrap();
+            assert_eq!(ctx.detections.len(), 2, "{:?}", ctx.detections);
+            drop(ctx);
+            let s = cell.into_inner().stats();
+            assert_eq!(s.not_checked, vec![check, "polyglot"]);
+        }
+    }
+
+    #[test]
     fn reads_past_the_end_return_nothing_and_seeks_before_the_start_fail() {
         let mut m = mem(10, Mode::Honest);
         let cell = RefCell::new(Blocks::new(&mut m, 10, 1 << 20, 10));

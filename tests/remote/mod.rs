@@ -87,6 +87,8 @@ struct State {
     stall: bool,
     /// `resolve` redirects to itself forever.
     redirect_loop: bool,
+    /// The CDN ignores `Range` and sends whole files with 200.
+    ignore_range: bool,
 }
 
 struct MockHub {
@@ -259,6 +261,9 @@ fn serve(conn: TcpStream, host: &'static str, state: &Mutex<State>, api: &str, c
     let (path, query) = target.split_once('?').unwrap_or((&target, ""));
     let mut st = state.lock().unwrap();
     st.log.push((host, target.clone(), auth.is_some()));
+    if st.ignore_range {
+        range = None;
+    }
     if host == "cdn" {
         // /cdn/<kind>/<ns>/<name>/<file path>
         let parts: Vec<&str> = path.trim_start_matches("/cdn/").splitn(4, '/').collect();
@@ -1411,4 +1416,45 @@ fn issue_20_hdf5_in_safetensors_polyglot_is_denied_remotely() {
         assert_eq!(f[0]["action"], "deny");
         assert_eq!(f[0]["evidence"]["offset"], (1u64 << 20).to_string());
     }
+}
+
+#[test]
+fn issue_20_a_cdn_that_ignores_range_is_a_finding_not_a_hang_or_a_pass() {
+    let hub = MockHub::start();
+    let h5 = padded(fixture_bytes("hdf5/keras2_lambda.h5"), BIG);
+    hub.add(
+        "model",
+        "acme/norange",
+        MockRepo {
+            files: vec![plain("README.md", CARD), lfs("model.h5", h5)],
+            ..MockRepo::default()
+        },
+    );
+    hub.state.lock().unwrap().ignore_range = true;
+    let (code, r) = hub.scan_json(&format!("hf://acme/norange@{COMMIT}"), &[]);
+    assert_eq!(code, 1, "{r:#}");
+    // Streamed once for its digest (checked against the Hub's), but its structure could not be
+    // read: SCAN001 names the check, and the coverage fact says it was not done.
+    let f = file(&r, "model.h5");
+    assert_eq!(f["facts"]["hub"]["digest_source"], "computed");
+    assert!(findings(&r, "HUB001").is_empty(), "{r:#}");
+    let stop: Vec<_> = findings(&r, "SCAN001")
+        .into_iter()
+        .filter(|d| d["evidence"]["check"] == "hdf5")
+        .collect();
+    assert_eq!(stop.len(), 1, "{r:#}");
+    assert_eq!(stop[0]["action"], "deny");
+    assert_eq!(f["facts"]["coverage"]["level"], "partial", "{f:#}");
+    assert_eq!(
+        f["facts"]["coverage"]["not_checked"],
+        json!(["hdf5"]),
+        "{f:#}"
+    );
+    // The stream, the first block (a 200 is usable at offset 0), one refused range: no more.
+    let cdn = hub
+        .log()
+        .iter()
+        .filter(|(host, path, _)| *host == "cdn" && path.ends_with("/model.h5"))
+        .count();
+    assert_eq!(cdn, 3, "{:?}", hub.log());
 }
