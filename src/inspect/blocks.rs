@@ -16,7 +16,6 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::io::{self, Read, Seek, SeekFrom};
 
-use super::ranged::RangeSource;
 use super::read::{Failure, ReadSeek, Reopen};
 
 /// Cache block: reads are fetched in aligned blocks of this size (HDF5 and FlatBuffer
@@ -25,6 +24,12 @@ use super::read::{Failure, ReadSeek, Reopen};
 pub const BLOCK: u64 = 4 << 10;
 /// Most bytes fetched with one request (a sequential read's window grows to this).
 pub const MAX_RUN: u64 = 1 << 20;
+
+/// Reads byte ranges of one file (a remote file over HTTP `Range`, or a test's buffer).
+pub trait RangeSource {
+    /// The bytes `[offset, offset + len)`; fewer only where the file ends.
+    fn read_at(&mut self, offset: u64, len: u64) -> io::Result<Vec<u8>>;
+}
 
 /// The byte ranges of one file of `size` bytes, cached in blocks, under caps.
 pub struct Blocks<'s> {

@@ -35,6 +35,7 @@ use std::io::{self, BufRead, Read};
 
 use serde_json::{Value, json};
 
+pub use super::blocks::RangeSource;
 use super::blocks::{self, Blocks};
 use super::read::Positioned;
 use super::{Ctx, FileScan, ScanConfig, formats};
@@ -56,12 +57,6 @@ pub const MAX_REQUESTS: u64 = 1000;
 const MERGE_GAP: u64 = 64 << 10;
 /// Largest range fetched by the lazy sequential reader in one request.
 const MAX_CHUNK: u64 = 8 << 20;
-
-/// Reads byte ranges of one file (a remote file over HTTP `Range`, or a test's buffer).
-pub trait RangeSource {
-    /// The bytes `[offset, offset + len)`; fewer only where the file ends.
-    fn read_at(&mut self, offset: u64, len: u64) -> io::Result<Vec<u8>>;
-}
 
 /// How much of a file a header-mode scan saw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
