@@ -10,7 +10,7 @@ corpus=$(pwd)/corpus
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-targets="safetensors pickle zip tar compress numpy gguf onnx tf hdf5 keras tflite lfs policy archive_member card notebook code automap sign_bundle hub_api"
+targets="safetensors pickle zip tar compress numpy gguf onnx tf hdf5 keras tflite lfs policy archive_member card notebook code automap sign_bundle hub_api ranged"
 for t in $targets; do
   mkdir -p "$corpus/$t"
   if [ -d "seeds/$t" ]; then cp -f seeds/"$t"/* "$corpus/$t/" 2>/dev/null || true; fi
@@ -30,6 +30,11 @@ cp -f "$root"/examples/*/config.json "$corpus/keras/" 2>/dev/null || true
 for p in "$root"/policies/*.toml "$root"/examples/policies/*.toml; do
   [ -f "$p" ] && cp -f "$p" "$corpus/policy/$(basename "$(dirname "$p")")-$(basename "$p")"
 done
+
+# Ranged: a byte that picks the name, a byte that picks an honest server, then the file.
+printf '\x03\x00' | cat - "$root"/tests/fixtures/hdf5/keras2_lambda.h5 > "$corpus/ranged/keras2_lambda.h5"
+printf '\x04\x00' | cat - "$root"/tests/fixtures/tflite/flex_readfile.tflite > "$corpus/ranged/flex_readfile.tflite"
+printf '\x00\x00' | cat - "$root"/examples/risky-model/pytorch_model.bin > "$corpus/ranged/pytorch_model.bin"
 
 # Model signatures made by the reference tool (key, certificate, shards, keyless).
 cp -f "$root"/tests/fixtures/signing/*.sig "$corpus/sign_bundle/"

@@ -5,7 +5,9 @@
 //! policy evaluation and report assembly follow.
 
 use crate::model::facts::{Fact, FactMap};
+use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -16,7 +18,9 @@ use super::{ScanError, Scanner, Stats, root, schedule};
 use crate::hub::api::TreeEntry;
 use crate::hub::client::Client;
 use crate::hub::{self, RemoteMode, Target};
+use crate::inspect::blocks::Blocks;
 use crate::inspect::ranged::{self, Coverage, Level, RangeSource};
+use crate::inspect::read::Positioned;
 use crate::inspect::{self, FileScan};
 use crate::model::finding::Detection;
 use crate::model::format::{Format, Kind};
@@ -24,6 +28,12 @@ use crate::model::report::{FileRecord, Report};
 use crate::model::rules::RuleId;
 use crate::progress::Progress;
 use crate::repository::{self, RepoOptions};
+
+/// A full-mode file up to this size is held in memory as it streams, so its positioned checks
+/// (HDF5, TFLite, the polyglot probes) read it there at no extra cost; a larger one reads those
+/// structures with range requests besides the stream (a few blocks of
+/// [`crate::inspect::blocks::BLOCK`] bytes per check, capped like header mode).
+pub const POSITIONED_MEMORY_BYTES: u64 = 16 << 20;
 
 /// One remote file's result: the scan, the git blob id of streamed non-LFS files, what header
 /// mode covered, and the total size a `Content-Range` stated.
@@ -151,14 +161,9 @@ impl Scanner {
         let size = entry.content_size();
         let Some(lfs) = entry.lfs.as_ref().filter(|_| size > ranged::HEAD_BYTES) else {
             let mut f = self.stream_one(client, target, commit, entry);
-            let mut cov = Coverage {
-                level: Level::Complete,
-                bytes_read: f.scan.size,
-                requests: 1,
-                unread: Vec::new(),
-                not_checked: Vec::new(),
-                reason: None,
-            };
+            let mut cov = Coverage::new(Level::Complete);
+            cov.bytes_read = f.scan.size;
+            cov.requests = 1;
             if f.scan.sha256.is_none() {
                 cov.level = Level::Partial;
                 cov.reason = Some("the file could not be read".into());
@@ -212,10 +217,60 @@ impl Scanner {
             };
         }
         match client.open_file(target, commit, entry) {
+            Ok(mut stream) if size <= POSITIONED_MEMORY_BYTES => {
+                // Held in memory as it streams: positioned checks read it there, for free.
+                let mut bytes = Vec::new();
+                let scan = match stream.read_to_end(&mut bytes) {
+                    Ok(_) => inspect::scan_reader_at(
+                        &bytes[..],
+                        Positioned::Memory(&bytes),
+                        &entry.path,
+                        size,
+                        &self.cfg,
+                    ),
+                    Err(e) => FileScan {
+                        detections: vec![inspect::unreadable(&entry.path, &e)],
+                        ..FileScan::default()
+                    },
+                };
+                Fetched {
+                    scan,
+                    blob: stream.git_blob(),
+                    ..Fetched::default()
+                }
+            }
             Ok(mut stream) => {
-                // An empty path: nothing on disk to reopen for positioned-read formats.
-                let scan =
-                    inspect::scan_reader(&mut stream, Path::new(""), &entry.path, size, &self.cfg);
+                // Streamed once for the digests; positioned checks read small structures with
+                // range requests under header mode's per-file caps, and the coverage fact says
+                // what they cost.
+                let mut src = HubRange {
+                    client,
+                    url: client.file_url(target, commit, entry),
+                    what: format!("file `{}`", entry.path),
+                    total: None,
+                };
+                let cell = RefCell::new(Blocks::new(
+                    &mut src,
+                    size,
+                    ranged::BUDGET_BYTES,
+                    ranged::MAX_REQUESTS,
+                ));
+                let mut scan = inspect::scan_reader_at(
+                    &mut stream,
+                    Positioned::Source(&cell),
+                    &entry.path,
+                    size,
+                    &self.cfg,
+                );
+                let stats = cell.into_inner().stats();
+                if stats.requests > 0 || !stats.not_checked.is_empty() {
+                    let mut cov = Coverage::new(Level::Complete);
+                    cov.mode = "full";
+                    cov.add_positioned(&stats);
+                    cov.bytes_read = stream.offset().saturating_add(stats.fetched);
+                    cov.requests = 1 + stats.requests;
+                    scan.facts.set_fact(Fact::Coverage, cov.to_fact(size));
+                }
                 Fetched {
                     scan,
                     blob: stream.git_blob(),

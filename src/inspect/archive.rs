@@ -636,7 +636,7 @@ mod tests {
         Ctx {
             cfg,
             rel: "model.pkl.gz",
-            path: std::path::Path::new("model.pkl.gz"),
+            positioned: super::read::Positioned::file(std::path::Path::new("model.pkl.gz")),
             facts: serde_json::Map::new(),
             detections: Vec::new(),
             tensors: None,

@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::problem::{Problem, ProblemKind};
+use super::read::{Positioned, ReadSeek};
 use super::{Ctx, gguf, hdf5, keras, onnx, package, polyglot, tf, tflite};
 use crate::classify::Format;
 use crate::model::finding::Location;
@@ -184,15 +185,28 @@ pub fn inspect_tf_file(
 }
 
 /// HDF5 (legacy Keras `.h5`): root attributes `model_config` / `training_config` checked for
-/// Lambda layers and custom objects (FMT003). Needs random access: the file is opened again and
-/// only small structures are read. Returns the serialized objects the Keras config embeds, for
-/// the caller to inspect as archive members.
-pub fn inspect_hdf5(ctx: &mut Ctx<'_>, size: u64) -> io::Result<(Format, Vec<keras::Embedded>)> {
-    if ctx.path.as_os_str().is_empty() {
+/// Lambda layers and custom objects (FMT003). Needs random access: the file is read again at
+/// positions from `at` (the file on disk, a remote file's bytes or byte ranges) and only small
+/// structures are read. Returns the serialized objects the Keras config embeds, for the caller
+/// to inspect as archive members.
+pub fn inspect_hdf5(
+    ctx: &mut Ctx<'_>,
+    at: Positioned<'_>,
+    size: u64,
+) -> io::Result<(Format, Vec<keras::Embedded>)> {
+    if at.is_none() {
         return Ok((streamed_only(ctx, Format::Hdf5), Vec::new()));
     }
-    let mut file = super::open_regular(ctx.path)?;
-    let (facts, problems) = hdf5::inspect(&mut file, size, &hdf5::Limits::from(&ctx.cfg.limits));
+    let Some(mut file) = reopen(ctx, at, "hdf5")? else {
+        return Ok((Format::Hdf5, Vec::new()));
+    };
+    let (facts, mut problems) =
+        hdf5::inspect(&mut file, size, &hdf5::Limits::from(&ctx.cfg.limits));
+    drop(file);
+    if check_positioned(ctx, at, "hdf5") {
+        // The parser saw a failed read as a truncated file: that is not what happened.
+        problems.retain(|p| matches!(p.kind, ProblemKind::Unsafe | ProblemKind::Exploit));
+    }
     let format = if facts.keras.is_some() {
         Format::Keras
     } else {
@@ -215,14 +229,21 @@ pub fn inspect_hdf5(ctx: &mut Ctx<'_>, size: u64) -> io::Result<(Format, Vec<ker
     Ok((format, embedded))
 }
 
-/// TFLite flatbuffer: version, operator codes, custom ops (FMT008). Random access, small reads.
-pub fn inspect_tflite(ctx: &mut Ctx<'_>, size: u64) -> io::Result<Format> {
-    if ctx.path.as_os_str().is_empty() {
+/// TFLite flatbuffer: version, operator codes, custom ops (FMT008). Random access, small reads
+/// at positions from `at`.
+pub fn inspect_tflite(ctx: &mut Ctx<'_>, at: Positioned<'_>, size: u64) -> io::Result<Format> {
+    if at.is_none() {
         return Ok(streamed_only(ctx, Format::Tflite));
     }
-    let mut file = super::open_regular(ctx.path)?;
-    let (facts, problems) =
+    let Some(mut file) = reopen(ctx, at, "tflite")? else {
+        return Ok(Format::Tflite);
+    };
+    let (facts, mut problems) =
         tflite::inspect(&mut file, size, &tflite::Limits::from(&ctx.cfg.limits));
+    drop(file);
+    if check_positioned(ctx, at, "tflite") {
+        problems.retain(|p| matches!(p.kind, ProblemKind::Unsafe | ProblemKind::Exploit));
+    }
     ctx.fact(Fact::Tflite, facts_of(&facts));
     // `Unsafe` problems are flex nodes running PyFunc or file ops: the TensorFlow rule.
     record_problems(
@@ -233,6 +254,53 @@ pub fn inspect_tflite(ctx: &mut Ctx<'_>, size: u64) -> io::Result<Format> {
         &[("too-many-operator-codes", "tflite_operator_codes")],
     );
     Ok(Format::Tflite)
+}
+
+/// A reader at offset 0 for `check`; `None` (with the finding recorded) when the source had
+/// already stopped serving reads.
+fn reopen<'a>(
+    ctx: &mut Ctx<'_>,
+    at: Positioned<'a>,
+    check: &'static str,
+) -> io::Result<Option<Box<dyn ReadSeek + 'a>>> {
+    match at.reopen(check) {
+        Ok(r) => Ok(Some(r)),
+        Err(_) if check_positioned(ctx, at, check) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// After (or instead of) a positioned check: when the source stopped serving reads (a per-file
+/// cap on remote range reads, a failed or refused range request), a finding that says this
+/// check did not finish: SCAN004 for a cap, SCAN001 otherwise. Never a silent pass. Returns
+/// whether reads had stopped.
+fn check_positioned(ctx: &mut Ctx<'_>, at: Positioned<'_>, check: &'static str) -> bool {
+    let Some(failure) = at.failure() else {
+        return false;
+    };
+    let key = format!("positioned-reads:{check}");
+    if ctx.detections.iter().any(|d| d.key == key) {
+        return true;
+    }
+    let rule = if failure.limit {
+        RuleId::LimitExceeded
+    } else {
+        RuleId::UnreadableFile
+    };
+    let d = ctx.detect(
+        rule,
+        key,
+        format!(
+            "the {check} check of this file did not finish: {}",
+            failure.message
+        ),
+        Location::default(),
+    );
+    d.evidence
+        .insert("problem".into(), json!("positioned-reads"));
+    d.evidence.insert("check".into(), json!(check));
+    d.evidence.insert("error".into(), json!(failure.message));
+    true
 }
 
 /// Keras v3 archive members: `config.json` (layers) and `metadata.json` (version). Returns the
@@ -268,13 +336,24 @@ pub fn inspect_keras_member(ctx: &mut Ctx<'_>, name: &str, bytes: &[u8]) -> Vec<
 /// FMT001 `polyglot`: the weight file's bytes also form an HDF5 file or a zip archive where
 /// their loaders look (what an embedded HDF5 model would do on load is reported too), or bytes
 /// after the declared data (`declared_end`) are a pickle, analysed as one. Positioned reads of
-/// small structures on the file again; a streamed (remote) scan has no file to reopen.
-pub fn record_polyglots(ctx: &mut Ctx<'_>, size: u64, declared_end: Option<u64>) -> io::Result<()> {
-    if ctx.path.as_os_str().is_empty() {
+/// small structures from `at` (the file on disk, a remote file's bytes in memory or its byte
+/// ranges); reads a cap or a failed request stopped are a finding (see `check_positioned`).
+pub fn record_polyglots(
+    ctx: &mut Ctx<'_>,
+    at: Positioned<'_>,
+    size: u64,
+    declared_end: Option<u64>,
+) -> io::Result<()> {
+    if at.is_none() {
         return Ok(());
     }
-    let mut file = super::open_regular(ctx.path)?;
+    let Some(mut file) = reopen(ctx, at, "polyglot")? else {
+        return Ok(());
+    };
     let problems = polyglot::check(&mut file, size, &hdf5::Limits::from(&ctx.cfg.limits));
+    if check_positioned(ctx, at, "polyglot") {
+        return Ok(());
+    }
     for p in &problems {
         if p.code != "polyglot" {
             continue;
@@ -308,7 +387,11 @@ pub fn record_polyglots(ctx: &mut Ctx<'_>, size: u64, declared_end: Option<u64>)
     use std::io::{Seek, SeekFrom};
     file.seek(SeekFrom::Start(end))?;
     let mut tail = io::BufReader::new(io::Read::take(file, size - end));
-    let (head, mut replay) = super::read::peek(&mut tail, 4096)?;
+    let (head, mut replay) = match super::read::peek(&mut tail, 4096) {
+        Ok(p) => p,
+        Err(_) if check_positioned(ctx, at, "polyglot") => return Ok(()),
+        Err(e) => return Err(e),
+    };
     if !super::pickle::looks_like_pickle(&head) {
         return Ok(());
     }
@@ -326,7 +409,10 @@ pub fn record_polyglots(ctx: &mut Ctx<'_>, size: u64, declared_end: Option<u64>)
         ("offset".to_string(), json!(end.to_string())),
     ]);
     let member = format!("@{end}");
-    super::inspect_pickle_stream(ctx, &mut replay, Some(&member))
+    match super::inspect_pickle_stream(ctx, &mut replay, Some(&member)) {
+        Err(_) if check_positioned(ctx, at, "polyglot") => Ok(()),
+        r => r,
+    }
 }
 
 /// MLflow `MLmodel`: the config checks (tags, `_target_`), its flavors and model files as facts,

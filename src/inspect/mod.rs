@@ -7,6 +7,7 @@
 //! execute anything.
 
 pub mod archive;
+pub mod blocks;
 pub mod compress;
 pub mod config;
 pub mod formats;
@@ -97,8 +98,8 @@ pub struct Ctx<'a> {
     pub cfg: &'a ScanConfig,
     /// The file's relative path.
     pub rel: &'a str,
-    /// The file on disk (for the few formats that need random access to small structures).
-    pub path: &'a Path,
+    /// Where the few formats that need random access to small structures read the file again.
+    pub positioned: read::Positioned<'a>,
     /// Facts so far.
     pub facts: Map<String, Value>,
     /// Detections so far.
@@ -115,12 +116,18 @@ pub struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
-    /// A context for the file `rel` (at `path` on disk) with nothing recorded yet.
+    /// A context for the file `rel` (at `path` on disk; an empty path: nowhere to read it again)
+    /// with nothing recorded yet.
     pub fn new(cfg: &'a ScanConfig, rel: &'a str, path: &'a Path) -> Self {
+        Self::at(cfg, rel, read::Positioned::file(path))
+    }
+
+    /// A context for the file `rel`, read again at positions from `positioned`.
+    pub fn at(cfg: &'a ScanConfig, rel: &'a str, positioned: read::Positioned<'a>) -> Self {
         Ctx {
             cfg,
             rel,
-            path,
+            positioned,
             facts: Map::new(),
             detections: Vec::new(),
             tensors: None,
@@ -183,7 +190,7 @@ fn open_no_follow(path: &Path) -> io::Result<File> {
 }
 
 /// SCAN001 for a file that could not be opened or read.
-fn unreadable(rel: &str, e: &dyn std::fmt::Display) -> Detection {
+pub(crate) fn unreadable(rel: &str, e: &dyn std::fmt::Display) -> Detection {
     Detection::new(
         RuleId::UnreadableFile,
         rel,
@@ -219,6 +226,18 @@ pub fn scan_reader<R: io::Read>(
     size: u64,
     cfg: &ScanConfig,
 ) -> FileScan {
+    scan_reader_at(input, read::Positioned::file(open), rel, size, cfg)
+}
+
+/// [`scan_reader`] with positioned reads from `positioned` (a remote file: its bytes in memory
+/// or its byte ranges) instead of a path to reopen.
+pub fn scan_reader_at<R: io::Read>(
+    input: R,
+    positioned: read::Positioned<'_>,
+    rel: &str,
+    size: u64,
+    cfg: &ScanConfig,
+) -> FileScan {
     let mut out = FileScan::default();
     if size > cfg.limits.max_file_bytes {
         out.size = size;
@@ -239,7 +258,7 @@ pub fn scan_reader<R: io::Read>(
     }
     let mut reader =
         read::HashingReader::new(input, read::block_for(size, cfg.block_size), cfg.sha512);
-    let mut ctx = Ctx::new(cfg, rel, open);
+    let mut ctx = Ctx::at(cfg, rel, positioned);
     let result = inspect_file(&mut ctx, &mut reader, size).and_then(|fk| {
         reader.drain()?;
         Ok(fk)
@@ -423,7 +442,8 @@ fn dispatch(
     Ok(match sniffed {
         Format::Safetensors => {
             if let Some(end) = inspect_safetensors(ctx, r, size)? {
-                formats::record_polyglots(ctx, size, Some(end))?;
+                let at = ctx.positioned;
+                formats::record_polyglots(ctx, at, size, Some(end))?;
             }
             Format::Safetensors
         }
@@ -442,7 +462,8 @@ fn dispatch(
         Format::Zip => archive::inspect_zip(ctx, r, size),
         Format::Gguf => {
             let format = formats::inspect_gguf(ctx, r, size);
-            formats::record_polyglots(ctx, size, None)?;
+            let at = ctx.positioned;
+            formats::record_polyglots(ctx, at, size, None)?;
             format
         }
         Format::SevenZip | Format::Rar => {
@@ -462,15 +483,20 @@ fn dispatch(
             sniffed
         }
         Format::Hdf5 => {
-            let (format, embedded) = formats::inspect_hdf5(ctx, size)?;
+            let at = ctx.positioned;
+            let (format, embedded) = formats::inspect_hdf5(ctx, at, size)?;
             archive::inspect_embedded(ctx, "model_config", &embedded);
             format
         }
-        Format::Tflite => formats::inspect_tflite(ctx, size)?,
+        Format::Tflite => {
+            let at = ctx.positioned;
+            formats::inspect_tflite(ctx, at, size)?
+        }
         Format::TfSavedmodel => formats::inspect_tf(ctx, r, size, true),
         Format::Onnx => {
             let format = formats::inspect_onnx(ctx, r, size);
-            formats::record_polyglots(ctx, size, None)?;
+            let at = ctx.positioned;
+            formats::record_polyglots(ctx, at, size, None)?;
             format
         }
         Format::TfGraph => formats::inspect_tf(ctx, r, size, false),

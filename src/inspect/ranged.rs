@@ -10,19 +10,34 @@
 //!   with their local headers, through the same zip walker and member inspectors; PyTorch tensor
 //!   storages (`<archive>/data/<key>`) are left unread, and their sizes still checked against the
 //!   pickle's declarations from the central directory;
+//!   (the central-directory records are decoded by the zip module's own decoder);
 //! - GGUF: the header, metadata and tensor-info table (read lazily, as far as the parser goes);
+//! - HDF5 and TFLite: the same inspectors as a local scan, reading the small structures they
+//!   follow through a block cache over range requests (`inspect::blocks`);
+//! - safetensors and GGUF also get the polyglot probes of a local scan (an HDF5 superblock at
+//!   0, 512, 1024, …, a zip end record in the last 64 KiB, a pickle after the declared data),
+//!   a few [`super::blocks::BLOCK`]-byte blocks each; a probe that a cap or a failed request
+//!   stops is listed under `not_checked` and is a finding; ONNX is not inspected from ranges,
+//!   so its polyglot probe is listed as not checked;
 //! - text (configs, code, cards, tokenizers) up to [`WHOLE_TEXT_BYTES`]: read whole, digest
-//!   computed;
+//!   computed; any file up to [`HEAD_BYTES`] is scanned whole from its first range;
 //! - anything else: the first bytes, for sniffing; its content is not covered.
+//!
+//! Positioned reads share the file's caps ([`BUDGET_BYTES`], [`MAX_REQUESTS`]) with the rest,
+//! and the `coverage` fact lists them under `positioned` (checks, bytes, requests).
 //!
 //! The byte source is a trait so the inspection stays free of HTTP; the engine implements it
 //! with range requests.
 
+use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::io::{self, BufRead, Read};
 
 use serde_json::{Value, json};
 
+pub use super::blocks::RangeSource;
+use super::blocks::{self, Blocks};
+use super::read::Positioned;
 use super::{Ctx, FileScan, ScanConfig, formats};
 use crate::classify::{self, Format};
 use crate::model::facts::Fact;
@@ -42,12 +57,6 @@ pub const MAX_REQUESTS: u64 = 1000;
 const MERGE_GAP: u64 = 64 << 10;
 /// Largest range fetched by the lazy sequential reader in one request.
 const MAX_CHUNK: u64 = 8 << 20;
-
-/// Reads byte ranges of one file (a remote file over HTTP `Range`, or a test's buffer).
-pub trait RangeSource {
-    /// The bytes `[offset, offset + len)`; fewer only where the file ends.
-    fn read_at(&mut self, offset: u64, len: u64) -> io::Result<Vec<u8>>;
-}
 
 /// How much of a file a header-mode scan saw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -87,10 +96,19 @@ pub struct Coverage {
     pub not_checked: Vec<&'static str>,
     /// Why the content is not covered, for a partial file.
     pub reason: Option<String>,
+    /// `headers`, or `full` for a streamed file whose positioned checks read ranges as well.
+    pub mode: &'static str,
+    /// Positioned checks (`hdf5`, `tflite`, `polyglot`) that ran to the end on byte ranges.
+    pub positioned: Vec<&'static str>,
+    /// Bytes and requests those checks cost (included in `bytes_read` and `requests`).
+    pub positioned_bytes: u64,
+    /// See `positioned_bytes`.
+    pub positioned_requests: u64,
 }
 
 impl Coverage {
-    fn new(level: Level) -> Coverage {
+    /// Header-mode coverage at `level`, nothing read yet.
+    pub fn new(level: Level) -> Coverage {
         Coverage {
             level,
             bytes_read: 0,
@@ -98,13 +116,36 @@ impl Coverage {
             unread: Vec::new(),
             not_checked: Vec::new(),
             reason: None,
+            mode: "headers",
+            positioned: Vec::new(),
+            positioned_bytes: 0,
+            positioned_requests: 0,
+        }
+    }
+
+    /// Adds what positioned reads over ranges did: the checks that finished, those a cap or a
+    /// failed request stopped (not checked; the file is then partial), and their cost.
+    pub fn add_positioned(&mut self, stats: &blocks::Stats) {
+        self.positioned.extend(&stats.checked);
+        self.positioned_bytes += stats.fetched;
+        self.positioned_requests += stats.requests;
+        if !stats.not_checked.is_empty() {
+            self.not_checked.extend(&stats.not_checked);
+            self.level = Level::Partial;
+            if let Some(f) = &stats.failure {
+                self.reason = Some(format!(
+                    "{} not checked: {}",
+                    stats.not_checked.join(", "),
+                    f.message
+                ));
+            }
         }
     }
 
     /// The `coverage` fact.
     pub fn to_fact(&self, size: u64) -> Value {
         let mut v = json!({
-            "mode": "headers",
+            "mode": self.mode,
             "level": self.level.as_str(),
             "bytes_read": self.bytes_read,
             "size": size,
@@ -118,6 +159,13 @@ impl Coverage {
         }
         if let Some(r) = &self.reason {
             v["reason"] = json!(r);
+        }
+        if !self.positioned.is_empty() || self.positioned_requests > 0 {
+            v["positioned"] = json!({
+                "checks": self.positioned,
+                "bytes": self.positioned_bytes,
+                "requests": self.positioned_requests,
+            });
         }
         v
     }
@@ -276,7 +324,17 @@ fn scan_cached(c: &mut Cached<'_>, rel: &str, size: u64, cfg: &ScanConfig) -> (F
         classify::Route::As(f) => f,
         classify::Route::JoblibZf => Format::Zlib,
     };
-    if size <= HEAD_BYTES || (format == Format::Text && size <= WHOLE_TEXT_BYTES) {
+    if size <= HEAD_BYTES {
+        // The head is the whole file: scanned from memory, positioned checks included.
+        let scan = super::scan_reader_at(&head[..], Positioned::Memory(&head), rel, size, cfg);
+        let level = if scan.sha256.is_some() {
+            Level::Complete
+        } else {
+            Level::Partial
+        };
+        return (scan, Coverage::new(level));
+    }
+    if format == Format::Text && size <= WHOLE_TEXT_BYTES {
         return whole(c, rel, size, cfg);
     }
     // Header mode never claims a value check it did not do.
@@ -291,9 +349,14 @@ fn scan_cached(c: &mut Cached<'_>, rel: &str, size: u64, cfg: &ScanConfig) -> (F
         Format::Safetensors => safetensors(&mut ctx, c, size, &mut cov),
         Format::Gguf => gguf(&mut ctx, c, size, &mut cov),
         Format::Zip => zip(&mut ctx, c, size, &mut cov),
+        Format::Hdf5 | Format::Tflite => random_access(&mut ctx, c, format, size, &mut cov),
         _ => {
             cov.level = Level::Partial;
             cov.unread.push("content".into());
+            if format == Format::Onnx {
+                // A local scan probes ONNX files for polyglots; this one did not.
+                cov.not_checked.push("polyglot");
+            }
             cov.reason = Some(format!(
                 "{} content is not inspected from ranges; scan without --remote headers to read it",
                 format.as_str()
@@ -370,7 +433,11 @@ fn safetensors(
     } else {
         len
     };
-    super::inspect_safetensors(ctx, &mut &bytes[..], size)?;
+    if let Some(end) = super::inspect_safetensors(ctx, &mut &bytes[..], size)? {
+        with_blocks(c, cov, |at| {
+            formats::record_polyglots(ctx, at, size, Some(end))
+        })?;
+    }
     cov.unread.push("tensor-data".into());
     cov.not_checked.push("tensor-values");
     Ok(Format::Safetensors)
@@ -385,8 +452,56 @@ fn gguf(
 ) -> io::Result<Format> {
     let mut r = Lazy::new(c, true);
     let f = formats::inspect_gguf(ctx, &mut r, size);
+    with_blocks(c, cov, |at| formats::record_polyglots(ctx, at, size, None))?;
     cov.unread.push("tensor-data".into());
     Ok(f)
+}
+
+/// HDF5 and TFLite: the same inspectors as a local scan, reading small structures at any
+/// position through a block cache over range requests (under this file's caps).
+fn random_access(
+    ctx: &mut Ctx<'_>,
+    c: &mut Cached<'_>,
+    format: Format,
+    size: u64,
+    cov: &mut Coverage,
+) -> io::Result<Format> {
+    let format = with_blocks(c, cov, |at| -> io::Result<Format> {
+        Ok(match format {
+            Format::Tflite => formats::inspect_tflite(ctx, at, size)?,
+            _ => {
+                let (format, embedded) = formats::inspect_hdf5(ctx, at, size)?;
+                super::archive::inspect_embedded(ctx, "model_config", &embedded);
+                format
+            }
+        })
+    })?;
+    // Weights and buffers were not read; every structure the inspector follows was.
+    cov.unread.push("tensor-data".into());
+    Ok(format)
+}
+
+/// Runs `f` with positioned reads over this file's ranges (a block cache that shares the
+/// file's caps on bytes and requests), then adds what it cost and covered to the counters.
+fn with_blocks<T>(
+    c: &mut Cached<'_>,
+    cov: &mut Coverage,
+    f: impl FnOnce(Positioned<'_>) -> T,
+) -> T {
+    let max_bytes = BUDGET_BYTES.saturating_sub(c.held);
+    let max_requests = MAX_REQUESTS.saturating_sub(c.requests);
+    let mut blocks = Blocks::new(&mut *c.src, c.size, max_bytes, max_requests);
+    for (offset, bytes) in &c.pieces {
+        blocks.seed(*offset, bytes);
+    }
+    let cell = RefCell::new(blocks);
+    let out = f(Positioned::Source(&cell));
+    let stats = cell.into_inner().stats();
+    c.fetched += stats.fetched;
+    c.held += stats.fetched;
+    c.requests += stats.requests;
+    cov.add_positioned(&stats);
+    out
 }
 
 /// One central-directory record, as much as planning the reads needs.
@@ -412,7 +527,18 @@ fn zip(ctx: &mut Ctx<'_>, c: &mut Cached<'_>, size: u64, cov: &mut Coverage) -> 
             return Ok(Format::Zip);
         }
     };
-    let entries = parse_cd(&tail, base, limits.max_members);
+    // The zip module's own central-directory decoder; offsets shift by the bytes in front.
+    let entries: Vec<CdEntry> = super::zip::parse_central_directory(&tail, limits.max_members)
+        .into_iter()
+        .map(|e| CdEntry {
+            local: base.saturating_add(e.fields.local_offset),
+            csize: e.fields.csize,
+            usize: e.fields.usize,
+            flags: e.fields.flags,
+            name_extra: (e.fields.name_len + e.fields.extra_len) as u64,
+            name: e.name,
+        })
+        .collect();
     let torch = entries.iter().any(|e| e.name.ends_with("data.pkl"));
     let mut skipped = BTreeSet::new();
     let mut read = Vec::new();
@@ -555,75 +681,6 @@ fn central_directory(
     Ok((cd_start, bytes, base))
 }
 
-/// Central-directory records from the start of `cd` (bounded by `max` records).
-fn parse_cd(cd: &[u8], base: u64, max: usize) -> Vec<CdEntry> {
-    let mut out = Vec::new();
-    let mut i = 0usize;
-    while out.len() < max && cd.get(i..i + 4) == Some(b"PK\x01\x02") {
-        let Some(h) = cd.get(i..i + 46) else { break };
-        let u16at = |k: usize| u16::from_le_bytes([h[k], h[k + 1]]);
-        let u32at = |k: usize| u32::from_le_bytes([h[k], h[k + 1], h[k + 2], h[k + 3]]);
-        let (n, e, cm) = (
-            usize::from(u16at(28)),
-            usize::from(u16at(30)),
-            usize::from(u16at(32)),
-        );
-        let Some(name) = cd.get(i + 46..i + 46 + n) else {
-            break;
-        };
-        let extra = cd.get(i + 46 + n..i + 46 + n + e).unwrap_or_default();
-        let (mut csize, mut usize_, mut local) = (
-            u64::from(u32at(20)),
-            u64::from(u32at(24)),
-            u64::from(u32at(42)),
-        );
-        if let Some(z) = zip64_extra(extra) {
-            let mut k = 0;
-            let mut next = || {
-                let v = z
-                    .get(k..k + 8)
-                    .and_then(|b| <[u8; 8]>::try_from(b).ok())
-                    .map(u64::from_le_bytes);
-                k += 8;
-                v
-            };
-            if u32at(24) == u32::MAX {
-                usize_ = next().unwrap_or(usize_);
-            }
-            if u32at(20) == u32::MAX {
-                csize = next().unwrap_or(csize);
-            }
-            if u32at(42) == u32::MAX {
-                local = next().unwrap_or(local);
-            }
-        }
-        out.push(CdEntry {
-            name: super::zip::display_name(name),
-            local: base.saturating_add(local),
-            csize,
-            usize: usize_,
-            flags: u16at(8),
-            name_extra: (n + e) as u64,
-        });
-        i += 46 + n + e + cm;
-    }
-    out
-}
-
-fn zip64_extra(extra: &[u8]) -> Option<&[u8]> {
-    let mut rest = extra;
-    while rest.len() >= 4 {
-        let id = u16::from_le_bytes([rest[0], rest[1]]);
-        let len = usize::from(u16::from_le_bytes([rest[2], rest[3]]));
-        let body = rest.get(4..4 + len)?;
-        if id == 1 {
-            return Some(body);
-        }
-        rest = rest.get(4 + len..)?;
-    }
-    None
-}
-
 /// Where a member's record ends: its local header (whose name and extra lengths may differ
 /// from the central directory's), its data, and a data descriptor when the flags say so.
 fn record_end(c: &mut Cached<'_>, e: &CdEntry) -> io::Result<u64> {
@@ -708,7 +765,15 @@ mod tests {
         let (scan, cov) = scan_ranges(&mut m, "m.safetensors", size, &ScanConfig::default());
         assert_eq!(scan.format, Some(Format::Safetensors));
         assert_eq!(cov.level, Level::Structure);
-        assert!(cov.bytes_read <= HEAD_BYTES, "{}", cov.bytes_read);
+        // The header costs the first range; the polyglot probes (HDF5 at powers of two, the
+        // zip end record in the last 64 KiB) are the rest, a few blocks.
+        assert!(
+            cov.bytes_read - cov.positioned_bytes <= HEAD_BYTES,
+            "{}",
+            cov.bytes_read
+        );
+        assert_eq!(cov.positioned, vec!["polyglot"]);
+        assert!(cov.positioned_bytes <= 100 << 10, "{cov:?}");
         assert!(scan.sha256.is_none());
         assert!(scan.detections.is_empty(), "{:?}", scan.detections);
         assert!(cov.not_checked.contains(&"tensor-values"));
@@ -741,7 +806,9 @@ mod tests {
         let (scan, cov) = scan_ranges(&mut m, "m.gguf", size, &ScanConfig::default());
         assert_eq!(scan.format, Some(Format::Gguf));
         assert_eq!(cov.level, Level::Structure);
-        assert_eq!(cov.requests, 1, "{cov:?}");
+        assert_eq!(cov.requests - cov.positioned_requests, 1, "{cov:?}");
+        assert_eq!(cov.positioned, vec!["polyglot"]);
+        assert!(cov.positioned_requests <= 12, "{cov:?}");
         assert!(scan.detections.is_empty(), "{:?}", scan.detections);
     }
 
@@ -760,6 +827,114 @@ mod tests {
             c.fetch(0, 1).unwrap();
         }
         assert!(c.fetch(0, 1).is_err());
+    }
+
+    fn padded(mut bytes: Vec<u8>, to: usize) -> Vec<u8> {
+        bytes.resize(to, 0);
+        bytes
+    }
+
+    fn rules(scan: &FileScan) -> Vec<&'static str> {
+        scan.detections.iter().map(|d| d.rule.code()).collect()
+    }
+
+    #[test]
+    fn hdf5_lambda_layer_is_found_from_ranges() {
+        use crate::inspect::hdf5::tests::{h5_file, string_attribute};
+        let config = r#"{"class_name": "Sequential", "config": {"layers": [{"class_name": "Lambda", "config": {"name": "evil", "function": ["4wEAAAAA", null, null], "function_type": "lambda"}}]}}"#;
+        let h5 = h5_file(0, &[string_attribute("model_config", config.as_bytes())]);
+        let bytes = padded(h5.clone(), 3 << 20);
+        let local = super::super::scan_reader_at(
+            &bytes[..],
+            Positioned::Memory(&bytes),
+            "model.h5",
+            bytes.len() as u64,
+            &ScanConfig::default(),
+        );
+        let mut m = Mem(bytes, 0);
+        let (scan, cov) = scan_ranges(&mut m, "model.h5", 3 << 20, &ScanConfig::default());
+        assert_eq!(scan.format, local.format);
+        assert_eq!(rules(&scan), rules(&local));
+        assert!(rules(&scan).contains(&"FMT003"), "{:?}", scan.detections);
+        assert_eq!(cov.level, Level::Structure, "{cov:?}");
+        assert_eq!(cov.positioned, vec!["hdf5"]);
+        assert!(cov.bytes_read < 200 << 10, "{cov:?}");
+    }
+
+    #[test]
+    fn tflite_flex_op_is_found_from_ranges() {
+        use crate::inspect::tflite::tests::{flex_options, model_with_operators, node_def};
+        let opts = flex_options("ReadFile", &node_def("steal", "ReadFile"));
+        let model = model_with_operators(
+            &[(3, None), (32, Some("FlexReadFile"))],
+            &[(0, None), (1, Some(&opts))],
+        );
+        let bytes = padded(model, 2 << 20);
+        let mut m = Mem(bytes, 0);
+        let (scan, cov) = scan_ranges(&mut m, "model.tflite", 2 << 20, &ScanConfig::default());
+        assert_eq!(scan.format, Some(Format::Tflite));
+        assert!(rules(&scan).contains(&"FMT006"), "{:?}", scan.detections);
+        assert_eq!(cov.level, Level::Structure, "{cov:?}");
+        assert_eq!(cov.positioned, vec!["tflite"]);
+    }
+
+    /// A source that serves the first `ok` requests, then fails.
+    struct Flaky(Vec<u8>, u64);
+
+    impl RangeSource for Flaky {
+        fn read_at(&mut self, offset: u64, len: u64) -> io::Result<Vec<u8>> {
+            if self.1 == 0 {
+                return Err(io::Error::other("connection reset"));
+            }
+            self.1 -= 1;
+            let a = usize::try_from(offset).unwrap().min(self.0.len());
+            let b = usize::try_from(offset + len).unwrap().min(self.0.len());
+            Ok(self.0[a..b].to_vec())
+        }
+    }
+
+    #[test]
+    fn a_failed_positioned_read_is_a_finding_and_partial_coverage() {
+        let header = br#"{"w":{"dtype":"F32","shape":[250000],"data_offsets":[0,1000000]}}"#;
+        let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+        bytes.extend_from_slice(header);
+        bytes.resize(bytes.len() + 1_000_000, 0);
+        let size = bytes.len() as u64;
+        // The head is served; every range after it (the polyglot probes) fails.
+        let mut m = Flaky(bytes, 1);
+        let (scan, cov) = scan_ranges(&mut m, "model.safetensors", size, &ScanConfig::default());
+        assert_eq!(cov.level, Level::Partial, "{cov:?}");
+        assert!(cov.not_checked.contains(&"polyglot"), "{cov:?}");
+        assert!(cov.reason.as_deref().unwrap_or("").contains("polyglot"));
+        let d: Vec<_> = scan
+            .detections
+            .iter()
+            .filter(|d| d.key == "positioned-reads:polyglot")
+            .collect();
+        assert_eq!(d.len(), 1, "{:?}", scan.detections);
+        assert_eq!(d[0].rule.code(), "SCAN001");
+    }
+
+    #[test]
+    fn a_pickle_after_safetensors_data_is_a_polyglot_from_ranges() {
+        let header = br#"{"w":{"dtype":"F32","shape":[100000],"data_offsets":[0,400000]}}"#;
+        let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+        bytes.extend_from_slice(header);
+        bytes.resize(bytes.len() + 400_000, 0);
+        let end = bytes.len() as u64;
+        bytes.extend(b"\x80\x02cos\nsystem\nq\x00X\x02\x00\x00\x00idq\x01\x85q\x02Rq\x03.");
+        let size = bytes.len() as u64;
+        let mut m = Mem(bytes, 0);
+        let (scan, cov) = scan_ranges(&mut m, "model.safetensors", size, &ScanConfig::default());
+        let poly: Vec<_> = scan
+            .detections
+            .iter()
+            .filter(|d| d.key == "polyglot:pickle")
+            .collect();
+        assert_eq!(poly.len(), 1, "{:?}", scan.detections);
+        assert_eq!(poly[0].location.offset, Some(end));
+        assert!(rules(&scan).contains(&"PKL001"), "{:?}", scan.detections);
+        assert_eq!(cov.positioned, vec!["polyglot"]);
     }
 
     #[test]

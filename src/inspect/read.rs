@@ -192,6 +192,79 @@ pub(crate) fn read_via_fill_buf<R: BufRead + ?Sized>(
     Ok(n)
 }
 
+/// A reader that can also seek: what the positioned-read formats (HDF5, TFLite, the polyglot
+/// probes) take.
+pub trait ReadSeek: Read + Seek {}
+
+impl<T: Read + Seek + ?Sized> ReadSeek for T {}
+
+/// A source of positioned reads other than a file or a buffer (the byte ranges of a remote file,
+/// `inspect::blocks`): it may stop serving reads at a cap, and says why.
+pub trait Reopen {
+    /// A reader at offset 0 for the check named `check` (`hdf5`, `tflite`, `polyglot`).
+    fn reopen(&self, check: &'static str) -> io::Result<Box<dyn ReadSeek + '_>>;
+    /// Why reads stopped (a per-file cap, a failed request), once they did; every later read
+    /// fails too, so a check after it never passes on bytes it did not see.
+    fn failure(&self) -> Option<Failure>;
+}
+
+/// Why a positioned source stopped serving reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// A cap on bytes or requests was reached (SCAN004), not a failed read (SCAN001).
+    pub limit: bool,
+    /// What happened.
+    pub message: String,
+}
+
+/// Where the positioned-read formats read a file again while its one sequential read goes on.
+#[derive(Clone, Copy, Default)]
+pub enum Positioned<'a> {
+    /// Nothing to read again: those formats say they were not inspected.
+    #[default]
+    None,
+    /// The file on disk (reopened, never following a symlink).
+    File(&'a std::path::Path),
+    /// The whole file, in memory (a small remote file, kept as it streamed past).
+    Memory(&'a [u8]),
+    /// Another source (byte ranges of a remote file).
+    Source(&'a dyn Reopen),
+}
+
+impl<'a> Positioned<'a> {
+    /// `File(path)`, or `None` for an empty path.
+    pub fn file(path: &'a std::path::Path) -> Self {
+        if path.as_os_str().is_empty() {
+            Positioned::None
+        } else {
+            Positioned::File(path)
+        }
+    }
+
+    /// Whether there is anything to read again.
+    pub fn is_none(&self) -> bool {
+        matches!(self, Positioned::None)
+    }
+
+    /// A reader at offset 0 for the check named `check`.
+    pub fn reopen(&self, check: &'static str) -> io::Result<Box<dyn ReadSeek + 'a>> {
+        match *self {
+            Positioned::None => Err(io::Error::other("nothing to read again")),
+            Positioned::File(p) => Ok(Box::new(super::open_regular(p)?)),
+            Positioned::Memory(b) => Ok(Box::new(io::Cursor::new(b))),
+            Positioned::Source(s) => s.reopen(check),
+        }
+    }
+
+    /// See [`Reopen::failure`].
+    pub fn failure(&self) -> Option<Failure> {
+        match self {
+            Positioned::Source(s) => s.failure(),
+            _ => None,
+        }
+    }
+}
+
 /// A positioned read that failed: the problem code (`offset-out-of-bounds` or `io-error`), a
 /// message naming the read, and the offset asked for. Each format wraps it in its own problem type.
 pub(crate) struct ReadAtError {

@@ -26,6 +26,7 @@
 //! one member (local header, bounded CRC-checked content, data descriptor); `pytorch` recognises
 //! model layouts from member names. This file holds the public types and [`walk`].
 
+mod central;
 #[cfg(test)]
 mod fixtures;
 mod member;
@@ -37,6 +38,8 @@ use std::io::BufRead;
 
 use super::problem::Problem;
 
+use central::CentralFields;
+pub(in crate::inspect) use central::parse_central_directory;
 pub(in crate::inspect) use member::{display_name, traversal_reason};
 pub use pytorch::{Layout, TorchLayout, classify_pytorch, torchscript_code};
 use source::{DynRead, Src};

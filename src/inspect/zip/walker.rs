@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::{self, BufRead};
 
 use super::member::{LocalRec, member_from_local};
-use super::source::{Le, Src, zip64_field};
+use super::source::{Le, Src};
 use super::*;
 
 /// Why the walk stopped early.
@@ -196,17 +196,9 @@ impl<'l> Walker<'l> {
         let h = src
             .read_array::<CENTRAL_HEADER_LEN>()?
             .ok_or(Halt::Truncated("central directory record"))?;
-        let flags = u16::from_le_bytes([h[8], h[9]]);
-        let method = u16::from_le_bytes([h[10], h[11]]);
-        let crc = u32::from_le_bytes([h[16], h[17], h[18], h[19]]);
-        let csize32 = u32::from_le_bytes([h[20], h[21], h[22], h[23]]);
-        let usize32 = u32::from_le_bytes([h[24], h[25], h[26], h[27]]);
-        let name_len = usize::from(u16::from_le_bytes([h[28], h[29]]));
-        let extra_len = usize::from(u16::from_le_bytes([h[30], h[31]]));
-        let comment_len = u64::from(u16::from_le_bytes([h[32], h[33]]));
-        let disk = u16::from_le_bytes([h[34], h[35]]);
-        let offset32 = u32::from_le_bytes([h[42], h[43], h[44], h[45]]);
-        let record_len = (CENTRAL_HEADER_LEN + name_len + extra_len) as u64 + comment_len;
+        let mut f = CentralFields::parse(&h);
+        let (name_len, extra_len, comment_len) = (f.name_len, f.extra_len, f.comment_len as u64);
+        let record_len = f.record_len();
         self.cd_bytes = self.cd_bytes.saturating_add(record_len);
         self.segment_records = self.segment_records.saturating_add(1);
         let raw_name = self.read_name(src, name_len, record_offset)?;
@@ -232,20 +224,17 @@ impl<'l> Walker<'l> {
             }
             return Ok(());
         }
-        let (mut csize, mut usize, mut local_offset) =
-            (u64::from(csize32), u64::from(usize32), u64::from(offset32));
-        if let Some(body) = zip64_field(&extra) {
-            let mut le = Le(body);
-            if usize32 == U32_MAX {
-                usize = le.u64().unwrap_or(usize);
-            }
-            if csize32 == U32_MAX {
-                csize = le.u64().unwrap_or(csize);
-            }
-            if offset32 == U32_MAX {
-                local_offset = le.u64().unwrap_or(local_offset);
-            }
-        }
+        f.apply_zip64(&extra);
+        let CentralFields {
+            flags,
+            method,
+            crc,
+            csize,
+            usize,
+            disk,
+            local_offset,
+            ..
+        } = f;
         let name = display_name(&raw_name);
         if disk != 0 && disk != U16_MAX {
             self.problem(
