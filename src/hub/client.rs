@@ -5,6 +5,11 @@
 //! targets (plain `http` only between loopback hosts, which is what the tests use), at most
 //! [`MAX_REDIRECTS`] hops, and the token is sent only to the endpoint's own origin, never to a
 //! CDN or another host a redirect names. The token never appears in a message.
+//!
+//! Trust roots: the built-in Mozilla roots (webpki-roots), or, for a mirror behind a private CA,
+//! the PEM bundle that `REQUESTS_CA_BUNDLE`, `CURL_CA_BUNDLE` or `SSL_CERT_FILE` names. Like
+//! requests (and OpenSSL for `SSL_CERT_FILE`), the bundle replaces the built-in roots; a bundle
+//! that cannot be read or parsed stops the scan, and verification is never turned off.
 
 use std::io::{self, Read};
 use std::time::Duration;
@@ -23,6 +28,12 @@ pub const MAX_JSON_BYTES: u64 = 32 << 20;
 pub const MAX_PAGES: usize = 10_000;
 /// Longest token accepted from a token file.
 const MAX_TOKEN_BYTES: u64 = 4096;
+/// Environment variables that name a PEM bundle of trust roots, in the order they are consulted
+/// (the first one set to a non-empty value wins): requests' own variable, the curl-compatible one
+/// requests also reads, and OpenSSL's.
+pub const CA_BUNDLE_VARS: [&str; 3] = ["REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "SSL_CERT_FILE"];
+/// Largest CA bundle read (Mozilla's full bundle is about 220 KB).
+pub const MAX_CA_BUNDLE_BYTES: u64 = 4 << 20;
 
 /// Failures of a remote scan that stop it (exit 2).
 #[derive(Debug, thiserror::Error)]
@@ -95,6 +106,28 @@ pub enum HubError {
     /// The tree holds more files than `max_files`.
     #[error("the repository lists more than {0} files (the max_files limit)")]
     TooManyFiles(u64),
+    /// The CA bundle an environment variable names cannot be used (never a reason to connect
+    /// without verification).
+    #[error("cannot use the CA bundle `{path}` named by {var}: {why}")]
+    CaBundle {
+        /// The variable that named it.
+        var: &'static str,
+        /// The path.
+        path: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// The TLS handshake failed: most often a server certificate the trust roots do not vouch
+    /// for. Not retried.
+    #[error("{what}: TLS handshake failed: {message}; {hint}")]
+    Tls {
+        /// What was being fetched.
+        what: String,
+        /// The TLS library's message.
+        message: String,
+        /// Which trust roots were used, and how to add a private CA.
+        hint: String,
+    },
 }
 
 /// How to reach the Hub.
@@ -112,6 +145,92 @@ pub struct ClientOptions {
     pub retries: u32,
     /// First back-off; doubled per attempt, capped at 10 s (a `Retry-After` in seconds wins).
     pub backoff: Duration,
+    /// Trust roots that replace the built-in ones (from [`CA_BUNDLE_VARS`]); `None`: the
+    /// built-in Mozilla roots.
+    pub ca_bundle: Option<CaBundle>,
+}
+
+/// Trust roots read from a PEM bundle.
+#[derive(Debug, Clone)]
+pub struct CaBundle {
+    /// The variable that named the bundle (for messages).
+    pub var: &'static str,
+    /// The bundle's path.
+    pub path: String,
+    /// The certificates, each checked to be a well-formed X.509 certificate.
+    pub roots: Vec<ureq::tls::Certificate<'static>>,
+}
+
+impl CaBundle {
+    /// The bundle the first of [`CA_BUNDLE_VARS`] set to a non-empty value names, read and
+    /// checked; `None` when none is set. An empty value counts as unset: an empty
+    /// `CURL_CA_BUNDLE` once turned verification off in requests, and here nothing does.
+    pub fn from_env() -> Result<Option<CaBundle>, HubError> {
+        for var in CA_BUNDLE_VARS {
+            if let Some(path) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+                return CaBundle::load(var, std::path::Path::new(&path)).map(Some);
+            }
+        }
+        Ok(None)
+    }
+
+    /// Reads the PEM bundle at `path` (at most [`MAX_CA_BUNDLE_BYTES`]). Every `CERTIFICATE`
+    /// block must be a well-formed X.509 certificate, and there must be at least one: the TLS
+    /// layer skips certificates it cannot use without a word, so a broken bundle is refused here
+    /// rather than found out as a baffling handshake failure. Other PEM blocks and the text
+    /// between blocks (bundles carry comments) are ignored.
+    pub fn load(var: &'static str, path: &std::path::Path) -> Result<CaBundle, HubError> {
+        let err = |why: String| HubError::CaBundle {
+            var,
+            path: path.display().to_string(),
+            why,
+        };
+        if path.is_dir() {
+            return Err(err(
+                "it is a directory; name one PEM file that holds the CA certificates".into(),
+            ));
+        }
+        let f = std::fs::File::open(path).map_err(|e| err(e.to_string()))?;
+        let mut bytes = Vec::new();
+        f.take(MAX_CA_BUNDLE_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| err(e.to_string()))?;
+        if bytes.len() as u64 > MAX_CA_BUNDLE_BYTES {
+            return Err(err(format!("larger than {MAX_CA_BUNDLE_BYTES} bytes")));
+        }
+        let roots = parse_ca_bundle(&bytes).map_err(err)?;
+        Ok(CaBundle {
+            var,
+            path: path.display().to_string(),
+            roots,
+        })
+    }
+}
+
+/// The certificates of a PEM bundle, each checked to parse as X.509.
+fn parse_ca_bundle(pem: &[u8]) -> Result<Vec<ureq::tls::Certificate<'static>>, String> {
+    use der::Decode;
+    let mut roots = Vec::new();
+    for item in ureq::tls::parse_pem(pem) {
+        let item = item.map_err(|e| format!("not a valid PEM file ({e})"))?;
+        let ureq::tls::PemItem::Certificate(cert) = item else {
+            continue;
+        };
+        if let Err(e) = x509_cert::Certificate::from_der(cert.der()) {
+            return Err(format!(
+                "certificate {} is not a valid X.509 certificate ({e})",
+                roots.len() + 1
+            ));
+        }
+        roots.push(cert);
+    }
+    if roots.is_empty() {
+        return Err(
+            "it holds no PEM certificate (`-----BEGIN CERTIFICATE-----`); a DER file converts with `openssl x509 -inform der`"
+                .into(),
+        );
+    }
+    Ok(roots)
 }
 
 impl ClientOptions {
@@ -155,6 +274,7 @@ impl ClientOptions {
             read_timeout: timeout.unwrap_or(Duration::from_secs(60)),
             retries: 4,
             backoff: Duration::from_millis(500),
+            ca_bundle: CaBundle::from_env()?,
         })
     }
 }
@@ -216,6 +336,8 @@ pub struct Client {
     token: Option<String>,
     retries: u32,
     backoff: Duration,
+    /// Which trust roots are in use and how to change them (for TLS failure messages).
+    tls_hint: String,
 }
 
 impl std::fmt::Debug for Client {
@@ -240,21 +362,40 @@ impl Client {
                 "plain http is allowed only on a loopback host; use https",
             ));
         }
-        let config = ureq::Agent::config_builder()
+        let mut config = ureq::Agent::config_builder()
             .max_redirects(0)
             .http_status_as_error(false)
             .timeout_connect(Some(opts.connect_timeout))
             .timeout_recv_response(Some(opts.read_timeout))
             .timeout_per_read(Some(opts.read_timeout))
-            .user_agent(format!("modelgate/{}", env!("CARGO_PKG_VERSION")))
-            .build();
+            .user_agent(format!("modelgate/{}", env!("CARGO_PKG_VERSION")));
+        let tls_hint = match &opts.ca_bundle {
+            Some(b) => {
+                config = config.tls_config(
+                    ureq::tls::TlsConfig::builder()
+                        .root_certs(ureq::tls::RootCerts::new_with_certs(&b.roots))
+                        .build(),
+                );
+                format!(
+                    "the trust roots are the {} certificate(s) of {}={} (they replace the built-in roots)",
+                    b.roots.len(),
+                    b.var,
+                    b.path
+                )
+            }
+            None => format!(
+                "the trust roots are the built-in Mozilla roots; for a server with a private CA, set {} to a PEM bundle that holds it",
+                CA_BUNDLE_VARS.join(" or ")
+            ),
+        };
         Ok(Client {
-            agent: config.into(),
+            agent: config.build().into(),
             base,
             origin,
             token: opts.token.clone(),
             retries: opts.retries,
             backoff: opts.backoff,
+            tls_hint,
         })
     }
 
@@ -522,9 +663,16 @@ impl Client {
             {
                 req = req.header("Authorization", format!("Bearer {t}"));
             }
-            let resp = req.call().map_err(|e| HubError::Transport {
-                what: what.to_string(),
-                message: e.to_string(),
+            let resp = req.call().map_err(|e| match tls_failure(&e) {
+                Some(message) if origin.https => HubError::Tls {
+                    what: what.to_string(),
+                    message,
+                    hint: self.tls_hint.clone(),
+                },
+                _ => HubError::Transport {
+                    what: what.to_string(),
+                    message: e.to_string(),
+                },
             })?;
             if !resp.status().is_redirection() {
                 return Ok(resp);
@@ -542,6 +690,19 @@ impl Client {
             current = next;
         }
         Err(refuse(format!("more than {MAX_REDIRECTS} redirects")))
+    }
+}
+
+/// The TLS library's message when `e` is a TLS failure (a certificate the roots do not vouch
+/// for, a handshake alert): rustls reports those as `InvalidData` I/O errors that carry its own
+/// error, and retrying them cannot help.
+fn tls_failure(e: &ureq::Error) -> Option<String> {
+    match e {
+        ureq::Error::Rustls(e) => Some(e.to_string()),
+        ureq::Error::Io(io) if io.kind() == io::ErrorKind::InvalidData => {
+            io.get_ref().map(|inner| inner.to_string())
+        }
+        _ => None,
     }
 }
 
@@ -752,6 +913,7 @@ mod tests {
             read_timeout: Duration::from_secs(1),
             retries: 0,
             backoff: Duration::ZERO,
+            ca_bundle: None,
         };
         assert!(matches!(Client::new(&bad), Err(HubError::Endpoint(..))));
     }
@@ -765,8 +927,74 @@ mod tests {
             read_timeout: Duration::from_secs(1),
             retries: 0,
             backoff: Duration::ZERO,
+            ca_bundle: None,
         })
         .unwrap();
         assert!(!format!("{c:?}").contains("hf_secret"));
+    }
+
+    const TEST_CA: &[u8] = include_bytes!("../../tests/fixtures/tls/ca.pem");
+
+    #[test]
+    fn ca_bundle_reads_every_certificate_and_skips_comments() {
+        let mut pem = b"# Issuer: test\n".to_vec();
+        pem.extend_from_slice(TEST_CA);
+        pem.extend_from_slice(b"\n# a second copy\n");
+        pem.extend_from_slice(TEST_CA);
+        assert_eq!(parse_ca_bundle(&pem).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn ca_bundle_without_a_certificate_is_refused() {
+        let why = parse_ca_bundle(b"just text\n").unwrap_err();
+        assert!(why.contains("no PEM certificate"), "{why}");
+        // A DER certificate is not PEM.
+        let der = ureq::tls::Certificate::from_pem(TEST_CA)
+            .unwrap()
+            .der()
+            .to_vec();
+        assert!(parse_ca_bundle(&der).is_err());
+    }
+
+    #[test]
+    fn ca_bundle_with_a_broken_certificate_is_refused() {
+        // Valid base64 of bytes that are not DER: the TLS layer would skip it without a word.
+        let pem = b"-----BEGIN CERTIFICATE-----\nAAECAwQFBgcICQ==\n-----END CERTIFICATE-----\n";
+        let mut bundle = TEST_CA.to_vec();
+        bundle.extend_from_slice(pem);
+        let why = parse_ca_bundle(&bundle).unwrap_err();
+        assert!(why.contains("certificate 2 is not a valid X.509"), "{why}");
+        // Base64 that does not decode.
+        let pem = b"-----BEGIN CERTIFICATE-----\n!!!!\n-----END CERTIFICATE-----\n";
+        assert!(
+            parse_ca_bundle(pem)
+                .unwrap_err()
+                .contains("not a valid PEM")
+        );
+    }
+
+    #[test]
+    fn ca_bundle_files_are_bounded_and_must_exist() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing.pem");
+        assert!(matches!(
+            CaBundle::load("SSL_CERT_FILE", &missing),
+            Err(HubError::CaBundle {
+                var: "SSL_CERT_FILE",
+                ..
+            })
+        ));
+        let err = CaBundle::load("SSL_CERT_FILE", dir.path()).unwrap_err();
+        assert!(err.to_string().contains("is a directory"), "{err}");
+        let big = dir.path().join("big.pem");
+        let mut bytes = TEST_CA.to_vec();
+        bytes.resize(usize::try_from(MAX_CA_BUNDLE_BYTES).unwrap() + 1, b'\n');
+        std::fs::write(&big, bytes).unwrap();
+        let err = CaBundle::load("REQUESTS_CA_BUNDLE", &big).unwrap_err();
+        assert!(err.to_string().contains("larger than"), "{err}");
+        let ok = dir.path().join("ca.pem");
+        std::fs::write(&ok, TEST_CA).unwrap();
+        let b = CaBundle::load("REQUESTS_CA_BUNDLE", &ok).unwrap();
+        assert_eq!(b.roots.len(), 1);
     }
 }

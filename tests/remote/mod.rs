@@ -89,11 +89,14 @@ struct State {
     redirect_loop: bool,
     /// The CDN ignores `Range` and sends whole files with 200.
     ignore_range: bool,
+    /// Where `resolve` redirects instead of the plain-http CDN (its TLS front).
+    cdn_base: Option<String>,
 }
 
 struct MockHub {
     state: Arc<Mutex<State>>,
     api: String,
+    cdn: String,
 }
 
 impl MockHub {
@@ -118,6 +121,7 @@ impl MockHub {
         MockHub {
             state,
             api: api_addr,
+            cdn: cdn_addr,
         }
     }
 
@@ -136,6 +140,18 @@ impl MockHub {
 
     /// `modelgate scan <target> --format json` against this hub; (exit code, stdout, stderr).
     fn scan(&self, target: &str, extra: &[&str], token: bool) -> (i32, String, String) {
+        self.scan_via(&self.api, target, extra, token, &[])
+    }
+
+    /// [`MockHub::scan`] with `HF_ENDPOINT=endpoint` (a TLS front) and extra variables.
+    fn scan_via(
+        &self,
+        endpoint: &str,
+        target: &str,
+        extra: &[&str],
+        token: bool,
+        env: &[(&str, String)],
+    ) -> (i32, String, String) {
         let home = tempfile::tempdir().unwrap();
         let mut cmd = modelgate();
         cmd.arg("scan")
@@ -143,7 +159,7 @@ impl MockHub {
             .args(["--format", "json", "--quiet"])
             .args(extra)
             .current_dir(home.path())
-            .env("HF_ENDPOINT", &self.api)
+            .env("HF_ENDPOINT", endpoint)
             .env("HF_HOME", home.path())
             .env_remove("HF_TOKEN")
             .env_remove("HF_HUB_OFFLINE");
@@ -153,8 +169,15 @@ impl MockHub {
             "HTTP_PROXY",
             "HTTPS_PROXY",
             "ALL_PROXY",
+            // Trust roots from the machine running the tests must not decide a test.
+            "REQUESTS_CA_BUNDLE",
+            "CURL_CA_BUNDLE",
+            "SSL_CERT_FILE",
         ] {
             cmd.env_remove(v);
+        }
+        for (k, v) in env {
+            cmd.env(k, v);
         }
         if token {
             cmd.env("HF_TOKEN", TOKEN);
@@ -393,6 +416,8 @@ fn serve(conn: TcpStream, host: &'static str, state: &Mutex<State>, api: &str, c
         if let [ns, name, "resolve", c, file @ ..] = segs.as_slice()
             && *c == COMMIT
         {
+            let base = state.lock().unwrap().cdn_base.clone();
+            let cdn = base.as_deref().unwrap_or(cdn);
             let loc = format!("{cdn}/cdn/{kind}/{ns}/{name}/{}", file.join("/"));
             return respond(&conn, "302 Found", &[("Location", loc)], b"");
         }
@@ -1082,6 +1107,9 @@ fn batch(hub: &MockHub, list: &str, extra: &[&str]) -> (i32, Vec<Value>) {
         .env("HF_HOME", dir.path())
         .env("HF_TOKEN", TOKEN)
         .env_remove("HF_HUB_OFFLINE")
+        .env_remove("REQUESTS_CA_BUNDLE")
+        .env_remove("CURL_CA_BUNDLE")
+        .env_remove("SSL_CERT_FILE")
         .output()
         .unwrap();
     let lines = String::from_utf8_lossy(&out.stdout)
@@ -1212,6 +1240,9 @@ fn remote_stalled_download_times_out() {
         .env("MODELGATE_HUB_TIMEOUT_MS", "300")
         .env_remove("HF_TOKEN")
         .env_remove("HF_HUB_OFFLINE")
+        .env_remove("REQUESTS_CA_BUNDLE")
+        .env_remove("CURL_CA_BUNDLE")
+        .env_remove("SSL_CERT_FILE")
         .output()
         .unwrap();
     assert!(
@@ -1457,4 +1488,212 @@ fn issue_20_a_cdn_that_ignores_range_is_a_finding_not_a_hang_or_a_pass() {
         .filter(|(host, path, _)| *host == "cdn" && path.ends_with("/model.h5"))
         .count();
     assert_eq!(cdn, 3, "{:?}", hub.log());
+}
+
+// ---- TLS: custom trust roots, and the https-to-http downgrade end to end ----
+
+fn tls_fixture(name: &str) -> String {
+    format!("{}/tests/fixtures/tls/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The server side of the TLS mock: the test-only certificate for 127.0.0.1, issued by the
+/// test CA in tests/fixtures/tls (see its README), with the ring provider ureq already uses.
+fn server_tls_config() -> Arc<rustls::ServerConfig> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let certs = CertificateDer::pem_file_iter(tls_fixture("server.pem"))
+        .unwrap()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    let key = PrivateKeyDer::from_pem_file(tls_fixture("server.key")).unwrap();
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(certs, key)
+    .unwrap();
+    Arc::new(config)
+}
+
+/// An https front on 127.0.0.1 for one of the mock's plain hosts (`http://127.0.0.1:P`): it
+/// terminates TLS, hands the request head to the host and relays its answer (the mock answers
+/// one GET per connection and closes). Returns the front's `https://` base URL.
+fn tls_front(backend: &str) -> String {
+    let backend = backend.trim_start_matches("http://").to_string();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("https://{}", listener.local_addr().unwrap());
+    let config = server_tls_config();
+    thread::spawn(move || {
+        for tcp in listener.incoming().flatten() {
+            let (config, backend) = (Arc::clone(&config), backend.clone());
+            // A handshake the client refuses ends here, before the host sees anything.
+            thread::spawn(move || relay_tls(tcp, config, &backend));
+        }
+    });
+    base
+}
+
+fn relay_tls(
+    tcp: TcpStream,
+    config: Arc<rustls::ServerConfig>,
+    backend: &str,
+) -> std::io::Result<()> {
+    use std::io::Read;
+    let conn = rustls::ServerConnection::new(config).map_err(std::io::Error::other)?;
+    let mut tls = rustls::StreamOwned::new(conn, tcp);
+    let mut head = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+        let n = tls.read(&mut buf)?;
+        if n == 0 {
+            return Ok(());
+        }
+        head.extend_from_slice(&buf[..n]);
+    }
+    let mut host = TcpStream::connect(backend)?;
+    host.write_all(&head)?;
+    let mut answer = Vec::new();
+    host.read_to_end(&mut answer)?;
+    tls.write_all(&answer)?;
+    tls.conn.send_close_notify();
+    tls.flush()
+}
+
+fn tls_hub(repo: &str) -> (MockHub, String) {
+    let hub = MockHub::start();
+    hub.add(
+        "model",
+        repo,
+        MockRepo {
+            files: clean_files(),
+            ..MockRepo::default()
+        },
+    );
+    let api = tls_front(&hub.api);
+    (hub, api)
+}
+
+#[test]
+fn remote_scan_over_tls_with_a_private_ca_bundle() {
+    let (hub, api) = tls_hub("acme/tls");
+    let cdn = tls_front(&hub.cdn);
+    hub.state.lock().unwrap().cdn_base = Some(cdn);
+    let bundle = [("REQUESTS_CA_BUNDLE", tls_fixture("ca.pem"))];
+    let target = format!("hf://acme/tls@{COMMIT}");
+    let (code, out, err) = hub.scan_via(&api, &target, &[], true, &bundle);
+    assert_eq!(code, 0, "{err}\n{out}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(r["repository"]["hub"]["endpoint"], api.as_str(), "{r:#}");
+    assert_eq!(r["repository"]["hub"]["commit"], COMMIT);
+    assert_eq!(r["files"].as_array().unwrap().len(), 3, "{r:#}");
+    assert!(findings(&r, "SCAN001").is_empty(), "{r:#}");
+    // Every file came from the CDN over TLS; the token went to the API origin only.
+    let log = hub.log();
+    assert_eq!(
+        log.iter().filter(|(h, ..)| *h == "cdn").count(),
+        3,
+        "{log:?}"
+    );
+    assert!(
+        log.iter().all(|(h, _, auth)| (*h == "api") == *auth),
+        "{log:?}"
+    );
+
+    // OpenSSL's variable works the same, here with header mode's range reads.
+    let bundle = [("SSL_CERT_FILE", tls_fixture("ca.pem"))];
+    let (code, out, err) = hub.scan_via(&api, &target, &["--remote", "headers"], true, &bundle);
+    assert_eq!(code, 0, "{err}\n{out}");
+}
+
+#[test]
+fn remote_tls_without_the_ca_bundle_is_a_certificate_error() {
+    let (hub, api) = tls_hub("acme/tls");
+    let started = std::time::Instant::now();
+    let (code, out, err) = hub.scan_via(&api, &format!("hf://acme/tls@{COMMIT}"), &[], true, &[]);
+    assert_eq!(code, 2, "{err}\n{out}");
+    assert!(err.contains("TLS handshake failed"), "{err}");
+    assert!(err.contains("certificate"), "{err}");
+    // The message says how to add a private CA, and never shows the token.
+    assert!(err.contains("REQUESTS_CA_BUNDLE"), "{err}");
+    assert!(!err.contains(TOKEN) && !out.contains(TOKEN));
+    // Not retried with back-off (a certificate does not get better), and nothing was sent.
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(hub.log().is_empty(), "{:?}", hub.log());
+}
+
+#[test]
+fn remote_tls_unusable_ca_bundle_is_a_tool_error() {
+    let (hub, api) = tls_hub("acme/tls");
+    let target = format!("hf://acme/tls@{COMMIT}");
+    let dir = tempfile::tempdir().unwrap();
+    let garbage = dir.path().join("garbage.pem");
+    std::fs::write(&garbage, "not a bundle\n").unwrap();
+    let missing = dir.path().join("missing.pem").display().to_string();
+    for (var, path, says) in [
+        ("REQUESTS_CA_BUNDLE", missing, "cannot use the CA bundle"),
+        (
+            "CURL_CA_BUNDLE",
+            garbage.display().to_string(),
+            "no PEM certificate",
+        ),
+        // A private key is not a trust root.
+        (
+            "SSL_CERT_FILE",
+            tls_fixture("server.key"),
+            "no PEM certificate",
+        ),
+    ] {
+        let (code, out, err) = hub.scan_via(&api, &target, &[], true, &[(var, path)]);
+        assert_eq!(code, 2, "{var}: {err}\n{out}");
+        assert!(err.contains(says) && err.contains(var), "{var}: {err}");
+    }
+    assert!(hub.log().is_empty(), "{:?}", hub.log());
+    // The first variable set wins: a good REQUESTS_CA_BUNDLE, a broken SSL_CERT_FILE.
+    let env = [
+        ("REQUESTS_CA_BUNDLE", tls_fixture("ca.pem")),
+        ("SSL_CERT_FILE", garbage.display().to_string()),
+    ];
+    let (code, _, err) = hub.scan_via(&api, &target, &[], true, &env);
+    // Resolves and lists over TLS; the downloads then hit the plain-http CDN and are refused.
+    assert_eq!(code, 1, "{err}");
+}
+
+#[test]
+fn remote_https_endpoint_redirecting_to_http_is_refused_and_the_token_stays() {
+    // The API is served over TLS, and `resolve` redirects to the plain-http CDN on another
+    // loopback port: a downgrade. Each download is refused (SCAN001, denied), and the http
+    // host never sees a request, so neither the token nor anything else travels in clear.
+    let (hub, api) = tls_hub("acme/tls");
+    let bundle = [("REQUESTS_CA_BUNDLE", tls_fixture("ca.pem"))];
+    let (code, out, err) =
+        hub.scan_via(&api, &format!("hf://acme/tls@{COMMIT}"), &[], true, &bundle);
+    assert_eq!(code, 1, "{err}\n{out}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    let refused = findings(&r, "SCAN001");
+    assert_eq!(refused.len(), 3, "{r:#}");
+    for f in &refused {
+        assert_eq!(f["action"], "deny", "{f:#}");
+        let m = f["message"].as_str().unwrap();
+        assert!(m.contains("https to http downgrade"), "{m}");
+    }
+    let log = hub.log();
+    assert!(log.iter().all(|(h, ..)| *h == "api"), "{log:?}");
+    assert_eq!(hub.state.lock().unwrap().cdn_bytes, 0);
+    assert!(!out.contains(TOKEN) && !err.contains(TOKEN));
+    // Header mode's range reads take the same path.
+    let (code, out, _) = hub.scan_via(
+        &api,
+        &format!("hf://acme/tls@{COMMIT}"),
+        &["--remote", "headers"],
+        true,
+        &bundle,
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(hub.log().iter().all(|(h, ..)| *h == "api"));
 }
