@@ -1,8 +1,9 @@
 //! Header mode's range planning and the bounded range reader: `inspect::ranged::scan_ranges`
 //! over an in-memory file (the first byte picks the name, so zip central directories, safetensors
-//! headers, GGUF, HDF5 and TFLite structures and the polyglot probes are all planned from
-//! ranges; the second picks how the "server" behaves), and `inspect::blocks::Blocks` reads at
-//! positions the input chooses, checked against the bytes.
+//! headers, GGUF, HDF5 and TFLite structures, ONNX protobuf walks (jumping over skipped
+//! payloads) and the polyglot probes are all planned from ranges; the second picks how the
+//! "server" behaves), and `inspect::blocks::Blocks` reads at positions the input chooses,
+//! checked against the bytes.
 #![no_main]
 
 use std::cell::RefCell;
@@ -14,13 +15,14 @@ use modelgate::inspect::blocks::Blocks;
 use modelgate::inspect::ranged::{RangeSource, scan_ranges};
 use modelgate::inspect::read::Reopen;
 
-const NAMES: [&str; 6] = [
+const NAMES: [&str; 7] = [
     "model.pt",
     "model.safetensors",
     "model.gguf",
     "model.h5",
     "model.tflite",
     "model.keras",
+    "model.onnx",
 ];
 
 /// A file in memory; `mode` 0 serves honestly, 1 sends short bodies, 2 ignores the range.

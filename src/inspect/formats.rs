@@ -131,6 +131,11 @@ pub fn inspect_gguf(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> Format
 pub fn inspect_onnx(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> Format {
     let limits = onnx::Limits::from(&ctx.cfg.limits);
     let (facts, problems) = onnx::inspect(r, size, &limits);
+    record_onnx(ctx, &facts, &problems)
+}
+
+/// The facts and findings of one ONNX walk (a full read or header mode's ranges).
+pub fn record_onnx(ctx: &mut Ctx<'_>, facts: &onnx::Facts, problems: &[Problem]) -> Format {
     let locations: Vec<&str> = facts
         .external_data
         .iter()
@@ -139,10 +144,10 @@ pub fn inspect_onnx(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> Format
     if !locations.is_empty() {
         ctx.fact(Fact::ExternalDataLocations, json!(locations));
     }
-    ctx.fact(Fact::Onnx, facts_of(&facts));
+    ctx.fact(Fact::Onnx, facts_of(facts));
     record_problems(
         ctx,
-        &problems,
+        problems,
         RuleId::OnnxExternalData,
         None,
         &[("too-deep", "onnx_depth")],

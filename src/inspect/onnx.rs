@@ -23,7 +23,7 @@ use std::io::BufRead;
 use serde::Serialize;
 
 use super::problem::{Problem, ProblemKind, excerpt};
-use super::protobuf::{WireError, WireReader, WireType};
+use super::protobuf::{Jump, WireError, WireReader, WireType};
 
 /// Bounds for the ONNX walk.
 #[derive(Debug, Clone)]
@@ -241,9 +241,19 @@ enum EntryTarget {
 /// problem. Custom domains become `custom-op-domain` problems; external data paths are
 /// returned in the facts for [`check_external_data`], which needs the repository.
 pub fn inspect(reader: &mut dyn BufRead, size: u64, limits: &Limits) -> (Facts, Vec<Problem>) {
+    inspect_wire(WireReader::new(reader, size, limits.max_depth), limits)
+}
+
+/// [`inspect`] over a source that jumps over what the walk skips (tensor payloads), for
+/// range reads of a remote file: the facts and problems are the same, the skipped bytes are
+/// never fetched.
+pub fn inspect_jumping(reader: &mut dyn Jump, size: u64, limits: &Limits) -> (Facts, Vec<Problem>) {
+    inspect_wire(WireReader::jumping(reader, size, limits.max_depth), limits)
+}
+
+fn inspect_wire(mut r: WireReader<'_>, limits: &Limits) -> (Facts, Vec<Problem>) {
     let mut facts = Facts::default();
     let mut problems = Vec::new();
-    let mut r = WireReader::new(reader, size, limits.max_depth);
     if let Err(err) = walk(&mut r, limits, &mut facts, &mut problems) {
         problems.push(
             Problem::new(

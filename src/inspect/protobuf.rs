@@ -5,6 +5,10 @@
 //! message must fit inside the file size the caller states. Callers walk messages with an
 //! explicit loop and their own frame stack, so hostile nesting cannot recurse the Rust stack.
 //!
+//! A source that can move forward without reading ([`Jump`]: range reads of a remote file in
+//! header mode) is walked the same way, except that skipped payloads (tensor data) are jumped
+//! over instead of read.
+//!
 //! Non-minimal varints of at most 10 bytes are accepted, as protobuf libraries do; longer ones
 //! and ten-byte varints whose last byte overflows 64 bits are rejected. Groups (wire types 3
 //! and 4) are deprecated and unused by the schemas we read, so they are rejected too.
@@ -113,12 +117,41 @@ impl WireError {
     }
 }
 
+/// A byte source that can also move forward without delivering the bytes it passes: range
+/// reads of a remote file, where a skipped tensor payload is never fetched.
+pub trait Jump: BufRead {
+    /// Moves `n` bytes forward (within the stated size; the wire reader checks that).
+    fn jump(&mut self, n: u64) -> io::Result<()>;
+}
+
+/// What the wire reader reads from: a plain stream, or one that can jump.
+enum Source<'a> {
+    Read(&'a mut dyn BufRead),
+    Jump(&'a mut dyn Jump),
+}
+
+impl Source<'_> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        match self {
+            Source::Read(r) => r.fill_buf(),
+            Source::Jump(r) => r.fill_buf(),
+        }
+    }
+
+    fn consume(&mut self, n: usize) {
+        match self {
+            Source::Read(r) => r.consume(n),
+            Source::Jump(r) => r.consume(n),
+        }
+    }
+}
+
 /// Largest field number protobuf allows (2^29 - 1).
 const MAX_FIELD_NUMBER: u64 = (1 << 29) - 1;
 
 /// Streaming reader over one protobuf message that fills the whole stream.
 pub struct WireReader<'a> {
-    inner: &'a mut dyn BufRead,
+    inner: Source<'a>,
     pos: u64,
     /// Absolute end offsets of the messages entered so far; the outermost bound is `size`.
     ends: Vec<u64>,
@@ -131,7 +164,19 @@ impl<'a> WireReader<'a> {
     /// messages may be entered.
     pub fn new(inner: &'a mut dyn BufRead, size: u64, max_depth: usize) -> Self {
         Self {
-            inner,
+            inner: Source::Read(inner),
+            pos: 0,
+            ends: Vec::new(),
+            size,
+            max_depth,
+        }
+    }
+
+    /// [`WireReader::new`] over a source that jumps over skipped payloads instead of reading
+    /// them.
+    pub fn jumping(inner: &'a mut dyn Jump, size: u64, max_depth: usize) -> Self {
+        Self {
+            inner: Source::Jump(inner),
             pos: 0,
             ends: Vec::new(),
             size,
@@ -299,6 +344,17 @@ impl<'a> WireReader<'a> {
 
     /// Skips `n` bytes without allocating.
     pub fn skip_bytes(&mut self, mut n: u64) -> Result<(), WireError> {
+        if let Source::Jump(j) = &mut self.inner {
+            // Callers skip only what `read_len`/`enter` checked against the parent's end, so
+            // the jump stays inside the stated size.
+            if n > 0
+                && let Err(err) = j.jump(n)
+            {
+                return Err(self.io_error(&err));
+            }
+            self.pos += n;
+            return Ok(());
+        }
         while n > 0 {
             let available = match self.inner.fill_buf() {
                 Ok(buf) => buf.len(),
@@ -593,5 +649,55 @@ mod tests {
         assert_eq!(w, WireType::Fixed32);
         assert_eq!(r.read_fixed32().unwrap(), 0x0403_0201);
         assert_eq!(r.next_field().unwrap(), None);
+    }
+
+    /// A cursor that records what it was asked to jump over.
+    struct Jumper(std::io::Cursor<Vec<u8>>, Vec<u64>);
+
+    impl io::Read for Jumper {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            self.0.read(out)
+        }
+    }
+
+    impl BufRead for Jumper {
+        fn fill_buf(&mut self) -> io::Result<&[u8]> {
+            // One byte at a time, so a payload could only be passed by reading or by a jump.
+            let pos = usize::try_from(self.0.position()).unwrap();
+            Ok(self
+                .0
+                .get_ref()
+                .get(pos..(pos + 1).min(self.0.get_ref().len()))
+                .unwrap_or_default())
+        }
+
+        fn consume(&mut self, n: usize) {
+            self.0.consume(n);
+        }
+    }
+
+    impl Jump for Jumper {
+        fn jump(&mut self, n: u64) -> io::Result<()> {
+            self.1.push(n);
+            self.0.set_position(self.0.position() + n);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn jumping_reader_jumps_over_skipped_payloads() {
+        let payload = vec![7u8; 300];
+        let bytes = cat(&[field_bytes(9, &payload), field_varint(1, 5)]);
+        let size = bytes.len() as u64;
+        let mut src = Jumper(std::io::Cursor::new(bytes), Vec::new());
+        let mut r = WireReader::jumping(&mut src, size, 4);
+        let (field, w) = r.next_field().unwrap().unwrap();
+        assert_eq!((field, w), (9, WireType::Len));
+        r.skip(w).unwrap();
+        assert_eq!(r.position(), 3 + 300);
+        assert_eq!(r.next_field().unwrap(), Some((1, WireType::Varint)));
+        assert_eq!(r.read_varint().unwrap(), 5);
+        assert_eq!(r.next_field().unwrap(), None);
+        assert_eq!(src.1, vec![300]);
     }
 }

@@ -17,8 +17,10 @@
 //! - safetensors and GGUF also get the polyglot probes of a local scan (an HDF5 superblock at
 //!   0, 512, 1024, …, a zip end record in the last 64 KiB, a pickle after the declared data),
 //!   a few [`super::blocks::BLOCK`]-byte blocks each; a probe that a cap or a failed request
-//!   stops is listed under `not_checked` and is a finding; ONNX is not inspected from ranges,
-//!   so its polyglot probe is listed as not checked;
+//!   stops is listed under `not_checked` and is a finding;
+//! - ONNX: the same protobuf walk as a full read, over ranges that jump over what the walk
+//!   skips (tensor payloads), so only the graph, names, attributes and external-data entries
+//!   are fetched; then the same polyglot probes;
 //! - text (configs, code, cards, tokenizers) up to [`WHOLE_TEXT_BYTES`]: read whole, digest
 //!   computed; any file up to [`HEAD_BYTES`] is scanned whole from its first range;
 //! - anything else: the first bytes, for sniffing; its content is not covered.
@@ -57,6 +59,8 @@ pub const MAX_REQUESTS: u64 = 1000;
 const MERGE_GAP: u64 = 64 << 10;
 /// Largest range fetched by the lazy sequential reader in one request.
 const MAX_CHUNK: u64 = 8 << 20;
+/// First range fetched after a jump (the next field's header, usually a small message).
+const JUMP_CHUNK: u64 = 16 << 10;
 
 /// How much of a file a header-mode scan saw.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -350,13 +354,10 @@ fn scan_cached(c: &mut Cached<'_>, rel: &str, size: u64, cfg: &ScanConfig) -> (F
         Format::Gguf => gguf(&mut ctx, c, size, &mut cov),
         Format::Zip => zip(&mut ctx, c, size, &mut cov),
         Format::Hdf5 | Format::Tflite => random_access(&mut ctx, c, format, size, &mut cov),
+        Format::Onnx => onnx(&mut ctx, c, size, &mut cov),
         _ => {
             cov.level = Level::Partial;
             cov.unread.push("content".into());
-            if format == Format::Onnx {
-                // A local scan probes ONNX files for polyglots; this one did not.
-                cov.not_checked.push("polyglot");
-            }
             cov.reason = Some(format!(
                 "{} content is not inspected from ranges; scan without --remote headers to read it",
                 format.as_str()
@@ -455,6 +456,127 @@ fn gguf(
     with_blocks(c, cov, |at| formats::record_polyglots(ctx, at, size, None))?;
     cov.unread.push("tensor-data".into());
     Ok(f)
+}
+
+/// ONNX: the protobuf walk of a full read, jumping over the payloads it skips, then the
+/// polyglot probes. A failed or capped range read fails the file (never a `malformed` verdict
+/// on bytes that were not read).
+fn onnx(
+    ctx: &mut Ctx<'_>,
+    c: &mut Cached<'_>,
+    size: u64,
+    cov: &mut Coverage,
+) -> io::Result<Format> {
+    let limits = super::onnx::Limits::from(&ctx.cfg.limits);
+    let mut r = Jumping::new(c);
+    let (facts, problems) = super::onnx::inspect_jumping(&mut r, size, &limits);
+    if let Some(e) = r.failed.take() {
+        return Err(e);
+    }
+    let jumped = r.jumped;
+    let format = formats::record_onnx(ctx, &facts, &problems);
+    with_blocks(c, cov, |at| formats::record_polyglots(ctx, at, size, None))?;
+    if jumped > 0 {
+        cov.unread.push("tensor-data".into());
+    }
+    Ok(format)
+}
+
+/// A forward reader from offset 0 over a [`Cached`] source for protobuf walks: it fetches
+/// growing chunks while the walk reads, and a [`Jump`](super::protobuf::Jump) over a skipped
+/// payload moves on without fetching it. Everything it fetches counts against the file's caps
+/// ([`BUDGET_BYTES`] in all, [`MAX_REQUESTS`]); the first failure is kept for the caller, so a
+/// cap is never mistaken for a malformed file.
+struct Jumping<'c, 'a> {
+    c: &'c mut Cached<'a>,
+    buf: Vec<u8>,
+    pos: usize,
+    /// File offset just past `buf`.
+    next: u64,
+    chunk: u64,
+    /// Bytes passed without fetching.
+    jumped: u64,
+    failed: Option<io::Error>,
+}
+
+impl<'c, 'a> Jumping<'c, 'a> {
+    fn new(c: &'c mut Cached<'a>) -> Self {
+        Jumping {
+            c,
+            buf: Vec::new(),
+            pos: 0,
+            next: 0,
+            chunk: HEAD_BYTES,
+            jumped: 0,
+            failed: None,
+        }
+    }
+
+    fn fill(&mut self) -> io::Result<()> {
+        let len = self.chunk.min(self.c.size - self.next);
+        self.buf = if self.next.saturating_add(len) <= HEAD_BYTES {
+            // The head sniffing fetched.
+            self.c.get(self.next, len)?
+        } else {
+            if self.c.fetched.saturating_add(len) > BUDGET_BYTES {
+                return Err(io::Error::other(format!(
+                    "header mode reads at most {BUDGET_BYTES} bytes of one file"
+                )));
+            }
+            self.c.fetch(self.next, len)?
+        };
+        if self.buf.is_empty() {
+            return Err(io::Error::other("the server returned an empty range"));
+        }
+        self.pos = 0;
+        self.next += self.buf.len() as u64;
+        self.chunk = (self.chunk * 2).min(MAX_CHUNK);
+        Ok(())
+    }
+}
+
+impl Read for Jumping<'_, '_> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        super::read::read_via_fill_buf(self, out)
+    }
+}
+
+impl BufRead for Jumping<'_, '_> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if self.failed.is_some() {
+            return Err(io::Error::other("an earlier range read failed"));
+        }
+        if self.pos >= self.buf.len()
+            && self.next < self.c.size
+            && let Err(e) = self.fill()
+        {
+            let out = io::Error::new(e.kind(), e.to_string());
+            self.failed = Some(e);
+            return Err(out);
+        }
+        Ok(self.buf.get(self.pos..).unwrap_or_default())
+    }
+
+    fn consume(&mut self, amt: usize) {
+        self.pos = self.pos.saturating_add(amt).min(self.buf.len());
+    }
+}
+
+impl super::protobuf::Jump for Jumping<'_, '_> {
+    fn jump(&mut self, n: u64) -> io::Result<()> {
+        let buffered = (self.buf.len() - self.pos) as u64;
+        if n <= buffered {
+            self.pos += usize::try_from(n).unwrap_or(usize::MAX);
+            return Ok(());
+        }
+        let beyond = n - buffered;
+        self.buf.clear();
+        self.pos = 0;
+        self.next = self.next.saturating_add(beyond).min(self.c.size);
+        self.jumped = self.jumped.saturating_add(beyond);
+        self.chunk = JUMP_CHUNK;
+        Ok(())
+    }
 }
 
 /// HDF5 and TFLite: the same inspectors as a local scan, reading small structures at any
@@ -944,5 +1066,84 @@ mod tests {
         let (_, cov) = scan_ranges(&mut m, "blob.bin", 200_000, &ScanConfig::default());
         assert_eq!(cov.level, Level::Partial);
         assert!(cov.reason.is_some());
+    }
+
+    /// An ONNX model: a custom-domain node, a 4 MiB initializer stored inline, then a tensor
+    /// whose external data points outside the repository.
+    fn onnx_with_large_initializer() -> Vec<u8> {
+        use crate::inspect::protobuf::encode::*;
+        let node = field_bytes(
+            1,
+            &cat(&[field_str(4, "Steal"), field_str(7, "com.evil.ops")]),
+        );
+        let inline = field_bytes(
+            5,
+            &cat(&[
+                field_varint(1, 1 << 20),
+                field_varint(2, 1),
+                field_str(8, "big"),
+                field_bytes(9, &vec![0x3f; 4 << 20]),
+            ]),
+        );
+        let entry = |k: &str, v: &str| field_bytes(13, &cat(&[field_str(1, k), field_str(2, v)]));
+        let external = field_bytes(
+            5,
+            &cat(&[
+                field_varint(1, 4),
+                field_varint(2, 1),
+                field_str(8, "ext"),
+                entry("location", "../../etc/passwd"),
+                field_varint(14, 1),
+            ]),
+        );
+        let graph = cat(&[node, field_str(2, "g"), inline, external]);
+        let opsets = cat(&[field_str(1, "com.evil.ops"), field_varint(2, 1)]);
+        cat(&[
+            field_varint(1, 8),
+            field_str(2, "pytorch"),
+            field_bytes(7, &graph),
+            field_bytes(8, &opsets),
+        ])
+    }
+
+    #[test]
+    fn onnx_is_walked_from_ranges_without_its_tensor_data() {
+        let bytes = onnx_with_large_initializer();
+        let size = bytes.len() as u64;
+        let cfg = ScanConfig::default();
+        let local = super::super::scan_reader_at(
+            &bytes[..],
+            Positioned::Memory(&bytes),
+            "model.onnx",
+            size,
+            &cfg,
+        );
+        let mut m = Mem(bytes, 0);
+        let (scan, cov) = scan_ranges(&mut m, "model.onnx", size, &cfg);
+        assert_eq!(scan.format, Some(Format::Onnx));
+        assert_eq!(rules(&scan), rules(&local), "{:?}", scan.detections);
+        assert!(!rules(&scan).is_empty(), "{:?}", scan.detections);
+        let key = Fact::Onnx.key();
+        assert_eq!(scan.facts.get(&key), local.facts.get(&key));
+        let key = Fact::ExternalDataLocations.key();
+        assert_eq!(scan.facts.get(&key), local.facts.get(&key));
+        assert!(scan.facts.contains_key(&key), "{:?}", scan.facts);
+        assert_eq!(cov.level, Level::Structure, "{cov:?}");
+        assert!(cov.unread.contains(&"tensor-data".to_string()), "{cov:?}");
+        assert!(!cov.not_checked.contains(&"polyglot"), "{cov:?}");
+        assert_eq!(cov.positioned, vec!["polyglot"]);
+        // The 4 MiB payload was jumped over: the head, one range after the jump, the probes.
+        assert!(cov.bytes_read < 300 << 10, "{cov:?}");
+    }
+
+    #[test]
+    fn onnx_range_failure_is_unreadable_not_malformed() {
+        // The head is served, the read after the jump fails: no verdict on unread bytes.
+        let bytes = onnx_with_large_initializer();
+        let size = bytes.len() as u64;
+        let mut m = Flaky(bytes, 1);
+        let (scan, cov) = scan_ranges(&mut m, "model.onnx", size, &ScanConfig::default());
+        assert_eq!(cov.level, Level::Partial, "{cov:?}");
+        assert_eq!(rules(&scan), vec!["SCAN001"], "{:?}", scan.detections);
     }
 }

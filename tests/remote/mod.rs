@@ -1697,3 +1697,140 @@ fn remote_https_endpoint_redirecting_to_http_is_refused_and_the_token_stays() {
     assert_eq!(code, 1, "{out}");
     assert!(hub.log().iter().all(|(h, ..)| *h == "api"));
 }
+
+// ---- issue 20: ONNX in header mode ----
+
+/// An ONNX model: a custom-domain node, an inline initializer of `payload` zero bytes, then a
+/// tensor whose external data escapes the repository. Returns the bytes before the payload and
+/// the bytes after it.
+fn onnx_parts(payload: u64) -> (Vec<u8>, Vec<u8>) {
+    fn varint(out: &mut Vec<u8>, mut v: u64) {
+        while v >= 0x80 {
+            out.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+    fn tag_len(n: u64, len: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        varint(&mut out, n << 3 | 2);
+        varint(&mut out, len);
+        out
+    }
+    fn field(n: u64, body: &[u8]) -> Vec<u8> {
+        let mut out = tag_len(n, body.len() as u64);
+        out.extend_from_slice(body);
+        out
+    }
+    fn int(n: u64, v: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        varint(&mut out, n << 3);
+        varint(&mut out, v);
+        out
+    }
+    let node = field(1, &[field(4, b"Steal"), field(7, b"com.evil.ops")].concat());
+    let name = field(2, b"main");
+    let big_head = [
+        int(1, payload / 4),
+        int(2, 1),
+        field(8, b"big"),
+        tag_len(9, payload),
+    ]
+    .concat();
+    let big = [tag_len(5, big_head.len() as u64 + payload), big_head].concat();
+    let location = [field(1, b"location"), field(2, b"../../etc/passwd")].concat();
+    let external = field(
+        5,
+        &[
+            int(1, 4),
+            int(2, 1),
+            field(8, b"ext"),
+            field(13, &location),
+            int(14, 1),
+        ]
+        .concat(),
+    );
+    let graph_len = (node.len() + name.len() + big.len() + external.len()) as u64 + payload;
+    let prefix = [
+        int(1, 8),
+        field(2, b"pytorch"),
+        tag_len(7, graph_len),
+        node,
+        name,
+        big,
+    ]
+    .concat();
+    let opset = field(8, &[field(1, b"com.evil.ops"), int(2, 1)].concat());
+    (prefix, [external, opset].concat())
+}
+
+#[test]
+fn issue_20_onnx_is_inspected_in_header_mode_without_its_tensor_data() {
+    // Local: the same model with a 1 MiB payload.
+    let (prefix, suffix) = onnx_parts(1 << 20);
+    let small = [prefix, vec![0u8; 1 << 20], suffix].concat();
+    let repo = Repo::new();
+    repo.file("README.md", CARD);
+    repo.file("model.onnx", &small);
+    let (lcode, local) = scan_json(repo.path(), &[]);
+    assert_eq!(lcode, 1, "{local:#}");
+    let want = file_rules(&local);
+    assert!(
+        want.contains(&("FMT004".to_string(), "model.onnx".to_string())),
+        "{want:?}"
+    );
+
+    // Remote, header mode: a 3 GB model whose payload is never served.
+    let payload = 3_000_000_000;
+    let (prefix, suffix) = onnx_parts(payload);
+    let at = prefix.len() as u64 + payload;
+    let size = at + suffix.len() as u64;
+    let hub = MockHub::start();
+    hub.add(
+        "model",
+        "acme/onnx",
+        MockRepo {
+            files: vec![
+                plain("README.md", CARD),
+                MockFile {
+                    path: "model.onnx".into(),
+                    lfs: true,
+                    lfs_oid: Some("6".repeat(64)),
+                    sparse: Some((size, vec![(0, prefix), (at, suffix)])),
+                    ..MockFile::default()
+                },
+            ],
+            ..MockRepo::default()
+        },
+    );
+    let (code, r) = hub.scan_json(
+        &format!("hf://acme/onnx@{COMMIT}"),
+        &["--remote", "headers"],
+    );
+    assert_eq!(code, 1, "{r:#}");
+    assert_eq!(file_rules(&r), want, "header mode");
+    served_fraction_ok(&hub, size);
+    let f = file(&r, "model.onnx");
+    assert_eq!(f["format"], "onnx");
+    assert_eq!(
+        f["facts"]["onnx"],
+        file(&local, "model.onnx")["facts"]["onnx"]
+    );
+    let cov = &f["facts"]["coverage"];
+    assert_eq!(cov["level"], "structure", "{cov:#}");
+    assert_eq!(cov["positioned"]["checks"], json!(["polyglot"]), "{cov:#}");
+    assert!(
+        !cov["not_checked"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("polyglot")),
+        "{cov:#}"
+    );
+    if std::env::var_os("MODELGATE_TEST_MEASURE").is_some() {
+        panic!(
+            "onnx header mode: {} of {size} bytes, {} requests",
+            hub.state.lock().unwrap().cdn_bytes,
+            cov["requests"]
+        );
+    }
+}
