@@ -19,7 +19,9 @@ WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
 COPY src ./src
 COPY policies ./policies
-COPY benches ./benches
+# Cargo.toml declares the examples (`[[example]]`), so their sources must be in the context
+# (.dockerignore keeps only `examples/*.rs`).
+COPY examples ./examples
 COPY README.md LICENSE SECURITY.md ./
 RUN cargo build --locked --profile dist && \
     ./target/dist/modelgate --version

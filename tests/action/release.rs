@@ -273,6 +273,103 @@ fn dist_profile_is_stripped_lto_and_keeps_unwinding() {
     );
 }
 
+/// `.dockerignore` as Docker reads it, for the plain patterns this repository uses: each line a
+/// path pattern (`*` within one segment; a pattern naming a folder covers what is under it), `!`
+/// re-including; the last matching line decides.
+fn docker_ignored(patterns: &[String], path: &str) -> bool {
+    fn seg_match(p: &str, s: &str) -> bool {
+        match p.split_once('*') {
+            None => p == s,
+            Some((pre, post)) => {
+                s.len() >= pre.len() + post.len() && s.starts_with(pre) && s.ends_with(post)
+            }
+        }
+    }
+    let segs: Vec<&str> = path.split('/').collect();
+    let mut ignored = false;
+    for line in patterns {
+        let (neg, pat) = match line.strip_prefix('!') {
+            Some(p) => (true, p),
+            None => (false, line.as_str()),
+        };
+        let pats: Vec<&str> = pat.trim_matches('/').split('/').collect();
+        if pats.len() <= segs.len() && pats.iter().zip(&segs).all(|(p, s)| seg_match(p, s)) {
+            ignored = !neg;
+        }
+    }
+    ignored
+}
+
+/// Every source file Cargo.toml declares (examples by name) reaches the image's build: copied by
+/// the Dockerfile and not dropped by `.dockerignore` (cargo refuses a manifest whose declared
+/// target is missing, so the image build would fail on the first line of `cargo build`).
+#[test]
+fn the_docker_build_context_holds_every_target_cargo_toml_declares() {
+    let manifest = repo_file("Cargo.toml");
+    let ignore: Vec<String> = repo_file(".dockerignore")
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_string)
+        .collect();
+    let dockerfile = repo_file("Dockerfile");
+    let copied: Vec<String> = dockerfile
+        .lines()
+        .filter_map(|l| l.strip_prefix("COPY "))
+        .filter(|l| !l.starts_with("--from"))
+        .flat_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            w[..w.len() - 1]
+                .iter()
+                .map(|s| s.trim_end_matches('/').to_string())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let mut declared = vec!["src/main.rs".to_string(), "src/lib.rs".to_string()];
+    let mut section = "";
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            section = line;
+        } else if let Some(name) = line.strip_prefix("name = ") {
+            let name = name.trim_matches('"');
+            match section {
+                "[[example]]" => declared.push(format!("examples/{name}.rs")),
+                "[[bench]]" => declared.push(format!("benches/{name}.rs")),
+                "[[test]]" => declared.push(format!("tests/{name}.rs")),
+                _ => {}
+            }
+        }
+    }
+    assert!(declared.len() > 2, "no [[example]] found: update this test");
+    for path in &declared {
+        assert!(
+            Path::new(MANIFEST_DIR).join(path).exists(),
+            "{path} missing"
+        );
+        assert!(
+            copied
+                .iter()
+                .any(|c| path == c || path.starts_with(&format!("{c}/"))),
+            "the Dockerfile copies no source of {path}: {copied:?}"
+        );
+        assert!(
+            !docker_ignored(&ignore, path),
+            ".dockerignore drops {path}, which Cargo.toml declares"
+        );
+    }
+    // The matcher itself, on the shapes used above.
+    let pats = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert!(docker_ignored(&pats(&["examples"]), "examples/a.rs"));
+    assert!(!docker_ignored(
+        &pats(&["examples/*", "!examples/*.rs"]),
+        "examples/a.rs"
+    ));
+    assert!(docker_ignored(
+        &pats(&["examples/*", "!examples/*.rs"]),
+        "examples/m/x"
+    ));
+}
+
 /// No container engine runs in the test suite: the Dockerfile is checked line by line for what
 /// the image promises (static binary from a builder stage, empty final stage, not root,
 /// `modelgate` as the entrypoint, /scan as the default root, OCI labels).
