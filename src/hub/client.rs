@@ -96,12 +96,14 @@ pub enum HubError {
         limit: u64,
     },
     /// The body is not the documented shape.
-    #[error("{what}: {source}")]
+    // Not named `source`: thiserror would make it the error's source as well, and the chain
+    // printed on exit 2 would repeat the problem.
+    #[error("{what}: {problem}")]
     Shape {
         /// What was being fetched.
         what: String,
         /// The shape problem.
-        source: api::ShapeError,
+        problem: api::ShapeError,
     },
     /// The tree holds more files than `max_files`.
     #[error("the repository lists more than {0} files (the max_files limit)")]
@@ -415,7 +417,7 @@ impl Client {
         );
         let what = format!("revision `{}` of {}", target.requested(), target.repo);
         let body = self.get_json(&url, &what)?;
-        api::parse_revision(&body).map_err(|source| HubError::Shape { what, source })
+        api::parse_revision(&body).map_err(|problem| HubError::Shape { what, problem })
     }
 
     /// Every file of the tree at `commit`, following the `Link` pages (on the endpoint's origin
@@ -443,9 +445,9 @@ impl Client {
                 .and_then(|v| v.to_str().ok())
                 .and_then(api::next_link);
             let body = read_json_body(resp, &what)?;
-            let (f, p) = api::parse_tree_page(&body).map_err(|source| HubError::Shape {
+            let (f, p) = api::parse_tree_page(&body).map_err(|problem| HubError::Shape {
                 what: what.clone(),
-                source,
+                problem,
             })?;
             files.extend(f);
             problems.extend(p);
@@ -996,5 +998,20 @@ mod tests {
         std::fs::write(&ok, TEST_CA).unwrap();
         let b = CaBundle::load("REQUESTS_CA_BUNDLE", &ok).unwrap();
         assert_eq!(b.roots.len(), 1);
+    }
+
+    #[test]
+    fn a_shape_error_is_stated_once() {
+        let problem = api::parse_revision(b"<html>").unwrap_err();
+        let e = HubError::Shape {
+            what: "revision `main` of acme/x".into(),
+            problem,
+        };
+        // main prints the error with its source chain: the problem must not be the source too.
+        assert!(std::error::Error::source(&e).is_none());
+        assert!(
+            e.to_string().starts_with("revision `main` of acme/x: "),
+            "{e}"
+        );
     }
 }
