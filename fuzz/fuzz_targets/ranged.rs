@@ -1,8 +1,8 @@
 //! Header mode's range planning and the bounded range reader: `inspect::ranged::scan_ranges`
 //! over an in-memory file (the first byte picks the name, so zip central directories, safetensors
-//! headers, GGUF, HDF5 and TFLite structures, ONNX protobuf walks (jumping over skipped
-//! payloads) and the polyglot probes are all planned from ranges; the second picks how the
-//! "server" behaves), and `inspect::blocks::Blocks` reads at positions the input chooses,
+//! headers, GGUF, HDF5 and TFLite structures, ONNX and TensorFlow protobuf walks (jumping over
+//! skipped payloads) and the polyglot probes are all planned from ranges; the second picks how
+//! the "server" behaves), and `inspect::blocks::Blocks` reads at positions the input chooses,
 //! checked against the bytes.
 #![no_main]
 
@@ -15,7 +15,7 @@ use modelgate::inspect::blocks::Blocks;
 use modelgate::inspect::ranged::{RangeSource, scan_ranges};
 use modelgate::inspect::read::Reopen;
 
-const NAMES: [&str; 7] = [
+const NAMES: [&str; 8] = [
     "model.pt",
     "model.safetensors",
     "model.gguf",
@@ -23,6 +23,7 @@ const NAMES: [&str; 7] = [
     "model.tflite",
     "model.keras",
     "model.onnx",
+    "saved_model.pb",
 ];
 
 /// A file in memory; `mode` 0 serves honestly, 1 sends short bodies, 2 ignores the range.

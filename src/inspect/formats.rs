@@ -174,10 +174,20 @@ pub fn inspect_tf_file(
 ) -> Format {
     let limits = tf::Limits::from(&ctx.cfg.limits);
     let (facts, problems) = tf::inspect(r, size, kind, &limits);
-    ctx.fact(Fact::Tf, facts_of(&facts));
+    record_tf(ctx, &facts, &problems, kind)
+}
+
+/// The facts and findings of one TensorFlow graph walk (a full read or header mode's ranges).
+pub fn record_tf(
+    ctx: &mut Ctx<'_>,
+    facts: &tf::Facts,
+    problems: &[Problem],
+    kind: tf::GraphFile,
+) -> Format {
+    ctx.fact(Fact::Tf, facts_of(facts));
     record_problems(
         ctx,
-        &problems,
+        problems,
         RuleId::TfUnsafeOp,
         None,
         &[("too-deep", "tf_depth")],

@@ -20,7 +20,8 @@
 //!   stops is listed under `not_checked` and is a finding;
 //! - ONNX: the same protobuf walk as a full read, over ranges that jump over what the walk
 //!   skips (tensor payloads), so only the graph, names, attributes and external-data entries
-//!   are fetched; then the same polyglot probes;
+//!   are fetched; then the same polyglot probes; TensorFlow graphs (`saved_model.pb`, frozen
+//!   `.pb`, `.meta`) the same way, without probes (a local scan runs none on them);
 //! - text (configs, code, cards, tokenizers) up to [`WHOLE_TEXT_BYTES`]: read whole, digest
 //!   computed; any file up to [`HEAD_BYTES`] is scanned whole from its first range;
 //! - anything else: the first bytes, for sniffing; its content is not covered.
@@ -355,6 +356,9 @@ fn scan_cached(c: &mut Cached<'_>, rel: &str, size: u64, cfg: &ScanConfig) -> (F
         Format::Zip => zip(&mut ctx, c, size, &mut cov),
         Format::Hdf5 | Format::Tflite => random_access(&mut ctx, c, format, size, &mut cov),
         Format::Onnx => onnx(&mut ctx, c, size, &mut cov),
+        Format::TfSavedmodel | Format::TfGraph | Format::TfMetagraph => {
+            tf(&mut ctx, c, format, size, &mut cov)
+        }
         _ => {
             cov.level = Level::Partial;
             cov.unread.push("content".into());
@@ -480,6 +484,33 @@ fn onnx(
         cov.unread.push("tensor-data".into());
     }
     Ok(format)
+}
+
+/// TensorFlow graphs (`saved_model.pb`, frozen `.pb`, `.meta`): the protobuf walk of a full
+/// read, jumping over what it skips (constant tensors and other payloads). A local scan runs no
+/// polyglot probe on them, so neither does this one.
+fn tf(
+    ctx: &mut Ctx<'_>,
+    c: &mut Cached<'_>,
+    format: Format,
+    size: u64,
+    cov: &mut Coverage,
+) -> io::Result<Format> {
+    let kind = match format {
+        Format::TfSavedmodel => super::tf::GraphFile::SavedModel,
+        Format::TfMetagraph => super::tf::GraphFile::MetaGraph,
+        _ => super::tf::GraphFile::FrozenGraph,
+    };
+    let limits = super::tf::Limits::from(&ctx.cfg.limits);
+    let mut r = Jumping::new(c);
+    let (facts, problems) = super::tf::inspect_jumping(&mut r, size, kind, &limits);
+    if let Some(e) = r.failed.take() {
+        return Err(e);
+    }
+    if r.jumped > 0 {
+        cov.unread.push("tensor-data".into());
+    }
+    Ok(formats::record_tf(ctx, &facts, &problems, kind))
 }
 
 /// A forward reader from offset 0 over a [`Cached`] source for protobuf walks: it fetches
@@ -1145,5 +1176,36 @@ mod tests {
         let (scan, cov) = scan_ranges(&mut m, "model.onnx", size, &ScanConfig::default());
         assert_eq!(cov.level, Level::Partial, "{cov:?}");
         assert_eq!(rules(&scan), vec!["SCAN001"], "{:?}", scan.detections);
+    }
+
+    #[test]
+    fn tf_saved_model_is_walked_from_ranges_without_its_constants() {
+        use crate::inspect::protobuf::encode::*;
+        let attr = field_bytes(5, &vec![0x11; 4 << 20]);
+        let constant = cat(&[field_str(1, "w"), field_str(2, "Const"), attr]);
+        let pyfunc = cat(&[field_str(1, "cb"), field_str(2, "PyFunc")]);
+        let graph = cat(&[field_bytes(1, &constant), field_bytes(1, &pyfunc)]);
+        let meta = cat(&[field_bytes(1, b"\x0a\x05serve"), field_bytes(2, &graph)]);
+        let bytes = cat(&[field_varint(1, 1), field_bytes(2, &meta)]);
+        let size = bytes.len() as u64;
+        let cfg = ScanConfig::default();
+        let local = super::super::scan_reader_at(
+            &bytes[..],
+            Positioned::Memory(&bytes),
+            "saved_model.pb",
+            size,
+            &cfg,
+        );
+        let mut m = Mem(bytes, 0);
+        let (scan, cov) = scan_ranges(&mut m, "saved_model.pb", size, &cfg);
+        assert_eq!(scan.format, Some(Format::TfSavedmodel));
+        assert_eq!(scan.format, local.format);
+        assert_eq!(rules(&scan), rules(&local));
+        assert!(rules(&scan).contains(&"FMT006"), "{:?}", scan.detections);
+        let key = Fact::Tf.key();
+        assert_eq!(scan.facts.get(&key), local.facts.get(&key));
+        assert_eq!(cov.level, Level::Structure, "{cov:?}");
+        assert!(cov.unread.contains(&"tensor-data".to_string()), "{cov:?}");
+        assert!(cov.bytes_read < 200 << 10, "{cov:?}");
     }
 }

@@ -22,7 +22,7 @@ use std::io::BufRead;
 use serde::Serialize;
 
 use super::problem::{Problem, ProblemKind, excerpt};
-use super::protobuf::{WireError, WireReader, WireType};
+use super::protobuf::{Jump, WireError, WireReader, WireType};
 
 /// Which TensorFlow file the bytes are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -131,9 +131,32 @@ pub fn inspect(
     kind: GraphFile,
     limits: &Limits,
 ) -> (Facts, Vec<Problem>) {
+    inspect_wire(
+        WireReader::new(reader, size, limits.max_depth),
+        kind,
+        limits,
+    )
+}
+
+/// [`inspect`] over a source that jumps over what the walk skips (constant tensors, other
+/// payloads), for range reads of a remote file: the same facts and problems, the skipped bytes
+/// never fetched.
+pub fn inspect_jumping(
+    reader: &mut dyn Jump,
+    size: u64,
+    kind: GraphFile,
+    limits: &Limits,
+) -> (Facts, Vec<Problem>) {
+    inspect_wire(
+        WireReader::jumping(reader, size, limits.max_depth),
+        kind,
+        limits,
+    )
+}
+
+fn inspect_wire(mut r: WireReader<'_>, kind: GraphFile, limits: &Limits) -> (Facts, Vec<Problem>) {
     let mut facts = Facts::default();
     let mut problems = Vec::new();
-    let mut r = WireReader::new(reader, size, limits.max_depth);
     if let Err(err) = walk(&mut r, kind, limits, &mut facts, &mut problems) {
         problems.push(
             Problem::new(

@@ -1764,6 +1764,96 @@ fn onnx_parts(payload: u64) -> (Vec<u8>, Vec<u8>) {
     (prefix, [external, opset].concat())
 }
 
+/// A `saved_model.pb` whose graph holds a `Const` node with `payload` zero bytes of attribute
+/// data, then a `PyFunc` node. Returns the bytes before the payload and the bytes after it.
+fn saved_model_parts(payload: u64) -> (Vec<u8>, Vec<u8>) {
+    fn varint(out: &mut Vec<u8>, mut v: u64) {
+        while v >= 0x80 {
+            out.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+    fn tag_len(n: u64, len: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        varint(&mut out, n << 3 | 2);
+        varint(&mut out, len);
+        out
+    }
+    fn field(n: u64, body: &[u8]) -> Vec<u8> {
+        let mut out = tag_len(n, body.len() as u64);
+        out.extend_from_slice(body);
+        out
+    }
+    let const_head = [field(1, b"w"), field(2, b"Const"), tag_len(5, payload)].concat();
+    let constant_head = [tag_len(1, const_head.len() as u64 + payload), const_head].concat();
+    let pyfunc = field(1, &[field(1, b"cb"), field(2, b"PyFunc")].concat());
+    let graph_len = (constant_head.len() + pyfunc.len()) as u64 + payload;
+    let tags = field(1, b"\x0a\x05serve");
+    let graph_tag = tag_len(2, graph_len);
+    let meta_len = (tags.len() + graph_tag.len()) as u64 + graph_len;
+    let prefix = [
+        vec![0x08, 0x01],
+        tag_len(2, meta_len),
+        tags,
+        graph_tag,
+        constant_head,
+    ]
+    .concat();
+    (prefix, pyfunc)
+}
+
+#[test]
+fn issue_20_tf_saved_model_is_inspected_in_header_mode_without_its_constants() {
+    let (prefix, suffix) = saved_model_parts(1 << 20);
+    let repo = Repo::new();
+    repo.file("README.md", CARD);
+    repo.file(
+        "saved_model.pb",
+        [prefix, vec![0u8; 1 << 20], suffix].concat(),
+    );
+    let (lcode, local) = scan_json(repo.path(), &[]);
+    assert_eq!(lcode, 1, "{local:#}");
+    let want = file_rules(&local);
+    assert!(
+        want.contains(&("FMT006".to_string(), "saved_model.pb".to_string())),
+        "{want:?}"
+    );
+
+    let payload = 3_000_000_000;
+    let (prefix, suffix) = saved_model_parts(payload);
+    let at = prefix.len() as u64 + payload;
+    let size = at + suffix.len() as u64;
+    let hub = MockHub::start();
+    hub.add(
+        "model",
+        "acme/tf",
+        MockRepo {
+            files: vec![
+                plain("README.md", CARD),
+                MockFile {
+                    path: "saved_model.pb".into(),
+                    lfs: true,
+                    lfs_oid: Some("7".repeat(64)),
+                    sparse: Some((size, vec![(0, prefix), (at, suffix)])),
+                    ..MockFile::default()
+                },
+            ],
+            ..MockRepo::default()
+        },
+    );
+    let (code, r) = hub.scan_json(&format!("hf://acme/tf@{COMMIT}"), &["--remote", "headers"]);
+    assert_eq!(code, 1, "{r:#}");
+    assert_eq!(file_rules(&r), want, "header mode");
+    served_fraction_ok(&hub, size);
+    let f = file(&r, "saved_model.pb");
+    assert_eq!(
+        f["facts"]["tf"],
+        file(&local, "saved_model.pb")["facts"]["tf"]
+    );
+    assert_eq!(f["facts"]["coverage"]["level"], "structure", "{f:#}");
+}
+
 #[test]
 fn issue_20_onnx_is_inspected_in_header_mode_without_its_tensor_data() {
     // Local: the same model with a 1 MiB payload.
