@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use tree_sitter::Node;
 
-use super::{Scanner, StrVal, walk};
+use super::{Kind, Scanner, StrVal, walk};
 
 /// What earlier code bound: import aliases and module-level assignments. A notebook threads one
 /// value through its cells so that `import torch as t` in cell 1 resolves `t.load` in cell 5.
@@ -60,11 +60,11 @@ impl<'s> Scanner<'s, '_> {
                 return false;
             }
             if matches!(
-                node.kind(),
-                "import_statement"
-                    | "import_from_statement"
-                    | "assignment"
-                    | "augmented_assignment"
+                Kind::of(node),
+                Kind::ImportStatement
+                    | Kind::ImportFromStatement
+                    | Kind::Assignment
+                    | Kind::AugmentedAssignment
             ) {
                 found.push(node);
             }

@@ -18,8 +18,10 @@
 //! This file holds the entry points, the result types and the call dispatch; `bindings` is
 //! pass 1 (aliases, constants, name resolution), `hub` the hub download calls, `loaders` the
 //! code-executing loaders and `prefilter` the byte-level test that skips files which cannot
-//! report anything (built from the `hub` and `loaders` dispatch tables).
+//! report anything (built from the `hub` and `loaders` dispatch tables), with `literals`
+//! finding the comments and strings whose words it ignores.
 
+use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -27,6 +29,7 @@ use tree_sitter::{Node, ParseOptions, ParseState, Parser};
 
 mod bindings;
 pub mod hub;
+mod literals;
 mod loaders;
 mod prefilter;
 
@@ -231,6 +234,12 @@ pub fn may_report(source: &[u8]) -> bool {
     prefilter::may_report(source)
 }
 
+/// [`may_report`] for sources scanned in turn with shared bindings (a notebook's code cells):
+/// `false` only when parsing every one of them is certain to report nothing.
+pub fn may_report_parts<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> bool {
+    prefilter::may_report_parts(parts)
+}
+
 /// The keyword (and dictionary key) that makes loaders import code from the model repository.
 const TRUST_REMOTE_CODE: &str = "trust_remote_code";
 
@@ -413,7 +422,7 @@ pub fn list_calls(source: &str, limits: &Limits) -> CallList {
         if !scanner.count_node() {
             return false;
         }
-        if node.kind() == "call" {
+        if Kind::of(node) == Kind::Call {
             if calls.len() >= limits.max_items {
                 scanner.stop("item-budget");
                 return false;
@@ -451,6 +460,54 @@ struct Scanner<'s, 'b> {
     nodes: usize,
     report: CodeReport,
 }
+
+/// The node kinds the whole-tree walks look for. The walks visit every node of every parsed
+/// file; looking the kind up by id in [`KINDS`] spares a C-string name per node (issue 22).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Call,
+    Pair,
+    ImportStatement,
+    ImportFromStatement,
+    Assignment,
+    AugmentedAssignment,
+    Other,
+}
+
+impl Kind {
+    fn of_name(name: &str) -> Kind {
+        match name {
+            "call" => Kind::Call,
+            "pair" => Kind::Pair,
+            "import_statement" => Kind::ImportStatement,
+            "import_from_statement" => Kind::ImportFromStatement,
+            "assignment" => Kind::Assignment,
+            "augmented_assignment" => Kind::AugmentedAssignment,
+            _ => Kind::Other,
+        }
+    }
+
+    /// The kind of `node`: by the same name as [`Node::kind`], looked up by id.
+    fn of(node: Node<'_>) -> Kind {
+        KINDS
+            .get(usize::from(node.kind_id()))
+            .copied()
+            .unwrap_or_else(|| Kind::of_name(node.kind()))
+    }
+}
+
+/// [`Kind`] by node kind id, for every id of the grammar (aliases included).
+static KINDS: LazyLock<Vec<Kind>> = LazyLock::new(|| {
+    let language: tree_sitter::Language = tree_sitter_python::LANGUAGE.into();
+    (0..language.node_kind_count())
+        .map(|id| {
+            u16::try_from(id)
+                .ok()
+                .and_then(|id| language.node_kind_for_id(id))
+                .map_or(Kind::Other, Kind::of_name)
+        })
+        .collect()
+});
 
 /// Calls the iterative pre-order walk over `root`; `visit` returns false to stop.
 fn walk<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>) -> bool) {
@@ -563,7 +620,7 @@ impl<'s> Scanner<'s, '_> {
                 ok = false;
                 return false;
             }
-            if matches!(node.kind(), "call" | "pair") {
+            if matches!(Kind::of(node), Kind::Call | Kind::Pair) {
                 nodes.push(node);
             }
             true
@@ -806,6 +863,26 @@ mod tests {
         };
         let l = list_calls(src, &few);
         assert_eq!((l.calls.len(), l.truncated_by), (2, Some("item-budget")));
+    }
+
+    #[test]
+    fn kinds_by_id_agree_with_kinds_by_name() {
+        let src = "import a\nfrom b import c\nx = 1\nx += f({'k': v})\n";
+        let Ok(tree) = parse(src, &Limits::default()) else {
+            panic!("parse")
+        };
+        let mut seen = Vec::new();
+        walk(tree.root_node(), |node| {
+            assert_eq!(
+                Kind::of(node),
+                Kind::of_name(node.kind()),
+                "{}",
+                node.kind()
+            );
+            seen.push(Kind::of(node));
+            true
+        });
+        assert_eq!(seen.iter().filter(|k| **k != Kind::Other).count(), 6);
     }
 
     #[test]
