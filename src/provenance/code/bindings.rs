@@ -70,10 +70,17 @@ impl<'s> Scanner<'s, '_> {
             }
             true
         });
+        self.bind_nodes(found);
+        ok
+    }
+
+    /// Binds the imports and assignments found by a walk, in source order, up to the
+    /// binding budget.
+    pub(super) fn bind_nodes(&mut self, found: Vec<Node<'s>>) {
         for node in found {
             if self.bindings.len() >= self.limits.max_bindings {
                 self.stop("binding-budget");
-                return ok;
+                return;
             }
             match node.kind() {
                 "import_statement" => self.bind_import(node),
@@ -86,7 +93,6 @@ impl<'s> Scanner<'s, '_> {
                 }
             }
         }
-        ok
     }
 
     fn add_alias(&mut self, local: &str, target: String) {

@@ -21,6 +21,7 @@
 //! report anything (built from the `hub` and `loaders` dispatch tables), with `literals`
 //! finding the comments and strings whose words it ignores.
 
+use std::cell::RefCell;
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
@@ -324,9 +325,7 @@ pub(super) fn scan_python_with(
         nodes: 0,
         report,
     };
-    if scanner.collect_bindings(root) {
-        scanner.collect_items(root);
-    }
+    scanner.collect_bindings_and_items(root);
     scanner.report
 }
 
@@ -335,6 +334,24 @@ fn parse(source: &str, limits: &Limits) -> Result<tree_sitter::Tree, &'static st
     if source.len() > limits.max_source_bytes {
         return Err("source-too-large");
     }
+    PARSER.with_borrow_mut(|slot| {
+        let parser = match slot {
+            Some(parser) => parser,
+            None => slot.insert(new_parser()?),
+        };
+        // A parse stopped by a cap leaves state for resuming it; this one starts afresh.
+        parser.reset();
+        parse_with(parser, source, limits)
+    })
+}
+
+thread_local! {
+    /// One parser per thread, reused: a new one allocates its stacks and lexer, a cost paid
+    /// per file and per notebook cell otherwise (issue 22).
+    static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
+}
+
+fn new_parser() -> Result<Parser, &'static str> {
     let mut parser = Parser::new();
     if parser
         .set_language(&tree_sitter_python::LANGUAGE.into())
@@ -343,6 +360,14 @@ fn parse(source: &str, limits: &Limits) -> Result<tree_sitter::Tree, &'static st
         // Only an ABI mismatch between the two crates gets here; treat it as a parse failure.
         return Err("parse-budget");
     }
+    Ok(parser)
+}
+
+fn parse_with(
+    parser: &mut Parser,
+    source: &str,
+    limits: &Limits,
+) -> Result<tree_sitter::Tree, &'static str> {
     let bytes = source.as_bytes();
     let mut checks: u64 = 0;
     let mut timed_out = false;
@@ -612,25 +637,57 @@ impl<'s> Scanner<'s, '_> {
 
     // ---- pass 2: calls --------------------------------------------------------------------
 
-    fn collect_items(&mut self, root: Node<'s>) {
-        let mut nodes: Vec<Node<'s>> = Vec::new();
+    /// Pass 1 ([`Scanner::collect_bindings`]) and pass 2 (calls) in one walk of the tree: a
+    /// parsed file's walks cost about as much as its parse, and one walk costs half of two
+    /// (issue 22). The node budget counts as if the tree were walked twice: pass 2 would stop
+    /// after visiting `max_nodes - n` nodes of an `n`-node tree, so only the calls and pairs
+    /// among those are analysed.
+    fn collect_bindings_and_items(&mut self, root: Node<'s>) {
+        let mut found: Vec<Node<'s>> = Vec::new();
+        let mut items: Vec<(usize, Node<'s>)> = Vec::new();
+        let mut visited = 0usize;
         let mut ok = true;
         walk(root, |node| {
             if !self.count_node() {
                 ok = false;
                 return false;
             }
-            if matches!(Kind::of(node), Kind::Call | Kind::Pair) {
-                nodes.push(node);
+            visited = visited.saturating_add(1);
+            match Kind::of(node) {
+                Kind::ImportStatement
+                | Kind::ImportFromStatement
+                | Kind::Assignment
+                | Kind::AugmentedAssignment => found.push(node),
+                Kind::Call | Kind::Pair => items.push((visited, node)),
+                Kind::Other => {}
             }
             true
         });
+        self.bind_nodes(found);
+        if !ok {
+            return;
+        }
+        // Pass 2 of a two-walk scan visits node `k` with `visited + k` nodes counted.
+        let pass2 = self.limits.max_nodes.saturating_sub(visited);
+        if visited > pass2 {
+            self.stop("node-budget");
+        }
+        self.nodes = self.nodes.saturating_add(visited.min(pass2));
+        let nodes = items
+            .into_iter()
+            .take_while(|(k, _)| *k <= pass2)
+            .map(|(_, node)| node);
+        self.analyze_items(nodes);
+    }
+
+    /// Analyses `call` and `pair` nodes in order, up to the item budget.
+    fn analyze_items(&mut self, nodes: impl IntoIterator<Item = Node<'s>>) {
         for node in nodes {
             if self.report.calls.len() >= self.limits.max_items {
                 self.stop("item-budget");
                 return;
             }
-            if node.kind() == "call" {
+            if Kind::of(node) == Kind::Call {
                 self.analyze_call(node);
             } else {
                 self.analyze_pair(node);
@@ -863,6 +920,70 @@ mod tests {
         };
         let l = list_calls(src, &few);
         assert_eq!((l.calls.len(), l.truncated_by), (2, Some("item-budget")));
+    }
+
+    /// The scan as two walks of the tree (bindings, then calls), which the one-walk scan must
+    /// equal under every budget.
+    fn scan_two_walks(src: &str, limits: &Limits) -> CodeReport {
+        let Ok(tree) = parse(src, limits) else {
+            panic!("parse")
+        };
+        let root = tree.root_node();
+        let mut bindings = Bindings::default();
+        let mut scanner = Scanner {
+            source: src,
+            limits,
+            bindings: &mut bindings,
+            nodes: 0,
+            report: CodeReport {
+                syntax_errors: root.has_error(),
+                ..CodeReport::default()
+            },
+        };
+        if scanner.collect_bindings(root) {
+            let mut nodes = Vec::new();
+            walk(root, |node| {
+                if !scanner.count_node() {
+                    return false;
+                }
+                if matches!(node.kind(), "call" | "pair") {
+                    nodes.push(node);
+                }
+                true
+            });
+            scanner.analyze_items(nodes);
+        }
+        scanner.report
+    }
+
+    #[test]
+    fn one_walk_counts_the_node_budget_as_two_walks() {
+        let src = "import torch as t\nREV = 'main'\nt.load(a)\nx = 1\nf(**{'trust_remote_code': True})\nAutoModel.from_pretrained('o/m', revision=REV)\nt.load(b)\n";
+        let total = {
+            let Ok(tree) = parse(src, &Limits::default()) else {
+                panic!("parse")
+            };
+            let mut n = 0usize;
+            walk(tree.root_node(), |_| {
+                n += 1;
+                true
+            });
+            n
+        };
+        for max_nodes in 0..=2 * total + 1 {
+            for (max_items, max_bindings) in [(10, 10), (2, 10), (10, 1), (1, 0)] {
+                let limits = Limits {
+                    max_nodes,
+                    max_items,
+                    max_bindings,
+                    ..Limits::default()
+                };
+                let one = scan_python_with(src, &limits, &mut Bindings::default());
+                assert_eq!(one, scan_two_walks(src, &limits), "{limits:?}");
+            }
+        }
+        let full = scan_python_unfiltered(src, &Limits::default());
+        assert_eq!(full.calls.len(), 4, "{full:?}");
     }
 
     #[test]
