@@ -38,7 +38,7 @@
 use std::ops::Range;
 use std::sync::LazyLock;
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
 use super::bindings::CONVENTIONAL_ALIASES;
 use super::{Callee, TRUST_REMOTE_CODE, Watched, hub, literals, loaders};
@@ -317,10 +317,17 @@ impl Builder {
         let texts: Vec<&str> = self.patterns.iter().map(|(t, _)| t.as_str()).collect();
         // Overlapping matches need the standard match kind; every occurrence is looked at, so
         // a token inside a longer identifier cannot hide a whole one next to it.
-        let matcher = AhoCorasick::builder()
-            .match_kind(MatchKind::Standard)
-            .build(&texts)
-            .ok();
+        // A DFA, which the builder picks on its own only for up to 100 patterns: every byte of
+        // every Python file goes through this search, and a DFA makes it about twice as fast
+        // as an NFA for a few hundred short patterns (a few hundred KiB of table).
+        let build = |kind| {
+            AhoCorasick::builder()
+                .match_kind(MatchKind::Standard)
+                .kind(kind)
+                .build(&texts)
+                .ok()
+        };
+        let matcher = build(Some(AhoCorasickKind::DFA)).or_else(|| build(None));
         let mut rules_of = vec![Vec::new(); self.patterns.len()];
         for (r, rule) in self.rules.iter().enumerate() {
             for p in rule.iter().flatten() {
