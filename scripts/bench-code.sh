@@ -14,6 +14,8 @@
 #   BENCH_WHEEL   the PyPI project whose wheel is the training-code tree [transformers]
 #   BENCH_RUNS    runs per measurement; medians are reported             [5]
 #   BENCH_KEEP    1 to keep BENCH_DIR afterwards (it is deleted otherwise) [0]
+#   BENCH_BIN     a modelgate binary to measure instead of building one  [target/release/modelgate]
+#                 (to compare two builds back to back on a busy machine)
 #
 # Every tree is read once (cat > /dev/null) before the timed runs, so all tools are measured on
 # a warm page cache: the numbers compare hashing and parsing, not the disk. The hashing tools
@@ -28,9 +30,13 @@ CORES=$(nproc)
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 
-echo "== building (release)" >&2
-(cd "$ROOT" && cargo build --release --quiet --bin modelgate)
-MG=$TARGET/release/modelgate
+if [ -n "${BENCH_BIN:-}" ]; then
+  MG=$BENCH_BIN
+else
+  echo "== building (release)" >&2
+  (cd "$ROOT" && cargo build --release --quiet --bin modelgate)
+  MG=$TARGET/release/modelgate
+fi
 
 mkdir -p "$DIR"
 if [ "${BENCH_KEEP:-0}" != 1 ]; then

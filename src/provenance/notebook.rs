@@ -148,18 +148,15 @@ fn scan_notebook_with(
     }
     if prefilter {
         // Bindings flow from cell to cell, so the cells are judged together: every identifier
-        // an item needs is in some cell (joined by newlines, so no token spans two cells).
-        let mut python = Vec::new();
-        let mut cells_scanned = 0usize;
-        for cell in cells.iter().take(limits.max_cells) {
-            if let Some(text) = python_cell(cell, limits) {
-                cells_scanned = cells_scanned.saturating_add(1);
-                python.extend_from_slice(text.as_bytes());
-                python.push(b'\n');
-            }
-        }
-        if !code::may_report(&python) {
-            report.cells_scanned = cells_scanned;
+        // an item needs is in some cell. Each cell is lexed on its own, as it is parsed: an
+        // unterminated string in one cell does not hide the code of the next.
+        let python: Vec<String> = cells
+            .iter()
+            .take(limits.max_cells)
+            .filter_map(|cell| python_cell(cell, limits))
+            .collect();
+        if !code::may_report_parts(python.iter().map(String::as_bytes)) {
+            report.cells_scanned = python.len();
             return Ok(report);
         }
     }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use tree_sitter::Node;
 
-use super::{Scanner, StrVal, walk};
+use super::{Kind, Scanner, StrVal, walk};
 
 /// What earlier code bound: import aliases and module-level assignments. A notebook threads one
 /// value through its cells so that `import torch as t` in cell 1 resolves `t.load` in cell 5.
@@ -60,20 +60,27 @@ impl<'s> Scanner<'s, '_> {
                 return false;
             }
             if matches!(
-                node.kind(),
-                "import_statement"
-                    | "import_from_statement"
-                    | "assignment"
-                    | "augmented_assignment"
+                Kind::of(node),
+                Kind::ImportStatement
+                    | Kind::ImportFromStatement
+                    | Kind::Assignment
+                    | Kind::AugmentedAssignment
             ) {
                 found.push(node);
             }
             true
         });
+        self.bind_nodes(found);
+        ok
+    }
+
+    /// Binds the imports and assignments found by a walk, in source order, up to the
+    /// binding budget.
+    pub(super) fn bind_nodes(&mut self, found: Vec<Node<'s>>) {
         for node in found {
             if self.bindings.len() >= self.limits.max_bindings {
                 self.stop("binding-budget");
-                return ok;
+                return;
             }
             match node.kind() {
                 "import_statement" => self.bind_import(node),
@@ -86,7 +93,6 @@ impl<'s> Scanner<'s, '_> {
                 }
             }
         }
-        ok
     }
 
     fn add_alias(&mut self, local: &str, target: String) {

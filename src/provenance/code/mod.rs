@@ -18,8 +18,11 @@
 //! This file holds the entry points, the result types and the call dispatch; `bindings` is
 //! pass 1 (aliases, constants, name resolution), `hub` the hub download calls, `loaders` the
 //! code-executing loaders and `prefilter` the byte-level test that skips files which cannot
-//! report anything (built from the `hub` and `loaders` dispatch tables).
+//! report anything (built from the `hub` and `loaders` dispatch tables), with `literals`
+//! finding the comments and strings whose words it ignores.
 
+use std::cell::RefCell;
+use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -27,6 +30,7 @@ use tree_sitter::{Node, ParseOptions, ParseState, Parser};
 
 mod bindings;
 pub mod hub;
+mod literals;
 mod loaders;
 mod prefilter;
 
@@ -231,6 +235,12 @@ pub fn may_report(source: &[u8]) -> bool {
     prefilter::may_report(source)
 }
 
+/// [`may_report`] for sources scanned in turn with shared bindings (a notebook's code cells):
+/// `false` only when parsing every one of them is certain to report nothing.
+pub fn may_report_parts<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> bool {
+    prefilter::may_report_parts(parts)
+}
+
 /// The keyword (and dictionary key) that makes loaders import code from the model repository.
 const TRUST_REMOTE_CODE: &str = "trust_remote_code";
 
@@ -315,9 +325,7 @@ pub(super) fn scan_python_with(
         nodes: 0,
         report,
     };
-    if scanner.collect_bindings(root) {
-        scanner.collect_items(root);
-    }
+    scanner.collect_bindings_and_items(root);
     scanner.report
 }
 
@@ -326,6 +334,24 @@ fn parse(source: &str, limits: &Limits) -> Result<tree_sitter::Tree, &'static st
     if source.len() > limits.max_source_bytes {
         return Err("source-too-large");
     }
+    PARSER.with_borrow_mut(|slot| {
+        let parser = match slot {
+            Some(parser) => parser,
+            None => slot.insert(new_parser()?),
+        };
+        // A parse stopped by a cap leaves state for resuming it; this one starts afresh.
+        parser.reset();
+        parse_with(parser, source, limits)
+    })
+}
+
+thread_local! {
+    /// One parser per thread, reused: a new one allocates its stacks and lexer, a cost paid
+    /// per file and per notebook cell otherwise (issue 22).
+    static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
+}
+
+fn new_parser() -> Result<Parser, &'static str> {
     let mut parser = Parser::new();
     if parser
         .set_language(&tree_sitter_python::LANGUAGE.into())
@@ -334,6 +360,14 @@ fn parse(source: &str, limits: &Limits) -> Result<tree_sitter::Tree, &'static st
         // Only an ABI mismatch between the two crates gets here; treat it as a parse failure.
         return Err("parse-budget");
     }
+    Ok(parser)
+}
+
+fn parse_with(
+    parser: &mut Parser,
+    source: &str,
+    limits: &Limits,
+) -> Result<tree_sitter::Tree, &'static str> {
     let bytes = source.as_bytes();
     let mut checks: u64 = 0;
     let mut timed_out = false;
@@ -413,7 +447,7 @@ pub fn list_calls(source: &str, limits: &Limits) -> CallList {
         if !scanner.count_node() {
             return false;
         }
-        if node.kind() == "call" {
+        if Kind::of(node) == Kind::Call {
             if calls.len() >= limits.max_items {
                 scanner.stop("item-budget");
                 return false;
@@ -451,6 +485,54 @@ struct Scanner<'s, 'b> {
     nodes: usize,
     report: CodeReport,
 }
+
+/// The node kinds the whole-tree walks look for. The walks visit every node of every parsed
+/// file; looking the kind up by id in [`KINDS`] spares a C-string name per node (issue 22).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Call,
+    Pair,
+    ImportStatement,
+    ImportFromStatement,
+    Assignment,
+    AugmentedAssignment,
+    Other,
+}
+
+impl Kind {
+    fn of_name(name: &str) -> Kind {
+        match name {
+            "call" => Kind::Call,
+            "pair" => Kind::Pair,
+            "import_statement" => Kind::ImportStatement,
+            "import_from_statement" => Kind::ImportFromStatement,
+            "assignment" => Kind::Assignment,
+            "augmented_assignment" => Kind::AugmentedAssignment,
+            _ => Kind::Other,
+        }
+    }
+
+    /// The kind of `node`: by the same name as [`Node::kind`], looked up by id.
+    fn of(node: Node<'_>) -> Kind {
+        KINDS
+            .get(usize::from(node.kind_id()))
+            .copied()
+            .unwrap_or_else(|| Kind::of_name(node.kind()))
+    }
+}
+
+/// [`Kind`] by node kind id, for every id of the grammar (aliases included).
+static KINDS: LazyLock<Vec<Kind>> = LazyLock::new(|| {
+    let language: tree_sitter::Language = tree_sitter_python::LANGUAGE.into();
+    (0..language.node_kind_count())
+        .map(|id| {
+            u16::try_from(id)
+                .ok()
+                .and_then(|id| language.node_kind_for_id(id))
+                .map_or(Kind::Other, Kind::of_name)
+        })
+        .collect()
+});
 
 /// Calls the iterative pre-order walk over `root`; `visit` returns false to stop.
 fn walk<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>) -> bool) {
@@ -555,25 +637,57 @@ impl<'s> Scanner<'s, '_> {
 
     // ---- pass 2: calls --------------------------------------------------------------------
 
-    fn collect_items(&mut self, root: Node<'s>) {
-        let mut nodes: Vec<Node<'s>> = Vec::new();
+    /// Pass 1 ([`Scanner::collect_bindings`]) and pass 2 (calls) in one walk of the tree: a
+    /// parsed file's walks cost about as much as its parse, and one walk costs half of two
+    /// (issue 22). The node budget counts as if the tree were walked twice: pass 2 would stop
+    /// after visiting `max_nodes - n` nodes of an `n`-node tree, so only the calls and pairs
+    /// among those are analysed.
+    fn collect_bindings_and_items(&mut self, root: Node<'s>) {
+        let mut found: Vec<Node<'s>> = Vec::new();
+        let mut items: Vec<(usize, Node<'s>)> = Vec::new();
+        let mut visited = 0usize;
         let mut ok = true;
         walk(root, |node| {
             if !self.count_node() {
                 ok = false;
                 return false;
             }
-            if matches!(node.kind(), "call" | "pair") {
-                nodes.push(node);
+            visited = visited.saturating_add(1);
+            match Kind::of(node) {
+                Kind::ImportStatement
+                | Kind::ImportFromStatement
+                | Kind::Assignment
+                | Kind::AugmentedAssignment => found.push(node),
+                Kind::Call | Kind::Pair => items.push((visited, node)),
+                Kind::Other => {}
             }
             true
         });
+        self.bind_nodes(found);
+        if !ok {
+            return;
+        }
+        // Pass 2 of a two-walk scan visits node `k` with `visited + k` nodes counted.
+        let pass2 = self.limits.max_nodes.saturating_sub(visited);
+        if visited > pass2 {
+            self.stop("node-budget");
+        }
+        self.nodes = self.nodes.saturating_add(visited.min(pass2));
+        let nodes = items
+            .into_iter()
+            .take_while(|(k, _)| *k <= pass2)
+            .map(|(_, node)| node);
+        self.analyze_items(nodes);
+    }
+
+    /// Analyses `call` and `pair` nodes in order, up to the item budget.
+    fn analyze_items(&mut self, nodes: impl IntoIterator<Item = Node<'s>>) {
         for node in nodes {
             if self.report.calls.len() >= self.limits.max_items {
                 self.stop("item-budget");
                 return;
             }
-            if node.kind() == "call" {
+            if Kind::of(node) == Kind::Call {
                 self.analyze_call(node);
             } else {
                 self.analyze_pair(node);
@@ -806,6 +920,90 @@ mod tests {
         };
         let l = list_calls(src, &few);
         assert_eq!((l.calls.len(), l.truncated_by), (2, Some("item-budget")));
+    }
+
+    /// The scan as two walks of the tree (bindings, then calls), which the one-walk scan must
+    /// equal under every budget.
+    fn scan_two_walks(src: &str, limits: &Limits) -> CodeReport {
+        let Ok(tree) = parse(src, limits) else {
+            panic!("parse")
+        };
+        let root = tree.root_node();
+        let mut bindings = Bindings::default();
+        let mut scanner = Scanner {
+            source: src,
+            limits,
+            bindings: &mut bindings,
+            nodes: 0,
+            report: CodeReport {
+                syntax_errors: root.has_error(),
+                ..CodeReport::default()
+            },
+        };
+        if scanner.collect_bindings(root) {
+            let mut nodes = Vec::new();
+            walk(root, |node| {
+                if !scanner.count_node() {
+                    return false;
+                }
+                if matches!(node.kind(), "call" | "pair") {
+                    nodes.push(node);
+                }
+                true
+            });
+            scanner.analyze_items(nodes);
+        }
+        scanner.report
+    }
+
+    #[test]
+    fn one_walk_counts_the_node_budget_as_two_walks() {
+        let src = "import torch as t\nREV = 'main'\nt.load(a)\nx = 1\nf(**{'trust_remote_code': True})\nAutoModel.from_pretrained('o/m', revision=REV)\nt.load(b)\n";
+        let total = {
+            let Ok(tree) = parse(src, &Limits::default()) else {
+                panic!("parse")
+            };
+            let mut n = 0usize;
+            walk(tree.root_node(), |_| {
+                n += 1;
+                true
+            });
+            n
+        };
+        for max_nodes in 0..=2 * total + 1 {
+            for (max_items, max_bindings) in [(10, 10), (2, 10), (10, 1), (1, 0)] {
+                let limits = Limits {
+                    max_nodes,
+                    max_items,
+                    max_bindings,
+                    ..Limits::default()
+                };
+                let one = scan_python_with(src, &limits, &mut Bindings::default());
+                assert_eq!(one, scan_two_walks(src, &limits), "{limits:?}");
+            }
+        }
+        let full = scan_python_unfiltered(src, &Limits::default());
+        assert_eq!(full.calls.len(), 4, "{full:?}");
+    }
+
+    #[test]
+    fn kinds_by_id_agree_with_kinds_by_name() {
+        let src = "import a\nfrom b import c\nx = 1\nx += f({'k': v})\n";
+        let Ok(tree) = parse(src, &Limits::default()) else {
+            panic!("parse")
+        };
+        let mut seen = Vec::new();
+        walk(tree.root_node(), |node| {
+            assert_eq!(
+                Kind::of(node),
+                Kind::of_name(node.kind()),
+                "{}",
+                node.kind()
+            );
+            seen.push(Kind::of(node));
+            true
+        });
+        assert_eq!(seen.iter().filter(|k| **k != Kind::Other).count(), 6);
     }
 
     #[test]
