@@ -604,6 +604,18 @@ pub fn inspect_torch_legacy(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, member: Opti
     let analysis = pickle::analyze(&mut &mut *r, &limits);
     record_pickle(ctx, &analysis, member);
     let shapes = pickle::torch::check_legacy_block(&analysis, r, limits.max_imports);
+    detect_shapes(ctx, &shapes, member, "legacy:", "legacy PyTorch file");
+}
+
+/// One FMT009 detection per exploit-shaped structure of one stream; `tag` keeps the keys of
+/// two streams of one file apart, `what` names the stream in the message.
+fn detect_shapes(
+    ctx: &mut Ctx<'_>,
+    shapes: &[pickle::Shape],
+    member: Option<&str>,
+    tag: &str,
+    what: &str,
+) {
     let prefix = member.map(|m| format!("{m}:")).unwrap_or_default();
     let within = member
         .map(|m| format!(" in archive member `{m}`"))
@@ -616,8 +628,8 @@ pub fn inspect_torch_legacy(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, member: Opti
         };
         let d = ctx.detect(
             RuleId::FormatExploitShape,
-            format!("{prefix}legacy:{}:{i}", shape.code),
-            format!("legacy PyTorch file{within}: {}", shape.message),
+            format!("{prefix}{tag}{}:{i}", shape.code),
+            format!("{what}{within}: {}", shape.message),
             loc,
         );
         d.evidence.insert("problem".into(), json!(shape.code));
@@ -810,24 +822,7 @@ fn record_pickle(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) 
 /// Exploit-shaped structures (issue 16) as FMT009: writes into globals or scalars, tensor views
 /// past their storage. PyTorch storages are kept for the archive-level check of `data/<key>`.
 fn record_shapes(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) {
-    let prefix = member.map(|m| format!("{m}:")).unwrap_or_default();
-    let within = member
-        .map(|m| format!(" in archive member `{m}`"))
-        .unwrap_or_default();
-    for (i, shape) in a.shapes.iter().enumerate() {
-        let loc = Location {
-            offset: Some(shape.offset),
-            member: member.map(str::to_string),
-            ..Location::default()
-        };
-        let d = ctx.detect(
-            RuleId::FormatExploitShape,
-            format!("{prefix}{}:{i}", shape.code),
-            format!("pickle{within}: {}", shape.message),
-            loc,
-        );
-        d.evidence.insert("problem".into(), json!(shape.code));
-    }
+    detect_shapes(ctx, &a.shapes, member, "", "pickle");
     let bound = ctx.cfg.limits.archive_members;
     for s in &a.storages {
         if ctx.torch_storages.len() as u64 >= bound {

@@ -472,17 +472,10 @@ fn onnx(
     cov: &mut Coverage,
 ) -> io::Result<Format> {
     let limits = super::onnx::Limits::from(&ctx.cfg.limits);
-    let mut r = Jumping::new(c);
-    let (facts, problems) = super::onnx::inspect_jumping(&mut r, size, &limits);
-    if let Some(e) = r.failed.take() {
-        return Err(e);
-    }
-    let jumped = r.jumped;
+    let (facts, problems) =
+        walk_jumping(c, cov, |r| super::onnx::inspect_jumping(r, size, &limits))?;
     let format = formats::record_onnx(ctx, &facts, &problems);
     with_blocks(c, cov, |at| formats::record_polyglots(ctx, at, size, None))?;
-    if jumped > 0 {
-        cov.unread.push("tensor-data".into());
-    }
     Ok(format)
 }
 
@@ -502,15 +495,29 @@ fn tf(
         _ => super::tf::GraphFile::FrozenGraph,
     };
     let limits = super::tf::Limits::from(&ctx.cfg.limits);
+    let (facts, problems) = walk_jumping(c, cov, |r| {
+        super::tf::inspect_jumping(r, size, kind, &limits)
+    })?;
+    Ok(formats::record_tf(ctx, &facts, &problems, kind))
+}
+
+/// Runs a protobuf walk over a [`Jumping`] reader: its result, or the range read that failed
+/// it (never a verdict on bytes that were not read); payloads jumped over are `tensor-data`
+/// left unread.
+fn walk_jumping<T>(
+    c: &mut Cached<'_>,
+    cov: &mut Coverage,
+    walk: impl FnOnce(&mut Jumping<'_, '_>) -> T,
+) -> io::Result<T> {
     let mut r = Jumping::new(c);
-    let (facts, problems) = super::tf::inspect_jumping(&mut r, size, kind, &limits);
+    let out = walk(&mut r);
     if let Some(e) = r.failed.take() {
         return Err(e);
     }
     if r.jumped > 0 {
         cov.unread.push("tensor-data".into());
     }
-    Ok(formats::record_tf(ctx, &facts, &problems, kind))
+    Ok(out)
 }
 
 /// A forward reader from offset 0 over a [`Cached`] source for protobuf walks: it fetches

@@ -1700,28 +1700,34 @@ fn remote_https_endpoint_redirecting_to_http_is_refused_and_the_token_stays() {
 
 // ---- issue 20: ONNX in header mode ----
 
+/// Protobuf wire pieces for the ONNX and TensorFlow builders below.
+fn varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// A length-delimited field's tag and length, for a body of `len` bytes written after it.
+fn tag_len(n: u64, len: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    varint(&mut out, n << 3 | 2);
+    varint(&mut out, len);
+    out
+}
+
+/// A length-delimited field.
+fn field(n: u64, body: &[u8]) -> Vec<u8> {
+    let mut out = tag_len(n, body.len() as u64);
+    out.extend_from_slice(body);
+    out
+}
+
 /// An ONNX model: a custom-domain node, an inline initializer of `payload` zero bytes, then a
 /// tensor whose external data escapes the repository. Returns the bytes before the payload and
 /// the bytes after it.
 fn onnx_parts(payload: u64) -> (Vec<u8>, Vec<u8>) {
-    fn varint(out: &mut Vec<u8>, mut v: u64) {
-        while v >= 0x80 {
-            out.push((v as u8) | 0x80);
-            v >>= 7;
-        }
-        out.push(v as u8);
-    }
-    fn tag_len(n: u64, len: u64) -> Vec<u8> {
-        let mut out = Vec::new();
-        varint(&mut out, n << 3 | 2);
-        varint(&mut out, len);
-        out
-    }
-    fn field(n: u64, body: &[u8]) -> Vec<u8> {
-        let mut out = tag_len(n, body.len() as u64);
-        out.extend_from_slice(body);
-        out
-    }
     fn int(n: u64, v: u64) -> Vec<u8> {
         let mut out = Vec::new();
         varint(&mut out, n << 3);
@@ -1767,24 +1773,6 @@ fn onnx_parts(payload: u64) -> (Vec<u8>, Vec<u8>) {
 /// A `saved_model.pb` whose graph holds a `Const` node with `payload` zero bytes of attribute
 /// data, then a `PyFunc` node. Returns the bytes before the payload and the bytes after it.
 fn saved_model_parts(payload: u64) -> (Vec<u8>, Vec<u8>) {
-    fn varint(out: &mut Vec<u8>, mut v: u64) {
-        while v >= 0x80 {
-            out.push((v as u8) | 0x80);
-            v >>= 7;
-        }
-        out.push(v as u8);
-    }
-    fn tag_len(n: u64, len: u64) -> Vec<u8> {
-        let mut out = Vec::new();
-        varint(&mut out, n << 3 | 2);
-        varint(&mut out, len);
-        out
-    }
-    fn field(n: u64, body: &[u8]) -> Vec<u8> {
-        let mut out = tag_len(n, body.len() as u64);
-        out.extend_from_slice(body);
-        out
-    }
     let const_head = [field(1, b"w"), field(2, b"Const"), tag_len(5, payload)].concat();
     let constant_head = [tag_len(1, const_head.len() as u64 + payload), const_head].concat();
     let pyfunc = field(1, &[field(1, b"cb"), field(2, b"PyFunc")].concat());

@@ -808,15 +808,7 @@ fn sbom_has_a_dependency_graph_compositions_and_model_identity() {
     let bom = cyclonedx::build(&report, &fixed_opts());
     let doc: Value = serde_json::from_slice(&render_sbom(&bom, SbomFormat::Json)).unwrap();
     assert_valid(&cyclonedx_validator(), &doc, "sbom");
-    let deps = doc["dependencies"].as_array().unwrap();
-    let edges = |r: &str| -> Vec<String> {
-        deps.iter()
-            .find(|d| d["ref"] == r)
-            .unwrap_or_else(|| panic!("no dependency entry for {r}"))["dependsOn"]
-            .as_array()
-            .map(|a| a.iter().map(|v| v.as_str().unwrap().to_string()).collect())
-            .unwrap_or_default()
-    };
+    let edges = |r: &str| depends_on(&doc, r);
     let top = edges("repository");
     assert!(top.contains(&"model:".to_string()), "{top:?}");
     let root_model = edges("model:");
@@ -1105,6 +1097,19 @@ fn scan_sbom(root: &Path, extra: &[&str]) -> Value {
     doc
 }
 
+/// The refs the SBOM's `dependencies` entry for `r` depends on (the entry must exist).
+fn depends_on(doc: &Value, r: &str) -> Vec<String> {
+    doc["dependencies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["ref"] == r)
+        .unwrap_or_else(|| panic!("no dependency entry for {r}"))["dependsOn"]
+        .as_array()
+        .map(|a| a.iter().map(|v| v.as_str().unwrap().to_string()).collect())
+        .unwrap_or_default()
+}
+
 fn models(doc: &Value) -> Vec<&Value> {
     doc["components"]
         .as_array()
@@ -1285,14 +1290,7 @@ fn an_adapters_base_model_is_a_dependency_of_the_adapter() {
     assert_eq!(tops[0]["supplier"]["name"], "meta-llama");
 
     let deps = doc["dependencies"].as_array().unwrap();
-    let edges = |r: &str| -> Vec<String> {
-        deps.iter()
-            .find(|d| d["ref"] == r)
-            .unwrap_or_else(|| panic!("no dependency entry for {r}"))["dependsOn"]
-            .as_array()
-            .map(|a| a.iter().map(|v| v.as_str().unwrap().to_string()).collect())
-            .unwrap_or_default()
-    };
+    let edges = |r: &str| depends_on(&doc, r);
     // Both adapters depend on it, by the card's `library_name` or by their adapter config.
     assert!(edges("model:a").contains(&base_ref.to_string()));
     assert!(edges("model:b").contains(&base_ref.to_string()));
