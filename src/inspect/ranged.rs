@@ -998,21 +998,23 @@ mod tests {
         scan.detections.iter().map(|d| d.rule.code()).collect()
     }
 
+    /// The same bytes scanned as a local file and from ranges: (local, ranged, its coverage).
+    fn local_and_ranged(bytes: Vec<u8>, name: &str) -> (FileScan, FileScan, Coverage) {
+        let size = bytes.len() as u64;
+        let cfg = ScanConfig::default();
+        let local =
+            super::super::scan_reader_at(&bytes[..], Positioned::Memory(&bytes), name, size, &cfg);
+        let mut m = Mem(bytes, 0);
+        let (scan, cov) = scan_ranges(&mut m, name, size, &cfg);
+        (local, scan, cov)
+    }
+
     #[test]
     fn hdf5_lambda_layer_is_found_from_ranges() {
         use crate::inspect::hdf5::tests::{h5_file, string_attribute};
         let config = r#"{"class_name": "Sequential", "config": {"layers": [{"class_name": "Lambda", "config": {"name": "evil", "function": ["4wEAAAAA", null, null], "function_type": "lambda"}}]}}"#;
         let h5 = h5_file(0, &[string_attribute("model_config", config.as_bytes())]);
-        let bytes = padded(h5.clone(), 3 << 20);
-        let local = super::super::scan_reader_at(
-            &bytes[..],
-            Positioned::Memory(&bytes),
-            "model.h5",
-            bytes.len() as u64,
-            &ScanConfig::default(),
-        );
-        let mut m = Mem(bytes, 0);
-        let (scan, cov) = scan_ranges(&mut m, "model.h5", 3 << 20, &ScanConfig::default());
+        let (local, scan, cov) = local_and_ranged(padded(h5.clone(), 3 << 20), "model.h5");
         assert_eq!(scan.format, local.format);
         assert_eq!(rules(&scan), rules(&local));
         assert!(rules(&scan).contains(&"FMT003"), "{:?}", scan.detections);
@@ -1147,17 +1149,7 @@ mod tests {
     #[test]
     fn onnx_is_walked_from_ranges_without_its_tensor_data() {
         let bytes = onnx_with_large_initializer();
-        let size = bytes.len() as u64;
-        let cfg = ScanConfig::default();
-        let local = super::super::scan_reader_at(
-            &bytes[..],
-            Positioned::Memory(&bytes),
-            "model.onnx",
-            size,
-            &cfg,
-        );
-        let mut m = Mem(bytes, 0);
-        let (scan, cov) = scan_ranges(&mut m, "model.onnx", size, &cfg);
+        let (local, scan, cov) = local_and_ranged(bytes, "model.onnx");
         assert_eq!(scan.format, Some(Format::Onnx));
         assert_eq!(rules(&scan), rules(&local), "{:?}", scan.detections);
         assert!(!rules(&scan).is_empty(), "{:?}", scan.detections);
@@ -1194,17 +1186,7 @@ mod tests {
         let graph = cat(&[field_bytes(1, &constant), field_bytes(1, &pyfunc)]);
         let meta = cat(&[field_bytes(1, b"\x0a\x05serve"), field_bytes(2, &graph)]);
         let bytes = cat(&[field_varint(1, 1), field_bytes(2, &meta)]);
-        let size = bytes.len() as u64;
-        let cfg = ScanConfig::default();
-        let local = super::super::scan_reader_at(
-            &bytes[..],
-            Positioned::Memory(&bytes),
-            "saved_model.pb",
-            size,
-            &cfg,
-        );
-        let mut m = Mem(bytes, 0);
-        let (scan, cov) = scan_ranges(&mut m, "saved_model.pb", size, &cfg);
+        let (local, scan, cov) = local_and_ranged(bytes, "saved_model.pb");
         assert_eq!(scan.format, Some(Format::TfSavedmodel));
         assert_eq!(scan.format, local.format);
         assert_eq!(rules(&scan), rules(&local));
