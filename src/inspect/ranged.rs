@@ -272,12 +272,7 @@ impl BufRead for Lazy<'_, '_> {
             } else {
                 self.c.fetch(self.next, len)?
             };
-            if self.buf.is_empty() {
-                return Err(io::Error::other("the server returned an empty range"));
-            }
-            self.pos = 0;
-            self.next += self.buf.len() as u64;
-            self.chunk = (self.chunk * 2).min(MAX_CHUNK);
+            advance(&self.buf, &mut self.pos, &mut self.next, &mut self.chunk)?;
         }
         Ok(self.buf.get(self.pos..).unwrap_or_default())
     }
@@ -563,14 +558,20 @@ impl<'c, 'a> Jumping<'c, 'a> {
             }
             self.c.fetch(self.next, len)?
         };
-        if self.buf.is_empty() {
-            return Err(io::Error::other("the server returned an empty range"));
-        }
-        self.pos = 0;
-        self.next += self.buf.len() as u64;
-        self.chunk = (self.chunk * 2).min(MAX_CHUNK);
-        Ok(())
+        advance(&self.buf, &mut self.pos, &mut self.next, &mut self.chunk)
     }
+}
+
+/// Moves a forward reader onto a freshly fetched `buf`: an empty range is an error (the reader
+/// would ask again forever), and the next fetch is twice as large, up to [`MAX_CHUNK`].
+fn advance(buf: &[u8], pos: &mut usize, next: &mut u64, chunk: &mut u64) -> io::Result<()> {
+    if buf.is_empty() {
+        return Err(io::Error::other("the server returned an empty range"));
+    }
+    *pos = 0;
+    *next += buf.len() as u64;
+    *chunk = (*chunk * 2).min(MAX_CHUNK);
+    Ok(())
 }
 
 impl Read for Jumping<'_, '_> {

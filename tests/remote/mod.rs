@@ -1791,38 +1791,42 @@ fn saved_model_parts(payload: u64) -> (Vec<u8>, Vec<u8>) {
     (prefix, pyfunc)
 }
 
-#[test]
-fn issue_20_tf_saved_model_is_inspected_in_header_mode_without_its_constants() {
-    let (prefix, suffix) = saved_model_parts(1 << 20);
+/// `name` built by `parts` (the bytes before and after a payload of N zero bytes): scanned
+/// locally with a 1 MiB payload (which must give `rule`), then as a 3 GB file on the mock Hub in
+/// header mode, whose payload is never served. Asserts the same rules per file and that a small
+/// fraction was fetched; returns (local report, remote report, the hub, the remote size).
+fn header_mode_matches_local(
+    name: &str,
+    rule: &str,
+    parts: fn(u64) -> (Vec<u8>, Vec<u8>),
+) -> (Value, Value, MockHub, u64) {
+    let (prefix, suffix) = parts(1 << 20);
     let repo = Repo::new();
     repo.file("README.md", CARD);
-    repo.file(
-        "saved_model.pb",
-        [prefix, vec![0u8; 1 << 20], suffix].concat(),
-    );
+    repo.file(name, [prefix, vec![0u8; 1 << 20], suffix].concat());
     let (lcode, local) = scan_json(repo.path(), &[]);
     assert_eq!(lcode, 1, "{local:#}");
     let want = file_rules(&local);
     assert!(
-        want.contains(&("FMT006".to_string(), "saved_model.pb".to_string())),
+        want.contains(&(rule.to_string(), name.to_string())),
         "{want:?}"
     );
 
     let payload = 3_000_000_000;
-    let (prefix, suffix) = saved_model_parts(payload);
+    let (prefix, suffix) = parts(payload);
     let at = prefix.len() as u64 + payload;
     let size = at + suffix.len() as u64;
     let hub = MockHub::start();
     hub.add(
         "model",
-        "acme/tf",
+        "acme/big",
         MockRepo {
             files: vec![
                 plain("README.md", CARD),
                 MockFile {
-                    path: "saved_model.pb".into(),
+                    path: name.into(),
                     lfs: true,
-                    lfs_oid: Some("7".repeat(64)),
+                    lfs_oid: Some("6".repeat(64)),
                     sparse: Some((size, vec![(0, prefix), (at, suffix)])),
                     ..MockFile::default()
                 },
@@ -1830,10 +1834,16 @@ fn issue_20_tf_saved_model_is_inspected_in_header_mode_without_its_constants() {
             ..MockRepo::default()
         },
     );
-    let (code, r) = hub.scan_json(&format!("hf://acme/tf@{COMMIT}"), &["--remote", "headers"]);
+    let (code, r) = hub.scan_json(&format!("hf://acme/big@{COMMIT}"), &["--remote", "headers"]);
     assert_eq!(code, 1, "{r:#}");
     assert_eq!(file_rules(&r), want, "header mode");
     served_fraction_ok(&hub, size);
+    (local, r, hub, size)
+}
+
+#[test]
+fn issue_20_tf_saved_model_is_inspected_in_header_mode_without_its_constants() {
+    let (local, r, _, _) = header_mode_matches_local("saved_model.pb", "FMT006", saved_model_parts);
     let f = file(&r, "saved_model.pb");
     assert_eq!(
         f["facts"]["tf"],
@@ -1844,50 +1854,7 @@ fn issue_20_tf_saved_model_is_inspected_in_header_mode_without_its_constants() {
 
 #[test]
 fn issue_20_onnx_is_inspected_in_header_mode_without_its_tensor_data() {
-    // Local: the same model with a 1 MiB payload.
-    let (prefix, suffix) = onnx_parts(1 << 20);
-    let small = [prefix, vec![0u8; 1 << 20], suffix].concat();
-    let repo = Repo::new();
-    repo.file("README.md", CARD);
-    repo.file("model.onnx", &small);
-    let (lcode, local) = scan_json(repo.path(), &[]);
-    assert_eq!(lcode, 1, "{local:#}");
-    let want = file_rules(&local);
-    assert!(
-        want.contains(&("FMT004".to_string(), "model.onnx".to_string())),
-        "{want:?}"
-    );
-
-    // Remote, header mode: a 3 GB model whose payload is never served.
-    let payload = 3_000_000_000;
-    let (prefix, suffix) = onnx_parts(payload);
-    let at = prefix.len() as u64 + payload;
-    let size = at + suffix.len() as u64;
-    let hub = MockHub::start();
-    hub.add(
-        "model",
-        "acme/onnx",
-        MockRepo {
-            files: vec![
-                plain("README.md", CARD),
-                MockFile {
-                    path: "model.onnx".into(),
-                    lfs: true,
-                    lfs_oid: Some("6".repeat(64)),
-                    sparse: Some((size, vec![(0, prefix), (at, suffix)])),
-                    ..MockFile::default()
-                },
-            ],
-            ..MockRepo::default()
-        },
-    );
-    let (code, r) = hub.scan_json(
-        &format!("hf://acme/onnx@{COMMIT}"),
-        &["--remote", "headers"],
-    );
-    assert_eq!(code, 1, "{r:#}");
-    assert_eq!(file_rules(&r), want, "header mode");
-    served_fraction_ok(&hub, size);
+    let (local, r, hub, size) = header_mode_matches_local("model.onnx", "FMT004", onnx_parts);
     let f = file(&r, "model.onnx");
     assert_eq!(f["format"], "onnx");
     assert_eq!(
