@@ -209,7 +209,7 @@ pub fn inspect_python(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<()> 
     // yield an item and are neither decoded nor parsed (issue 22).
     let report = if code::may_report(&bytes) {
         let text = String::from_utf8_lossy(&bytes);
-        code::scan_python_unfiltered(&text, &code_limits(ctx))
+        code::scan_python_statements(&text, &code_limits(ctx))
     } else {
         code::CodeReport::default()
     };

@@ -97,7 +97,7 @@ facts! {
     Tflite = "tflite", "TFLite facts (version, operator codes, custom ops)";
     Tf = "tf", "TensorFlow graph facts (op types, node and function counts)";
     // Code and configs.
-    PythonSyntaxErrors = "python_syntax_errors", "Python: syntax errors met (scanning goes on)";
+    PythonSyntaxErrors = "python_syntax_errors", "Python: syntax errors met in the statements parsed (scanning goes on)";
     PythonTruncatedBy = "python_truncated_by", "Python: the limit that stopped the scan";
     NotebookCellsScanned = "notebook_cells_scanned", "notebook: code cells scanned";
     NotebookLanguage = "notebook_language", "notebook: kernel language";

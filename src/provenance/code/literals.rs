@@ -40,6 +40,7 @@ pub(super) fn quiet_ranges(source: &[u8], quiet: &mut Vec<Range<usize>>) -> Resu
         src: source,
         pos: 0,
         quiet,
+        lines: None,
     };
     let result = lexer.code();
     if result.is_err() {
@@ -48,10 +49,97 @@ pub(super) fn quiet_ranges(source: &[u8], quiet: &mut Vec<Range<usize>>) -> Resu
     result
 }
 
+/// One logical line of a source: the statements up to a newline outside brackets and strings
+/// that no backslash continues (tree-sitter's `_newline` token), which is where the statement
+/// parsing of [`super::select`] cuts a source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct LogicalLine {
+    /// Start of the physical line it begins on: its indentation starts here.
+    pub start: usize,
+    /// Its first byte of code.
+    pub code: usize,
+    /// Its last byte of code (a comment after it is not code).
+    pub last: usize,
+    /// The index of the newline that ends it, or the length of the source.
+    pub end: usize,
+    /// Its last `=` or `:` outside brackets and strings that is not part of `==`: every target
+    /// of an assignment or annotation on the line lies before it.
+    pub assign: Option<usize>,
+}
+
+/// A source's comments and plain strings ([`quiet_ranges`]) and its logical lines.
+#[derive(Debug, Default)]
+pub(super) struct Outline {
+    /// As [`quiet_ranges`] finds them.
+    pub quiet: Vec<Range<usize>>,
+    /// In order; blank and comment-only lines are not logical lines.
+    pub lines: Vec<LogicalLine>,
+}
+
+/// The [`Outline`] of `source`, or the [`Anomaly`] that makes its lexing uncertain.
+pub(super) fn outline(source: &[u8]) -> Result<Outline, Anomaly> {
+    let mut quiet = Vec::new();
+    let mut lexer = Lexer {
+        src: source,
+        pos: 0,
+        quiet: &mut quiet,
+        lines: Some(LineTracker::default()),
+    };
+    lexer.code()?;
+    let mut lines = lexer.lines.take().unwrap_or_default();
+    lines.finish(source.len());
+    Ok(Outline {
+        quiet,
+        lines: lines.done,
+    })
+}
+
+/// Logical lines as the top-level lexing loop meets their bytes.
+#[derive(Debug, Default)]
+struct LineTracker {
+    done: Vec<LogicalLine>,
+    /// The line being read, once it has code.
+    current: Option<LogicalLine>,
+    /// Start of the current physical line.
+    physical: usize,
+}
+
+impl LineTracker {
+    /// Code from `at` to `last` (a token, or one byte of one).
+    fn code(&mut self, at: usize, last: usize) {
+        let physical = self.physical;
+        let line = self.current.get_or_insert(LogicalLine {
+            start: physical,
+            code: at,
+            last,
+            end: at,
+            assign: None,
+        });
+        line.last = last;
+    }
+
+    /// A newline at `at`; `top` when no bracket is open, where it ends the logical line.
+    fn newline(&mut self, at: usize, top: bool) {
+        if top {
+            self.finish(at);
+            self.physical = at + 1;
+        }
+    }
+
+    fn finish(&mut self, end: usize) {
+        if let Some(mut line) = self.current.take() {
+            line.end = end;
+            self.done.push(line);
+        }
+    }
+}
+
 struct Lexer<'a, 'q> {
     src: &'a [u8],
     pos: usize,
     quiet: &'q mut Vec<Range<usize>>,
+    /// Set when the logical lines are wanted ([`outline`]).
+    lines: Option<LineTracker>,
 }
 
 /// A string literal's delimiter and prefix flags.
@@ -73,6 +161,28 @@ impl Lexer<'_, '_> {
     fn code(&mut self) -> Result<(), Anomaly> {
         let mut brackets: Vec<u8> = Vec::new();
         while let Some(b) = self.peek(0) {
+            if let Some(lines) = self.lines.as_mut() {
+                let at = self.pos;
+                match b {
+                    b'\n' => lines.newline(at, brackets.is_empty()),
+                    b' ' | b'\t' | b'\x0c' | b'\r' | b'#' | b'\\' => {}
+                    // A string's last byte is known once it is lexed, below.
+                    b'\'' | b'"' => lines.code(at, at),
+                    _ => {
+                        lines.code(at, at);
+                        let assigns = (b == b'=' || b == b':') && brackets.is_empty();
+                        let doubled = b == b'='
+                            && (self.src.get(at + 1) == Some(&b'=')
+                                || at.checked_sub(1).and_then(|i| self.src.get(i)) == Some(&b'='));
+                        if assigns
+                            && !doubled
+                            && let Some(line) = lines.current.as_mut()
+                        {
+                            line.assign = Some(at);
+                        }
+                    }
+                }
+            }
             match b {
                 b'#' => {
                     let start = self.pos;
@@ -83,6 +193,10 @@ impl Lexer<'_, '_> {
                 b'\'' | b'"' => {
                     let delimiter = self.delimiter()?;
                     self.string(delimiter, 0, true)?;
+                    let last = self.pos.saturating_sub(1);
+                    if let Some(line) = self.lines.as_mut().and_then(|l| l.current.as_mut()) {
+                        line.last = last;
+                    }
                 }
                 b'(' | b'[' | b'{' => {
                     if brackets.len() >= MAX_DEPTH {
@@ -100,6 +214,11 @@ impl Lexer<'_, '_> {
                 b'\\' => self.line_continuation()?,
                 _ => self.plain_byte(b)?,
             }
+        }
+        // A bracket left open runs the last statement into the end of the source, which
+        // tree-sitter recovers from in ways the logical lines cannot follow.
+        if self.lines.is_some() && !brackets.is_empty() {
+            return Err(Anomaly);
         }
         Ok(())
     }

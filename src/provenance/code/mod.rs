@@ -33,6 +33,7 @@ pub mod hub;
 mod literals;
 mod loaders;
 mod prefilter;
+mod select;
 
 pub(super) use bindings::Bindings;
 
@@ -214,12 +215,38 @@ pub enum TrustValue {
 /// Scans one Python source. Never panics; limits turn into `truncated`.
 ///
 /// A source that [`may_report`] rejects is not parsed: it yields an empty report (no items, and
-/// `syntax_errors` false because nothing was parsed).
+/// `syntax_errors` false because nothing was parsed). One that passes is scanned with
+/// [`scan_python_statements`].
 pub fn scan_python(source: &str, limits: &Limits) -> CodeReport {
     if !may_report(source.as_bytes()) {
         return CodeReport::default();
     }
-    scan_python_unfiltered(source, limits)
+    scan_python_statements(source, limits)
+}
+
+/// Scans a source that passed [`may_report`] by parsing only the statements that can matter to
+/// its report (the `select` module says which and why): the same items as
+/// [`scan_python_unfiltered`]. `syntax_errors` describes the statements parsed; whenever they
+/// do not parse cleanly, or the selection could be wrong, the whole source is parsed instead.
+pub fn scan_python_statements(source: &str, limits: &Limits) -> CodeReport {
+    let Ok(selection) = select::select(source, limits) else {
+        return scan_python_unfiltered(source, limits);
+    };
+    let tree = match parse(&selection.text, limits) {
+        Ok(tree) if !tree.root_node().has_error() => tree,
+        _ => return scan_python_unfiltered(source, limits),
+    };
+    let mut bindings = Bindings::default();
+    let mut scanner = Scanner {
+        source: &selection.text,
+        selection: Some(&selection),
+        limits,
+        bindings: &mut bindings,
+        nodes: 0,
+        report: CodeReport::default(),
+    };
+    scanner.collect_bindings_and_items(tree.root_node());
+    scanner.report
 }
 
 /// Scans one Python source without the pre-filter: always parses. For callers that ran
@@ -320,6 +347,7 @@ pub(super) fn scan_python_with(
 
     let mut scanner = Scanner {
         source,
+        selection: None,
         limits,
         bindings,
         nodes: 0,
@@ -433,6 +461,7 @@ pub fn list_calls(source: &str, limits: &Limits) -> CallList {
     let mut bindings = Bindings::default();
     let mut scanner = Scanner {
         source,
+        selection: None,
         limits,
         bindings: &mut bindings,
         nodes: 0,
@@ -479,7 +508,10 @@ pub fn list_calls(source: &str, limits: &Limits) -> CallList {
 }
 
 struct Scanner<'s, 'b> {
+    /// The text parsed: the source, or its [`select::Selection`].
     source: &'s str,
+    /// Set when `source` is a selection: maps its line numbers back.
+    selection: Option<&'b select::Selection>,
     limits: &'b Limits,
     bindings: &'b mut Bindings,
     nodes: usize,
@@ -699,7 +731,10 @@ impl<'s> Scanner<'s, '_> {
     /// 1-based line and 1-based column in chars of a node's start.
     fn position(&self, at: Node<'s>) -> (usize, usize) {
         let point = at.start_position();
-        let line = point.row.saturating_add(1);
+        let row = self
+            .selection
+            .map_or(point.row, |s| s.source_row(at.start_byte(), point.row));
+        let line = row.saturating_add(1);
         let column = at
             .start_byte()
             .checked_sub(point.column)
@@ -932,6 +967,7 @@ mod tests {
         let mut bindings = Bindings::default();
         let mut scanner = Scanner {
             source: src,
+            selection: None,
             limits,
             bindings: &mut bindings,
             nodes: 0,

@@ -45,7 +45,7 @@ use super::{Callee, TRUST_REMOTE_CODE, Watched, hub, literals, loaders};
 
 /// What must surround a pattern's match for it to count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Bound {
+pub(super) enum Bound {
     /// A whole identifier: no identifier character continues it on either side.
     Identifier,
     /// The end of an identifier (`keras` in `tf_keras`).
@@ -57,12 +57,26 @@ enum Bound {
 /// A conjunction of clauses; each clause is satisfied by any one of its patterns.
 type Rule = Vec<Vec<usize>>;
 
+/// What a pattern stands for, to the statement selection of [`super::select`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Role {
+    /// The last segment of a watched callee (`load` of `torch.load`): a call the dispatch
+    /// reports holds it, or is a bare name imported under it.
+    Callee,
+    /// `trust_remote_code`, as a keyword or as (pieces of) a quoted dictionary key.
+    Trust,
+    /// Any other segment or keyword: it only ever appears with a `Callee` one.
+    Other,
+}
+
 /// The compiled pre-filter.
 struct Prefilter {
     /// `None` only if the matcher failed to build (it cannot for a few hundred short
     /// patterns); then every source is let through.
     matcher: Option<AhoCorasick>,
+    texts: Vec<String>,
     bounds: Vec<Bound>,
+    roles: Vec<Role>,
     rules: Vec<Rule>,
     /// For each pattern, the rules that mention it (checked when it is first seen).
     rules_of: Vec<Vec<usize>>,
@@ -89,11 +103,22 @@ pub(super) fn may_report_parts<'a>(parts: impl IntoIterator<Item = &'a [u8]>) ->
     PREFILTER.may_report(parts)
 }
 
+/// The patterns with a [`Role`] other than `Other`: their text, bound and role.
+pub(super) fn selecting_patterns() -> impl Iterator<Item = (&'static str, Bound, Role)> {
+    let p: &'static Prefilter = &PREFILTER;
+    p.texts
+        .iter()
+        .zip(&p.bounds)
+        .zip(&p.roles)
+        .filter(|(_, role)| **role != Role::Other)
+        .map(|((text, bound), role)| (text.as_str(), *bound, *role))
+}
+
 /// Longest run of identifier characters looked back over before a match is let through
 /// anyway; bounds the work per match (a long run is let through, which is always safe).
 const MAX_LOOKBACK: usize = 64;
 
-fn is_ident_byte(b: u8) -> bool {
+pub(super) fn is_ident_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
@@ -166,13 +191,13 @@ impl Prefilter {
 }
 
 /// Whether `at` lies in one of the sorted, disjoint `quiet` ranges.
-fn is_quiet(quiet: &[Range<usize>], at: usize) -> bool {
+pub(super) fn is_quiet(quiet: &[Range<usize>], at: usize) -> bool {
     let i = quiet.partition_point(|r| r.end <= at);
     quiet.get(i).is_some_and(|r| r.start <= at)
 }
 
 /// Whether the match `start..end` is delimited as `bound` requires.
-fn bounded(source: &[u8], start: usize, end: usize, bound: Bound) -> bool {
+pub(super) fn bounded(source: &[u8], start: usize, end: usize, bound: Bound) -> bool {
     if bound == Bound::Anywhere {
         return true;
     }
@@ -203,6 +228,7 @@ fn bounded(source: &[u8], start: usize, end: usize, bound: Bound) -> bool {
 #[derive(Default)]
 struct Builder {
     patterns: Vec<(String, Bound)>,
+    roles: Vec<Role>,
     rules: Vec<Rule>,
 }
 
@@ -216,7 +242,16 @@ impl Builder {
             return i;
         }
         self.patterns.push((text.to_owned(), bound));
+        self.roles.push(Role::Other);
         self.patterns.len() - 1
+    }
+
+    fn mark(&mut self, patterns: &[usize], role: Role) {
+        for &p in patterns {
+            if let Some(r) = self.roles.get_mut(p) {
+                *r = role;
+            }
+        }
     }
 
     fn table<K>(&mut self, table: &[Watched<K>]) {
@@ -228,6 +263,11 @@ impl Builder {
                 .collect();
             for callee in row.callees {
                 for mut rule in self.callee(callee) {
+                    // Every callee rule ends with its last segment's clause.
+                    if let Some(last) = rule.last() {
+                        let last = last.clone();
+                        self.mark(&last, Role::Callee);
+                    }
                     if !keywords.is_empty() {
                         rule.push(keywords.clone());
                     }
@@ -245,11 +285,11 @@ impl Builder {
             Callee::EndsWith(suffix) => {
                 let mut parts = suffix.split('.');
                 let first = parts.next().unwrap_or_default();
-                let mut rule: Rule = parts.map(|s| self.segment(s)).collect();
+                let mut rule: Rule = Vec::new();
                 if !first.is_empty() {
-                    let clause = self.partial_segment(first);
-                    rule.push(clause);
+                    rule.push(self.partial_segment(first));
                 }
+                rule.extend(parts.map(|s| self.segment(s)));
                 vec![rule]
             }
             Callee::Product(modules, functions) => {
@@ -310,6 +350,11 @@ impl Builder {
                 tails.push(self.pattern(&format!("{q}{tail}{q}"), Bound::Anywhere));
             }
         }
+        let mut all = vec![whole];
+        all.extend(quoted);
+        all.extend(&heads);
+        all.extend(&tails);
+        self.mark(&all, Role::Trust);
         self.rules.push(vec![heads, tails]);
     }
 
@@ -340,7 +385,9 @@ impl Builder {
         }
         Prefilter {
             matcher,
+            texts: self.patterns.iter().map(|(t, _)| t.clone()).collect(),
             bounds: self.patterns.iter().map(|(_, b)| *b).collect(),
+            roles: self.roles,
             rules: self.rules,
             rules_of,
         }
@@ -364,6 +411,16 @@ mod tests {
         assert_same_counting(src).0
     }
 
+    /// Sources [`assert_same`] saw pass the pre-filter and be scanned statement by statement
+    /// (not parsed whole), in this thread.
+    fn selected_so_far() -> usize {
+        SELECTED.with(std::cell::Cell::get)
+    }
+
+    thread_local! {
+        static SELECTED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
     /// [`assert_same`], also returning how many items the source has.
     fn assert_same_counting(src: &str) -> (bool, usize) {
         assert_identifiers_are_not_quiet(src);
@@ -375,8 +432,17 @@ mod tests {
             "pre-filter changed the items of:\n{src}"
         );
         let passed = may_report(src.as_bytes());
+        if passed && super::super::select::select(src, &limits).is_ok() {
+            SELECTED.with(|c| c.set(c.get() + 1));
+        }
         if passed {
-            assert_eq!(on, off, "{src}");
+            // Statement selection: the same report, except that syntax errors outside the
+            // statements parsed go unseen.
+            assert_eq!(on.truncated_by, off.truncated_by, "{src}");
+            assert_eq!(on.truncated, off.truncated, "{src}");
+            if !off.syntax_errors {
+                assert!(!on.syntax_errors, "{src}");
+            }
         }
         (passed, off.calls.len())
     }
@@ -733,6 +799,9 @@ mod tests {
             passed >= 200,
             "only {passed} of {literals} sources passed the pre-filter"
         );
+        // Most of those were scanned statement by statement, not parsed whole.
+        let selected = selected_so_far();
+        assert!(selected * 2 > passed, "{selected} of {passed} selected");
     }
 
     /// Both paths over every `.py` and `.ipynb` under `$MODELGATE_PREFILTER_DIR` (a Python
@@ -751,6 +820,8 @@ mod tests {
         let (mut filter_time, mut parse_time, mut scan_time) =
             (Duration::ZERO, Duration::ZERO, Duration::ZERO);
         let mut with_quiet = 0usize;
+        let (mut selected, mut bytes_selected, mut whole) = (0usize, 0usize, Vec::new());
+        let mut statements_time = Duration::ZERO;
         for path in &files {
             let ext = path.extension().and_then(|e| e.to_str());
             if !matches!(ext, Some("py" | "ipynb")) {
@@ -775,6 +846,16 @@ mod tests {
             if pass {
                 passed += 1;
                 bytes_passed += bytes.len();
+                match super::super::select::select(&text, &Limits::default()) {
+                    Ok(s) => {
+                        selected += 1;
+                        bytes_selected += s.text.len();
+                    }
+                    Err(why) => whole.push(format!("{why}: {}", path.display())),
+                }
+                let t = Instant::now();
+                let _ = super::super::scan_python_statements(&text, &Limits::default());
+                statements_time += t.elapsed();
                 // Where the time of a passing file goes: parsing alone, then the whole scan.
                 let t = Instant::now();
                 let _ = super::super::parse(&text, &Limits::default());
@@ -787,11 +868,18 @@ mod tests {
         let _ = writeln!(
             std::io::stderr(),
             "{}: {py} .py + {nb} .ipynb ({bytes_all} bytes); {passed} .py pass the pre-filter ({bytes_passed} bytes); {items} items, identical on both paths; {with_quiet} .py with quiet ranges, none holding an identifier\n\
-             pre-filter {:.3} s over all .py; passing files: parse {:.3} s, whole scan {:.3} s",
+             pre-filter {:.3} s over all .py; passing files: parse {:.3} s, whole scan {:.3} s\n\
+             statement selection: {selected} files ({bytes_selected} bytes parsed), scan {:.3} s; \
+             parsed whole: {}",
             Path::new(&dir).display(),
             filter_time.as_secs_f64(),
             parse_time.as_secs_f64(),
             scan_time.as_secs_f64(),
+            statements_time.as_secs_f64(),
+            whole.len(),
         );
+        for path in &whole {
+            let _ = writeln!(std::io::stderr(), "  whole: {path}");
+        }
     }
 }
