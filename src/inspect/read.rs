@@ -9,7 +9,7 @@ use std::io::{self, BufRead, Read, Seek, SeekFrom};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use sha2::{Digest, Sha256, Sha512};
+use ring::digest::{Context, SHA256, SHA512};
 
 /// Default block size. Measured with `scripts/bench.sh` (docs/performance.md; 4 GiB repository,
 /// warm cache, 2 cores, median of 3): 256 KiB 3.01 s, 512 KiB 3.02 s, 1 MiB 3.01 s, 2 MiB 2.97 s,
@@ -39,25 +39,105 @@ pub fn read_hash_time() -> Duration {
     Duration::from_nanos(READ_HASH_NANOS.load(Ordering::Relaxed))
 }
 
-/// Which SHA-256 implementation `sha2` picks on this CPU at run time.
+/// Which SHA-256 code hashes file contents on this CPU: `ring`'s run-time choice, as far as
+/// the standard library's feature detection can tell it.
 ///
-/// Mirrors the detection `sha2` 0.10 performs itself (via `cpufeatures`): on x86/x86-64 it uses
-/// the SHA extensions when the CPU has SHA, SSE2, SSSE3 and SSE4.1; everywhere else (including
-/// aarch64, whose SHA2 instructions `sha2` 0.10 uses only with its optional `asm` feature) it
-/// uses portable code, which hashes several times slower. Printed by `scan --verbose` and the
-/// benchmark so a slow scan can be traced to a missing hardware backend.
+/// Mirrors the dispatch of `ring` 0.17 (`src/digest/sha2/sha2_32.rs`): on x86-64 the SHA
+/// extensions when the CPU has SHA and SSSE3; else AVX, but only on Intel CPUs (pre-Zen AMD has
+/// slow SHLD/SHRD), else SSSE3, else scalar assembly. The vendor check needs `cpuid`, which is
+/// not safe code at this crate's minimum Rust, so an AVX CPU is named with both candidates. On
+/// aarch64 the ARMv8 SHA2 instructions or scalar assembly; on every other target `ring`'s portable
+/// Rust. Printed by `scan --verbose` and the benchmark so a slow scan can be traced to a missing
+/// hardware backend.
 pub fn sha256_backend() -> &'static str {
-    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    #[cfg(target_arch = "x86_64")]
     {
-        if std::is_x86_feature_detected!("sha")
-            && std::is_x86_feature_detected!("sse2")
-            && std::is_x86_feature_detected!("ssse3")
-            && std::is_x86_feature_detected!("sse4.1")
-        {
-            return "x86 SHA-NI";
+        if std::is_x86_feature_detected!("sha") && std::is_x86_feature_detected!("ssse3") {
+            return "ring, x86-64 SHA-NI";
         }
+        if std::is_x86_feature_detected!("avx") {
+            return "ring, x86-64 AVX (SSSE3 on non-Intel CPUs)";
+        }
+        if std::is_x86_feature_detected!("ssse3") {
+            return "ring, x86-64 SSSE3";
+        }
+        "ring, x86-64 scalar assembly"
     }
-    "portable"
+    #[cfg(target_arch = "aarch64")]
+    {
+        if std::arch::is_aarch64_feature_detected!("sha2") {
+            return "ring, ARMv8 SHA2";
+        }
+        "ring, aarch64 scalar assembly"
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        "ring, portable"
+    }
+}
+
+/// Incremental SHA-256 of file contents: every byte a scan, `verify` or the signing manifest
+/// reads in bulk goes through here.
+///
+/// `ring` (BoringSSL's assembly) rather than `sha2` 0.10, whose only fast x86 path is SHA-NI: on
+/// a Xeon without SHA-NI `sha2` ran at 100-125 MB/s against `ring`'s 150-210 MB/s and openssl's
+/// 220 MB/s (1 GiB in 1 MiB blocks; docs/performance.md). Short hashes of our own data (cache
+/// keys, finding ids, signatures) stay on `sha2`.
+pub struct Sha256Stream(Context);
+
+impl Default for Sha256Stream {
+    fn default() -> Self {
+        Sha256Stream(Context::new(&SHA256))
+    }
+}
+
+impl Sha256Stream {
+    /// A fresh digest.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Feeds `bytes`.
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+
+    /// The digest of everything fed so far.
+    pub fn finish(self) -> [u8; 32] {
+        let mut out = [0; 32];
+        // A SHA-256 digest is always 32 bytes.
+        out.copy_from_slice(self.0.finish().as_ref());
+        out
+    }
+}
+
+/// Incremental SHA-512 of file contents (`--hash sha512`); `ring`, as [`Sha256Stream`].
+pub struct Sha512Stream(Context);
+
+impl Default for Sha512Stream {
+    fn default() -> Self {
+        Sha512Stream(Context::new(&SHA512))
+    }
+}
+
+impl Sha512Stream {
+    /// A fresh digest.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Feeds `bytes`.
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+
+    /// The digest of everything fed so far.
+    pub fn finish(self) -> [u8; 64] {
+        let mut out = [0; 64];
+        // A SHA-512 digest is always 64 bytes.
+        out.copy_from_slice(self.0.finish().as_ref());
+        out
+    }
 }
 
 /// A `BufRead` over `R` that hashes every byte it reads from `R`.
@@ -66,8 +146,8 @@ pub struct HashingReader<R> {
     buf: Vec<u8>,
     pos: usize,
     filled: usize,
-    sha256: Sha256,
-    sha512: Option<Sha512>,
+    sha256: Sha256Stream,
+    sha512: Option<Sha512Stream>,
     total: u64,
     consumed: u64,
     eof: bool,
@@ -81,8 +161,8 @@ impl<R: Read> HashingReader<R> {
             buf: vec![0; block.max(4096)],
             pos: 0,
             filled: 0,
-            sha256: Sha256::new(),
-            sha512: sha512.then(Sha512::new),
+            sha256: Sha256Stream::new(),
+            sha512: sha512.then(Sha512Stream::new),
             total: 0,
             consumed: 0,
             eof: false,
@@ -112,10 +192,8 @@ impl<R: Read> HashingReader<R> {
 
     /// Finishes: returns (sha256 hex, sha512 hex).
     pub fn finish(self) -> (String, Option<String>) {
-        let sha256 = crate::model::finding::hex(&self.sha256.finalize());
-        let sha512 = self
-            .sha512
-            .map(|h| crate::model::finding::hex(&h.finalize()));
+        let sha256 = crate::model::finding::hex(&self.sha256.finish());
+        let sha512 = self.sha512.map(|h| crate::model::finding::hex(&h.finish()));
         (sha256, sha512)
     }
 
@@ -324,6 +402,7 @@ pub fn peek<'a>(r: &'a mut dyn BufRead, n: usize) -> io::Result<(Vec<u8>, impl B
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sha2::{Digest, Sha256, Sha512};
 
     #[test]
     fn digest_covers_undrained_bytes() {
@@ -343,7 +422,100 @@ mod tests {
 
     #[test]
     fn sha256_backend_is_named() {
-        assert!(matches!(sha256_backend(), "x86 SHA-NI" | "portable"));
+        let name = sha256_backend();
+        assert!(
+            matches!(
+                name,
+                "ring, x86-64 SHA-NI"
+                    | "ring, x86-64 AVX (SSSE3 on non-Intel CPUs)"
+                    | "ring, x86-64 SSSE3"
+                    | "ring, x86-64 scalar assembly"
+                    | "ring, ARMv8 SHA2"
+                    | "ring, aarch64 scalar assembly"
+                    | "ring, portable"
+            ),
+            "{name}"
+        );
+        // The name follows the CPU: SHA-NI is claimed exactly when the CPU has it.
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(
+            name == "ring, x86-64 SHA-NI",
+            std::is_x86_feature_detected!("sha") && std::is_x86_feature_detected!("ssse3")
+        );
+    }
+
+    // Sizes around the padding edges (SHA-256: 55 bytes still fit the length in the last
+    // 64-byte block, 56 do not; SHA-512: 111/112 of 128), block boundaries of both digests and of
+    // the reader's buffer, and multi-block sizes.
+    const EDGE_SIZES: &[usize] = &[
+        0, 1, 55, 56, 63, 64, 65, 111, 112, 127, 128, 129, 1000, 4095, 4096, 4097, 12_289, 100_003,
+    ];
+
+    fn sample(n: usize) -> Vec<u8> {
+        (0..n)
+            .map(|i| (i.wrapping_mul(31) ^ (i >> 8)) as u8)
+            .collect()
+    }
+
+    fn sha2_hex(data: &[u8]) -> (String, Option<String>) {
+        (
+            crate::model::finding::hex(&Sha256::digest(data)),
+            Some(crate::model::finding::hex(&Sha512::digest(data))),
+        )
+    }
+
+    #[test]
+    fn ring_digests_match_sha2_at_padding_edges() {
+        for &n in EDGE_SIZES {
+            let data = sample(n);
+            for block in [4096, 4097, 65_536] {
+                let mut r = HashingReader::new(&data[..], block, true);
+                r.drain().unwrap();
+                assert_eq!(r.finish(), sha2_hex(&data), "{n} bytes, block {block}");
+            }
+        }
+    }
+
+    #[test]
+    fn ring_digests_match_sha2_for_odd_update_splits() {
+        let data = sample(100_003);
+        for split in [1, 3, 55, 56, 63, 64, 65, 127, 129, 4099] {
+            let (mut a, mut b) = (Sha256Stream::new(), Sha512Stream::new());
+            for chunk in data.chunks(split) {
+                a.update(chunk);
+                b.update(chunk);
+            }
+            assert_eq!(a.finish()[..], Sha256::digest(&data)[..], "split {split}");
+            assert_eq!(b.finish()[..], Sha512::digest(&data)[..], "split {split}");
+        }
+    }
+
+    /// A source that hands out at most `step` bytes per read, as a socket or a pipe may.
+    struct Trickle<'a> {
+        data: &'a [u8],
+        step: usize,
+    }
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            let n = self.step.min(out.len()).min(self.data.len());
+            let (head, rest) = self.data.split_at(n);
+            out[..n].copy_from_slice(head);
+            self.data = rest;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn short_reads_hash_the_same() {
+        let data = sample(20_011);
+        for step in [1, 7, 1000, 4097] {
+            let mut r = HashingReader::new(Trickle { data: &data, step }, 4096, true);
+            let mut head = [0u8; 65];
+            r.read_exact(&mut head).unwrap();
+            r.drain().unwrap();
+            assert_eq!(r.finish(), sha2_hex(&data), "step {step}");
+        }
     }
 
     #[test]

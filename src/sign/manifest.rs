@@ -26,6 +26,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use super::{Limits, SignError};
+use crate::inspect::read::Sha256Stream;
 use crate::model::finding::hex;
 
 /// Paths the reference ignores by default (at the model root).
@@ -323,7 +324,8 @@ fn hash_one(f: &TreeFile, shard: Option<u64>) -> Result<Vec<Resource>, SignError
     let mut file = crate::inspect::open_regular(&f.abs).map_err(err)?;
     let mut buf = vec![0u8; 1 << 20];
     let mut out = Vec::new();
-    let mut h = Sha256::new();
+    // Whole files, often gigabytes: the file-hashing SHA-256 (src/inspect/read.rs).
+    let mut h = Sha256Stream::new();
     let mut pos: u64 = 0;
     let mut start: u64 = 0;
     loop {
@@ -343,7 +345,7 @@ fn hash_one(f: &TreeFile, shard: Option<u64>) -> Result<Vec<Resource>, SignError
         {
             out.push(Resource {
                 name: format!("{}:{start}:{pos}", f.rel),
-                digest: std::mem::take(&mut h).finalize().into(),
+                digest: std::mem::take(&mut h).finish(),
             });
             start = pos;
         }
@@ -351,11 +353,11 @@ fn hash_one(f: &TreeFile, shard: Option<u64>) -> Result<Vec<Resource>, SignError
     match shard {
         None => out.push(Resource {
             name: f.rel.clone(),
-            digest: h.finalize().into(),
+            digest: h.finish(),
         }),
         Some(_) if pos > start => out.push(Resource {
             name: format!("{}:{start}:{pos}", f.rel),
-            digest: h.finalize().into(),
+            digest: h.finish(),
         }),
         Some(_) => {}
     }
