@@ -160,7 +160,33 @@ impl Lexer<'_, '_> {
     /// Top-level code, up to the end of the source.
     fn code(&mut self) -> Result<(), Anomaly> {
         let mut brackets: Vec<u8> = Vec::new();
+        let special = if self.lines.is_some() {
+            &OUTLINE_SPECIAL
+        } else {
+            &CODE_SPECIAL
+        };
         while let Some(b) = self.peek(0) {
+            // Most bytes of code steer nothing: skip them a run at a time (issue 22: this loop
+            // sees every byte of every Python file with a watched name in it).
+            if !special[usize::from(b)] {
+                let start = self.pos;
+                let run = &self.src[start..];
+                let len = run
+                    .iter()
+                    .position(|&c| special[usize::from(c)])
+                    .unwrap_or(run.len());
+                if let Some(lines) = self.lines.as_mut() {
+                    let run = &run[..len];
+                    if let (Some(first), Some(last)) = (
+                        run.iter().position(|&c| !is_blank(c)),
+                        run.iter().rposition(|&c| !is_blank(c)),
+                    ) {
+                        lines.code(start + first, start + last);
+                    }
+                }
+                self.pos = start + len;
+                continue;
+            }
             if let Some(lines) = self.lines.as_mut() {
                 let at = self.pos;
                 match b {
@@ -293,6 +319,14 @@ impl Lexer<'_, '_> {
         let start = self.pos;
         loop {
             let b = self.peek(0).ok_or(Anomaly)?;
+            if !STRING_SPECIAL[usize::from(b)] {
+                let run = &self.src[self.pos..];
+                self.pos += run
+                    .iter()
+                    .position(|&c| STRING_SPECIAL[usize::from(c)])
+                    .unwrap_or(run.len());
+                continue;
+            }
             match b {
                 0 => return Err(Anomaly),
                 b'\r' if self.peek(1) != Some(b'\n') => return Err(Anomaly),
@@ -425,6 +459,31 @@ impl Lexer<'_, '_> {
             }
         }
     }
+}
+
+/// A table of the bytes in `set`.
+const fn table(set: &[u8]) -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < set.len() {
+        t[set[i] as usize] = true;
+        i += 1;
+    }
+    t
+}
+
+/// Bytes [`Lexer::code`] looks at one by one: the rest are skipped in runs.
+const CODE_SPECIAL: [bool; 256] = table(b"#'\"([{)]}\\\r\0`");
+
+/// [`CODE_SPECIAL`], and what the logical lines of an [`outline`] are made of.
+const OUTLINE_SPECIAL: [bool; 256] = table(b"#'\"([{)]}\\\r\0`\n=:");
+
+/// Bytes a string's body looks at one by one.
+const STRING_SPECIAL: [bool; 256] = table(b"'\"\\\r\n\0{}");
+
+/// Whitespace between tokens on a line.
+fn is_blank(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\x0c')
 }
 
 fn is_ident_byte(b: u8) -> bool {
