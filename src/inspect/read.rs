@@ -83,44 +83,30 @@ pub fn sha256_backend() -> &'static str {
 /// a Xeon without SHA-NI `sha2` ran at 100-125 MB/s against `ring`'s 150-210 MB/s and openssl's
 /// 220 MB/s (1 GiB in 1 MiB blocks; docs/performance.md). Short hashes of our own data (cache
 /// keys, finding ids, signatures) stay on `sha2`.
-pub struct Sha256Stream(Context);
-
-impl Default for Sha256Stream {
-    fn default() -> Self {
-        Sha256Stream(Context::new(&SHA256))
-    }
-}
-
-impl Sha256Stream {
-    /// A fresh digest.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Feeds `bytes`.
-    pub fn update(&mut self, bytes: &[u8]) {
-        self.0.update(bytes);
-    }
-
-    /// The digest of everything fed so far.
-    pub fn finish(self) -> [u8; 32] {
-        let mut out = [0; 32];
-        // A SHA-256 digest is always 32 bytes.
-        out.copy_from_slice(self.0.finish().as_ref());
-        out
-    }
-}
+pub type Sha256Stream = DigestStream<32>;
 
 /// Incremental SHA-512 of file contents (`--hash sha512`); `ring`, as [`Sha256Stream`].
-pub struct Sha512Stream(Context);
+pub type Sha512Stream = DigestStream<64>;
 
-impl Default for Sha512Stream {
+/// An incremental `ring` digest whose output is `N` bytes: [`Sha256Stream`] or [`Sha512Stream`].
+pub struct DigestStream<const N: usize>(Context);
+
+impl Default for DigestStream<32> {
     fn default() -> Self {
-        Sha512Stream(Context::new(&SHA512))
+        DigestStream(Context::new(&SHA256))
     }
 }
 
-impl Sha512Stream {
+impl Default for DigestStream<64> {
+    fn default() -> Self {
+        DigestStream(Context::new(&SHA512))
+    }
+}
+
+impl<const N: usize> DigestStream<N>
+where
+    Self: Default,
+{
     /// A fresh digest.
     pub fn new() -> Self {
         Self::default()
@@ -132,9 +118,9 @@ impl Sha512Stream {
     }
 
     /// The digest of everything fed so far.
-    pub fn finish(self) -> [u8; 64] {
-        let mut out = [0; 64];
-        // A SHA-512 digest is always 64 bytes.
+    pub fn finish(self) -> [u8; N] {
+        let mut out = [0; N];
+        // The algorithm of `DigestStream<N>` always gives N bytes.
         out.copy_from_slice(self.0.finish().as_ref());
         out
     }
