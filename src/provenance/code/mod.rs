@@ -19,7 +19,8 @@
 //! pass 1 (aliases, constants, name resolution), `hub` the hub download calls, `loaders` the
 //! code-executing loaders and `prefilter` the byte-level test that skips files which cannot
 //! report anything (built from the `hub` and `loaders` dispatch tables), with `literals`
-//! finding the comments and strings whose words it ignores.
+//! finding the comments and strings whose words it ignores, and the logical lines from which
+//! `select` picks the statements that a passing file's scan parses.
 
 use std::cell::RefCell;
 use std::sync::LazyLock;
