@@ -146,25 +146,33 @@ fn scan_notebook_with(
         report.truncated = true;
         report.truncated_by = Some("cell-budget");
     }
+    // Each code cell's Python, with the index of its cell; made once (issue 22).
+    let python: Vec<(usize, String)> = cells
+        .iter()
+        .take(limits.max_cells)
+        .enumerate()
+        .filter_map(|(index, cell)| python_cell(cell, limits).map(|p| (index, p)))
+        .collect();
+    let mut selections = None;
     if prefilter {
         // Bindings flow from cell to cell, so the cells are judged together: every identifier
         // an item needs is in some cell. Each cell is lexed on its own, as it is parsed: an
         // unterminated string in one cell does not hide the code of the next.
-        let python: Vec<String> = cells
-            .iter()
-            .take(limits.max_cells)
-            .filter_map(|cell| python_cell(cell, limits))
-            .collect();
-        if !code::may_report_parts(python.iter().map(String::as_bytes)) {
+        if !code::may_report_parts(python.iter().map(|(_, p)| p.as_bytes())) {
             report.cells_scanned = python.len();
             return Ok(report);
         }
+        // Then only the statements that can matter are parsed, chosen over all the cells
+        // together (issue 22); any doubt parses every cell whole.
+        let parts: Vec<&str> = python.iter().map(|(_, p)| p.as_str()).collect();
+        selections = code::select::select_parts(&parts, &limits.code).ok();
     }
+    let mut python = python.iter().peekable();
     let mut bindings = Bindings::default();
     let started = Instant::now();
     let total = Duration::from_millis(limits.max_total_parse_millis);
     let mut cell_limits = limits.code.clone();
-    for (index, cell) in cells.iter().take(limits.max_cells).enumerate() {
+    for index in 0..cells.len().min(limits.max_cells) {
         let left = total
             .checked_sub(started.elapsed())
             .filter(|d| !d.is_zero());
@@ -175,11 +183,20 @@ fn scan_notebook_with(
         };
         let remaining = u64::try_from(remaining.as_millis()).unwrap_or(u64::MAX);
         cell_limits.max_parse_millis = limits.code.max_parse_millis.min(remaining);
-        let Some(python) = python_cell(cell, limits) else {
+        let Some((_, python)) = python.next_if(|(at, _)| *at == index) else {
             continue;
         };
+        let selection = selections
+            .as_ref()
+            .and_then(|s: &Vec<_>| s.get(report.cells_scanned))
+            .filter(|_| cell_limits.max_parse_millis >= code::select::MIN_PARSE_MILLIS);
         report.cells_scanned = report.cells_scanned.saturating_add(1);
-        let scanned = code::scan_python_with(&python, &cell_limits, &mut bindings);
+        let scanned = match selection {
+            Some(selection) => {
+                code::scan_selection_with(python, selection, &cell_limits, &mut bindings)
+            }
+            None => code::scan_python_with(python, &cell_limits, &mut bindings),
+        };
         if scanned.syntax_errors {
             report.cells_with_syntax_errors.push(index);
         }
@@ -359,6 +376,39 @@ mod tests {
                 (2, 3, 4, 9, "download"),
             ]
         );
+    }
+
+    #[test]
+    fn cells_are_parsed_by_statements_chosen_over_the_whole_notebook() {
+        let pad: String = (0..50).map(|i| format!("x{i} = f({i})\n")).collect();
+        let sha = "0123456789abcdef0123456789abcdef01234567";
+        let cells = [
+            format!("{pad}from torch import load as L\nREV = '{sha}'\n"),
+            format!(
+                "class A:\n    def f(self):\n{}        return L(p)\n",
+                "        y = 1\n".repeat(30)
+            ),
+            format!("{pad}m = AutoModel.from_pretrained('o/m', revision=REV)\n"),
+            // A later cell reassigns the constant: cells after it see it as unverifiable.
+            "REV = 'main'\nAutoModel.from_pretrained('o/m', revision=REV)\n".to_owned(),
+        ];
+        let nb = notebook(
+            &cells
+                .iter()
+                .map(|c| ("code", Value::from(c.as_str())))
+                .collect::<Vec<_>>(),
+        );
+        let limits = Limits::default();
+        let on = scan_notebook(&nb, &limits).unwrap_or_default();
+        let off = scan_notebook_unfiltered(&nb, &limits).unwrap_or_default();
+        assert_eq!(on.items, off.items);
+        assert_eq!(on.items.len(), 3, "{on:?}");
+        let parts: Vec<&str> = cells.iter().map(String::as_str).collect();
+        let selections = code::select::select_parts(&parts, &limits.code).unwrap_or_default();
+        assert_eq!(selections.len(), 4);
+        let selected: usize = selections.iter().map(|s| s.text.len()).sum();
+        let total: usize = parts.iter().map(|p| p.len()).sum();
+        assert!(selected * 4 < total, "{selected} of {total}");
     }
 
     #[test]

@@ -34,7 +34,7 @@ pub mod hub;
 mod literals;
 mod loaders;
 mod prefilter;
-mod select;
+pub(super) mod select;
 
 pub(super) use bindings::Bindings;
 
@@ -230,19 +230,32 @@ pub fn scan_python(source: &str, limits: &Limits) -> CodeReport {
 /// [`scan_python_unfiltered`]. `syntax_errors` describes the statements parsed; whenever they
 /// do not parse cleanly, or the selection could be wrong, the whole source is parsed instead.
 pub fn scan_python_statements(source: &str, limits: &Limits) -> CodeReport {
-    let Ok(selection) = select::select(source, limits) else {
-        return scan_python_unfiltered(source, limits);
-    };
+    let mut bindings = Bindings::default();
+    match select::select(source, limits) {
+        Ok(selection) => scan_selection_with(source, &selection, limits, &mut bindings),
+        Err(_) => scan_python_with(source, limits, &mut bindings),
+    }
+}
+
+/// Scans `source` through its `selection` with bindings from earlier code (a notebook's
+/// earlier cells), leaving this source's bindings in `bindings`; parses the whole source
+/// instead when the selection does not parse cleanly (its bindings hold the same names that
+/// matter: every import, and every assignment to a name the selection looks up).
+pub(super) fn scan_selection_with(
+    source: &str,
+    selection: &select::Selection,
+    limits: &Limits,
+    bindings: &mut Bindings,
+) -> CodeReport {
     let tree = match parse(&selection.text, limits) {
         Ok(tree) if !tree.root_node().has_error() => tree,
-        _ => return scan_python_unfiltered(source, limits),
+        _ => return scan_python_with(source, limits, bindings),
     };
-    let mut bindings = Bindings::default();
     let mut scanner = Scanner {
         source: &selection.text,
-        selection: Some(&selection),
+        selection: Some(selection),
         limits,
-        bindings: &mut bindings,
+        bindings,
         nodes: 0,
         report: CodeReport::default(),
     };

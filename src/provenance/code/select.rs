@@ -50,7 +50,7 @@ use super::prefilter::{self, Bound, Role, is_ident_byte};
 
 /// The source handed to tree-sitter, and where its pieces come from.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub(super) struct Selection {
+pub(in crate::provenance) struct Selection {
     /// Selected logical lines verbatim, in order, inside `if 1:` stand-ins for their blocks.
     pub text: String,
     /// The copied pieces, in order.
@@ -60,7 +60,7 @@ pub(super) struct Selection {
 /// One logical line copied into [`Selection::text`], from the start of its first physical line.
 /// Copied verbatim, its lines keep their bytes, so only line numbers need mapping back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Piece {
+pub(in crate::provenance) struct Piece {
     /// Where it starts in the text.
     pub text: usize,
     /// Its first line's 0-based row in the text.
@@ -92,7 +92,7 @@ const CHECKS_PER_BYTE: u64 = 4;
 
 /// Below this wall-clock cap the whole file is parsed, so that a scan stopped by it stays the
 /// same scan (a well-lexed file within the size caps above parses in well under a second).
-const MIN_PARSE_MILLIS: u64 = 1_000;
+pub(in crate::provenance) const MIN_PARSE_MILLIS: u64 = 1_000;
 
 /// Why a pattern occurrence selects its line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -143,137 +143,234 @@ static SELECTOR: LazyLock<Selector> = LazyLock::new(|| {
     }
 });
 
+/// The selections for sources scanned in turn with shared bindings (a notebook's code cells),
+/// or why they must all be parsed whole: the same steps as [`select`], with the names pooled
+/// over every source and the binding bound summed.
+pub(in crate::provenance) fn select_parts(
+    parts: &[&str],
+    limits: &Limits,
+) -> Result<Vec<Selection>, &'static str> {
+    let mut plans = parts
+        .iter()
+        .map(|p| Plan::new(p, limits))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut names = Names::default();
+    for plan in &mut plans {
+        plan.aliases(&mut names.aliases);
+    }
+    for plan in &mut plans {
+        plan.widen(&names.aliases, &mut names.wanted);
+    }
+    let mut bound = 0usize;
+    for plan in &mut plans {
+        bound = bound.saturating_add(plan.assignments(&names.wanted));
+    }
+    if bound >= limits.max_bindings {
+        return Err("budgets");
+    }
+    plans.into_iter().map(Plan::finish).collect()
+}
+
 /// The selection for `source`, or why the whole source must be parsed.
 pub(super) fn select(source: &str, limits: &Limits) -> Result<Selection, &'static str> {
-    let bytes = source.as_bytes();
-    let len = bytes.len();
-    if len > limits.max_source_bytes
-        || len.saturating_mul(BYTES_PER_NODE) > limits.max_nodes
-        || u64::try_from(len)
-            .unwrap_or(u64::MAX)
-            .saturating_mul(CHECKS_PER_BYTE)
-            > limits.max_parse_checks
-        || limits.max_parse_millis < MIN_PARSE_MILLIS
-    {
+    let mut plan = Plan::new(source, limits)?;
+    let mut names = Names::default();
+    plan.aliases(&mut names.aliases);
+    plan.widen(&names.aliases, &mut names.wanted);
+    let bound = plan.assignments(&names.wanted);
+    if bound >= limits.max_bindings {
         return Err("budgets");
     }
-    // tree-sitter reads a byte-order mark as an error token; not worth mirroring.
-    if bytes.starts_with(b"\xEF\xBB\xBF") {
-        return Err("byte-order mark");
-    }
-    let outline = literals::outline(bytes).map_err(|_| "lexing")?;
-    let lines = &outline.lines;
-    let quiet = &outline.quiet;
-    let parents = structure(bytes, lines).ok_or("indentation")?;
+    plan.finish()
+}
 
-    let mut chosen = vec![false; lines.len()];
-    let mut imports = Vec::new();
-    let selector = &*SELECTOR;
-    let matcher = selector.matcher.as_ref().ok_or("matcher")?;
-    for m in matcher.find_overlapping_iter(bytes) {
-        let id = m.pattern().as_usize();
-        let bound = selector.bounds.get(id).copied().unwrap_or(Bound::Anywhere);
-        if !prefilter::bounded(bytes, m.start(), m.end(), bound)
-            || (bound != Bound::Anywhere && prefilter::is_quiet(quiet, m.start()))
+/// Names that sources sharing their bindings (a notebook's cells) pool: callees imported
+/// under another name, and names whose constant value may be looked up.
+#[derive(Debug, Default)]
+pub(super) struct Names {
+    /// Local names of `import … as` aliases of a callee.
+    pub aliases: HashSet<Vec<u8>>,
+    /// Names a selected line may look up.
+    pub wanted: HashSet<Vec<u8>>,
+}
+
+/// A selection in the making, in three steps so that sources sharing their bindings can pool
+/// [`Names`] between them: [`Plan::new`] (pattern lines and imports), [`Plan::aliases`] then
+/// [`Plan::widen`] (alias lines, decorators, names looked up), [`Plan::assignments`], then
+/// [`Plan::finish`].
+pub(super) struct Plan<'s> {
+    source: &'s str,
+    lines: Vec<LogicalLine>,
+    quiet: Vec<Range<usize>>,
+    parents: Vec<Option<usize>>,
+    chosen: Vec<bool>,
+    imports: Vec<usize>,
+    /// Bindings the whole-source scan could hold at most (import words and assignment targets).
+    bound: usize,
+}
+
+impl<'s> Plan<'s> {
+    /// Lexes `source` and chooses the lines holding a callee, `trust_remote_code` or `import`.
+    pub fn new(source: &'s str, limits: &Limits) -> Result<Self, &'static str> {
+        let bytes = source.as_bytes();
+        let len = bytes.len();
+        if len > limits.max_source_bytes
+            || len.saturating_mul(BYTES_PER_NODE) > limits.max_nodes
+            || u64::try_from(len)
+                .unwrap_or(u64::MAX)
+                .saturating_mul(CHECKS_PER_BYTE)
+                > limits.max_parse_checks
+            || limits.max_parse_millis < MIN_PARSE_MILLIS
         {
-            continue;
+            return Err("budgets");
         }
-        let Some(i) = line_at(lines, m.start()) else {
-            continue;
-        };
-        match selector.hits.get(id).copied().unwrap_or(Hit::Callee) {
-            Hit::Import => imports.push(i),
-            // A module-level assignment may make a name stand for the key, and a dictionary
-            // anywhere may use the name: too far to follow.
-            Hit::Trust
-                if bound == Bound::Anywhere
-                    && parents[i].is_none()
-                    && assigns_a_string(bytes, &lines[i]) =>
+        // tree-sitter reads a byte-order mark as an error token; not worth mirroring.
+        if bytes.starts_with(b"\xEF\xBB\xBF") {
+            return Err("byte-order mark");
+        }
+        let outline = literals::outline(bytes).map_err(|_| "lexing")?;
+        let lines = outline.lines;
+        let quiet = outline.quiet;
+        let parents = structure(bytes, &lines).ok_or("indentation")?;
+        let mut chosen = vec![false; lines.len()];
+        let mut imports = Vec::new();
+        let selector = &*SELECTOR;
+        let matcher = selector.matcher.as_ref().ok_or("matcher")?;
+        for m in matcher.find_overlapping_iter(bytes) {
+            let id = m.pattern().as_usize();
+            let bound = selector.bounds.get(id).copied().unwrap_or(Bound::Anywhere);
+            if !prefilter::bounded(bytes, m.start(), m.end(), bound)
+                || (bound != Bound::Anywhere && prefilter::is_quiet(&quiet, m.start()))
             {
-                return Err("trust_remote_code key constant");
+                continue;
             }
-            _ => {}
+            let Some(i) = line_at(&lines, m.start()) else {
+                continue;
+            };
+            match selector.hits.get(id).copied().unwrap_or(Hit::Callee) {
+                Hit::Import => imports.push(i),
+                // A module-level assignment may make a name stand for the key, and a
+                // dictionary anywhere may use the name: too far to follow.
+                Hit::Trust
+                    if bound == Bound::Anywhere
+                        && parents[i].is_none()
+                        && assigns_a_string(bytes, &lines[i]) =>
+                {
+                    return Err("trust_remote_code key constant");
+                }
+                _ => {}
+            }
+            chosen[i] = true;
         }
-        chosen[i] = true;
+        imports.dedup();
+        Ok(Plan {
+            source,
+            lines,
+            quiet,
+            parents,
+            chosen,
+            imports,
+            bound: 0,
+        })
     }
-    imports.dedup();
 
-    // Bindings can hold this many names at most: past the budget the whole file decides.
-    let mut binding_bound = 0usize;
-    let mut aliases: HashSet<&[u8]> = HashSet::new();
-    for &i in &imports {
-        chosen[i] = true;
-        let line = &lines[i];
-        let words: Vec<Range<usize>> = identifiers(bytes, line.code..line.end, quiet).collect();
-        binding_bound = binding_bound.saturating_add(words.len());
-        for w in words.windows(3) {
-            if &bytes[w[1].clone()] == b"as" && is_callee_segment(bytes, &w[0]) {
-                aliases.insert(&bytes[w[2].clone()]);
+    /// Adds the local names this source imports `as` aliases of a callee.
+    pub fn aliases(&mut self, out: &mut HashSet<Vec<u8>>) {
+        let bytes = self.source.as_bytes();
+        for &i in &self.imports {
+            let line = &self.lines[i];
+            let words: Vec<Range<usize>> =
+                identifiers(bytes, line.code..line.end, &self.quiet).collect();
+            self.bound = self.bound.saturating_add(words.len());
+            for w in words.windows(3) {
+                if &bytes[w[1].clone()] == b"as" && is_callee_segment(bytes, &w[0]) {
+                    out.insert(bytes[w[2].clone()].to_vec());
+                }
             }
         }
     }
-    if !aliases.is_empty() {
+
+    /// Chooses the lines using `aliases` and the definitions under chosen decorators, then
+    /// adds the names the chosen lines may look up to `wanted`.
+    pub fn widen(&mut self, aliases: &HashSet<Vec<u8>>, wanted: &mut HashSet<Vec<u8>>) {
+        let bytes = self.source.as_bytes();
+        let (lines, quiet, chosen) = (&self.lines, &self.quiet, &mut self.chosen);
+        if !aliases.is_empty() {
+            for (i, line) in lines.iter().enumerate() {
+                if !chosen[i]
+                    && identifiers(bytes, line.code..line.end, quiet)
+                        .any(|w| aliases.contains(&bytes[w]))
+                {
+                    chosen[i] = true;
+                }
+            }
+        }
+        // Decorators come with what they decorate (each line is looked at once).
+        let mut i = 0;
+        while i < lines.len() {
+            if chosen[i] && bytes.get(lines[i].code) == Some(&b'@') {
+                while i + 1 < lines.len() {
+                    i += 1;
+                    chosen[i] = true;
+                    if bytes.get(lines[i].code) != Some(&b'@') {
+                        break;
+                    }
+                }
+            }
+            i += 1;
+        }
         for (i, line) in lines.iter().enumerate() {
-            if !chosen[i]
-                && identifiers(bytes, line.code..line.end, quiet)
-                    .any(|w| aliases.contains(&bytes[w]))
-            {
-                chosen[i] = true;
-            }
-        }
-    }
-    // Decorators come with what they decorate (each line is looked at once).
-    let mut i = 0;
-    while i < lines.len() {
-        if chosen[i] && bytes.get(lines[i].code) == Some(&b'@') {
-            while i + 1 < lines.len() {
-                i += 1;
-                chosen[i] = true;
-                if bytes.get(lines[i].code) != Some(&b'@') {
-                    break;
-                }
-            }
-        }
-        i += 1;
-    }
-
-    // Names whose constant value a selected line may look up, then every line that may
-    // assign them.
-    let mut wanted: HashSet<&[u8]> = HashSet::new();
-    for (i, line) in lines.iter().enumerate() {
-        if chosen[i] {
-            for w in identifiers(bytes, line.code..line.end + 1, quiet) {
-                if may_be_looked_up(bytes, &w) && !KEYWORDS.contains(&&bytes[w.clone()]) {
-                    wanted.insert(&bytes[w]);
+            if chosen[i] {
+                for w in identifiers(bytes, line.code..line.end + 1, quiet) {
+                    let word = &bytes[w.clone()];
+                    if may_be_looked_up(bytes, &w)
+                        && !KEYWORDS.contains(&word)
+                        && !wanted.contains(word)
+                    {
+                        wanted.insert(word.to_vec());
+                    }
                 }
             }
         }
     }
-    for (i, line) in lines.iter().enumerate() {
-        // A block header holds no assignment (its `:` ends it; `for` and `with` targets,
-        // defaults and `as` names are not assignments), so only other lines can.
-        let Some(assign) = line.assign.filter(|_| !opens_block(bytes, line)) else {
-            continue;
-        };
-        let mut targets = 0usize;
-        let mut hit = false;
-        for w in identifiers(bytes, line.code..assign, quiet) {
-            targets += 1;
-            hit |= wanted.contains(&bytes[w]);
+
+    /// Chooses every line that may assign a `wanted` name; returns the bound on the bindings
+    /// the whole-source scan could hold.
+    pub fn assignments(&mut self, wanted: &HashSet<Vec<u8>>) -> usize {
+        let bytes = self.source.as_bytes();
+        for (i, line) in self.lines.iter().enumerate() {
+            // A block header holds no assignment (its `:` ends it; `for` and `with` targets,
+            // defaults and `as` names are not assignments), so only other lines can.
+            let Some(assign) = line.assign.filter(|_| !opens_block(bytes, line)) else {
+                continue;
+            };
+            let mut targets = 0usize;
+            let mut hit = false;
+            for w in identifiers(bytes, line.code..assign, &self.quiet) {
+                targets += 1;
+                hit |= wanted.contains(&bytes[w]);
+            }
+            self.bound = self.bound.saturating_add(targets);
+            self.chosen[i] |= hit;
         }
-        binding_bound = binding_bound.saturating_add(targets);
-        chosen[i] |= hit;
-    }
-    if binding_bound >= limits.max_bindings {
-        return Err("budgets");
+        self.bound
     }
 
-    for (i, line) in lines.iter().enumerate() {
-        if chosen[i] && continues_a_statement(bytes, line) {
-            return Err("continued statement");
+    /// The selection, unless a chosen line cannot stand alone.
+    pub fn finish(self) -> Result<Selection, &'static str> {
+        let bytes = self.source.as_bytes();
+        for (i, line) in self.lines.iter().enumerate() {
+            if self.chosen[i] && continues_a_statement(bytes, line) {
+                return Err("continued statement");
+            }
         }
+        Ok(assemble(
+            self.source,
+            &self.lines,
+            &self.parents,
+            &self.chosen,
+        ))
     }
-    Ok(assemble(source, lines, &parents, &chosen))
 }
 
 /// Whether the value assigned on `line` may be a string literal (what a constant is made of):
