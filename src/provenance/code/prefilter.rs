@@ -411,16 +411,6 @@ mod tests {
         assert_same_counting(src).0
     }
 
-    /// Sources [`assert_same`] saw pass the pre-filter and be scanned statement by statement
-    /// (not parsed whole), in this thread.
-    fn selected_so_far() -> usize {
-        SELECTED.with(std::cell::Cell::get)
-    }
-
-    thread_local! {
-        static SELECTED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-    }
-
     /// [`assert_same`], also returning how many items the source has.
     fn assert_same_counting(src: &str) -> (bool, usize) {
         assert_identifiers_are_not_quiet(src);
@@ -432,9 +422,6 @@ mod tests {
             "pre-filter changed the items of:\n{src}"
         );
         let passed = may_report(src.as_bytes());
-        if passed && super::super::select::select(src, &limits).is_ok() {
-            SELECTED.with(|c| c.set(c.get() + 1));
-        }
         if passed {
             // Statement selection: the same report, except that syntax errors outside the
             // statements parsed go unseen.
@@ -445,6 +432,11 @@ mod tests {
             }
         }
         (passed, off.calls.len())
+    }
+
+    /// Whether `src` passes the pre-filter and is scanned statement by statement, not whole.
+    fn by_statements(src: &str) -> bool {
+        may_report(src.as_bytes()) && super::super::select::select(src, &Limits::default()).is_ok()
     }
 
     fn assert_same_notebook(json: &[u8]) {
@@ -764,7 +756,7 @@ mod tests {
         files_under(&root.join("examples"), &mut files);
         // The unit tests' inline sources (other modules than this one build them too).
         files_under(&root.join("src"), &mut files);
-        let (mut py, mut nb, mut literals, mut passed) = (0, 0, 0, 0);
+        let (mut py, mut nb, mut literals, mut passed, mut selected) = (0, 0, 0, 0, 0);
         for path in &files {
             let Ok(bytes) = std::fs::read(path) else {
                 continue;
@@ -772,7 +764,9 @@ mod tests {
             match path.extension().and_then(|e| e.to_str()) {
                 Some("py") => {
                     py += 1;
-                    passed += usize::from(assert_same(&String::from_utf8_lossy(&bytes)));
+                    let src = String::from_utf8_lossy(&bytes);
+                    passed += usize::from(assert_same(&src));
+                    selected += usize::from(by_statements(&src));
                 }
                 Some("ipynb") => {
                     nb += 1;
@@ -783,6 +777,7 @@ mod tests {
                     for lit in rust_string_literals(&String::from_utf8_lossy(&bytes)) {
                         literals += 1;
                         passed += usize::from(assert_same(&lit));
+                        selected += usize::from(by_statements(&lit));
                         if lit.contains("\"cells\"") {
                             assert_same_notebook(lit.as_bytes());
                         }
@@ -800,7 +795,6 @@ mod tests {
             "only {passed} of {literals} sources passed the pre-filter"
         );
         // Most of those were scanned statement by statement, not parsed whole.
-        let selected = selected_so_far();
         assert!(selected * 2 > passed, "{selected} of {passed} selected");
     }
 

@@ -173,15 +173,7 @@ pub(in crate::provenance) fn select_parts(
 
 /// The selection for `source`, or why the whole source must be parsed.
 pub(super) fn select(source: &str, limits: &Limits) -> Result<Selection, &'static str> {
-    let mut plan = Plan::new(source, limits)?;
-    let mut names = Names::default();
-    plan.aliases(&mut names.aliases);
-    plan.widen(&names.aliases, &mut names.wanted);
-    let bound = plan.assignments(&names.wanted);
-    if bound >= limits.max_bindings {
-        return Err("budgets");
-    }
-    plan.finish()
+    select_parts(&[source], limits)?.pop().ok_or("no source")
 }
 
 /// Names that sources sharing their bindings (a notebook's cells) pool: callees imported
