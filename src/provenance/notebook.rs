@@ -9,13 +9,15 @@
 //! within a cell stay true. Positions are reported as a cell index plus the line and column
 //! within that cell's source; a line number in the `.ipynb` JSON itself is not computed.
 
-use crate::model::problem::Problem;
+use std::ops::Range;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use serde_json::Value;
 
 use super::code::{self, Bindings, CodeItem};
+use crate::model::problem::Problem;
+
+pub mod cells;
 
 /// Caps on the work done for one notebook.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,9 +75,9 @@ pub struct NotebookItem {
 }
 
 // Why a notebook could not be scanned at all is a [`Problem`] with code `too-large` (a
-// limit; evidence `bytes`, `limit`), `invalid-json` (evidence `line`, `column`; also JSON nested
-// deeper than serde_json's recursion limit of 128) or `not-a-notebook` (no top-level `cells`
-// array, nbformat 4).
+// limit; evidence `bytes`, `limit`), `invalid-json` (evidence `line`, `column`) or
+// `not-a-notebook` (no top-level `cells` array, nbformat 4). The JSON is read by [`cells`],
+// which keeps only the code cells' sources and the kernel language.
 
 /// Cell magics whose body is still Python.
 const PYTHON_CELL_MAGICS: &[&str] = &["time", "timeit", "capture", "prun", "debug"];
@@ -113,26 +115,9 @@ fn scan_notebook_with(
         .with("bytes", json.len().to_string())
         .with("limit", limits.max_notebook_bytes.to_string()));
     }
-    let doc: Value = serde_json::from_slice(json).map_err(|e| {
-        Problem::malformed(
-            "invalid-json",
-            format!(
-                "invalid notebook json at line {} column {}: {e}",
-                e.line(),
-                e.column()
-            ),
-        )
-        .with("line", e.line().to_string())
-        .with("column", e.column().to_string())
-    })?;
-    let cells = doc.get("cells").and_then(Value::as_array).ok_or_else(|| {
-        Problem::malformed(
-            "not-a-notebook",
-            "json has no top-level \"cells\" array (nbformat 4)",
-        )
-    })?;
+    let cells = cells::read(json, limits.max_cells, limits.code.max_source_bytes)?;
     let mut report = NotebookReport {
-        language: kernel_language(&doc),
+        language: cells.language,
         ..NotebookReport::default()
     };
     if report
@@ -142,16 +127,15 @@ fn scan_notebook_with(
     {
         return Ok(report);
     }
-    if cells.len() > limits.max_cells {
+    if cells.count > limits.max_cells {
         report.truncated = true;
         report.truncated_by = Some("cell-budget");
     }
     // Each code cell's Python, with the index of its cell; made once (issue 22).
     let python: Vec<(usize, String)> = cells
-        .iter()
-        .take(limits.max_cells)
-        .enumerate()
-        .filter_map(|(index, cell)| python_cell(cell, limits).map(|p| (index, p)))
+        .code
+        .into_iter()
+        .filter_map(|(index, source)| strip_ipython(source).map(|p| (index, p)))
         .collect();
     let mut selections = None;
     if prefilter {
@@ -172,7 +156,7 @@ fn scan_notebook_with(
     let started = Instant::now();
     let total = Duration::from_millis(limits.max_total_parse_millis);
     let mut cell_limits = limits.code.clone();
-    for index in 0..cells.len().min(limits.max_cells) {
+    for index in 0..cells.count.min(limits.max_cells) {
         let left = total
             .checked_sub(started.elapsed())
             .filter(|d| !d.is_zero());
@@ -220,55 +204,42 @@ fn scan_notebook_with(
     Ok(report)
 }
 
-/// A code cell's source with IPython lines blanked; `None` for other cells and non-Python
-/// cell magics.
-fn python_cell(cell: &Value, limits: &Limits) -> Option<String> {
-    if cell.get("cell_type").and_then(Value::as_str) != Some("code") {
-        return None;
-    }
-    let source = cell_source(cell, limits.code.max_source_bytes)?;
-    strip_ipython(&source)
-}
-
-fn kernel_language(doc: &Value) -> Option<String> {
-    let meta = doc.get("metadata")?;
-    let lang = meta
-        .get("kernelspec")
-        .and_then(|k| k.get("language"))
-        .or_else(|| meta.get("language_info").and_then(|l| l.get("name")))?;
-    lang.as_str().map(|s| s.chars().take(64).collect())
-}
-
-/// A cell's `source`: one string, or a list of strings that nbformat concatenates as-is.
-/// Sources larger than `max_bytes` are cut there (the scan then reports `source-too-large`).
-fn cell_source(cell: &Value, max_bytes: usize) -> Option<String> {
-    match cell.get("source")? {
-        Value::String(s) => Some(s.clone()),
-        Value::Array(parts) => {
-            let mut out = String::new();
-            for part in parts {
-                let Some(s) = part.as_str() else { continue };
-                if out.len().saturating_add(s.len()) > max_bytes {
-                    // One byte over the limit is enough for the scan to refuse it.
-                    out.push_str(s);
-                    break;
-                }
-                out.push_str(s);
-            }
-            Some(out)
-        }
-        _ => None,
-    }
-}
-
 /// Blanks IPython-only lines, keeping line numbers; `None` when the cell is not Python at all
-/// (`%%bash`, `%%html`, … cell magics).
-fn strip_ipython(source: &str) -> Option<String> {
+/// (`%%bash`, `%%html`, … cell magics). Most cells have no such line and are returned as they
+/// are.
+fn strip_ipython(source: String) -> Option<String> {
+    let blank = ipython_lines(&source)?;
+    if blank.is_empty() {
+        return Some(source);
+    }
     let mut out = String::with_capacity(source.len());
+    let mut at = 0;
+    for line in blank {
+        out.push_str(source.get(at..line.start).unwrap_or_default());
+        at = line.end;
+    }
+    out.push_str(source.get(at..).unwrap_or_default());
+    Some(out)
+}
+
+/// The bodies (line endings excluded) of the lines [`strip_ipython`] blanks, in order; `None`
+/// for a non-Python cell magic.
+fn ipython_lines(source: &str) -> Option<Vec<Range<usize>>> {
+    let mut blank = Vec::new();
     let mut first_code_line = true;
-    for line in source.split_inclusive('\n') {
+    let mut start = 0;
+    while start < source.len() {
+        let rest = source.get(start..).unwrap_or_default();
+        let len = memchr::memchr(b'\n', rest.as_bytes()).map_or(rest.len(), |i| i + 1);
+        let line = rest.get(..len).unwrap_or_default();
         let body = line.trim_end_matches(['\n', '\r']);
-        let ending = line.get(body.len()..).unwrap_or_default();
+        let at = start;
+        start += len;
+        // Every IPython line, cell magics included, holds one of these.
+        if memchr::memchr3(b'%', b'!', b'?', body.as_bytes()).is_none() {
+            first_code_line &= body.trim_start().is_empty();
+            continue;
+        }
         let trimmed = body.trim_start();
         if first_code_line && !trimmed.is_empty() {
             first_code_line = false;
@@ -281,17 +252,15 @@ fn strip_ipython(source: &str) -> Option<String> {
                 if !python {
                     return None;
                 }
-                out.push_str(ending);
+                blank.push(at..at + body.len());
                 continue;
             }
         }
         if is_ipython_line(trimmed) {
-            out.push_str(ending);
-        } else {
-            out.push_str(line);
+            blank.push(at..at + body.len());
         }
     }
-    Some(out)
+    Some(blank)
 }
 
 fn is_ipython_line(trimmed: &str) -> bool {
@@ -319,6 +288,60 @@ fn is_ipython_line(trimmed: &str) -> bool {
 mod tests {
     use super::*;
     use crate::provenance::code::ItemKind;
+    use proptest::prelude::*;
+    use serde_json::Value;
+
+    /// What `strip_ipython` did before it blanked in place: the reference it must agree with.
+    fn strip_ipython_by_lines(source: &str) -> Option<String> {
+        let mut out = String::with_capacity(source.len());
+        let mut first_code_line = true;
+        for line in source.split_inclusive('\n') {
+            let body = line.trim_end_matches(['\n', '\r']);
+            let ending = line.get(body.len()..).unwrap_or_default();
+            let trimmed = body.trim_start();
+            if first_code_line && !trimmed.is_empty() {
+                first_code_line = false;
+                if let Some(magic) = trimmed.strip_prefix("%%") {
+                    let mut words = magic.split_whitespace();
+                    let name = words.next().unwrap_or_default();
+                    let python = PYTHON_CELL_MAGICS.contains(&name)
+                        || (name == "writefile"
+                            && words.last().is_some_and(|f| f.ends_with(".py")));
+                    if !python {
+                        return None;
+                    }
+                    out.push_str(ending);
+                    continue;
+                }
+            }
+            if is_ipython_line(trimmed) {
+                out.push_str(ending);
+            } else {
+                out.push_str(line);
+            }
+        }
+        Some(out)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        #[test]
+        fn strips_the_lines_it_stripped_line_by_line(lines in proptest::collection::vec(
+            proptest::sample::select(&[
+                "", " ", "\t", "%%time", "%%bash", "%%writefile a.py", "%%writefile a.txt",
+                "  %%time", "%pip install x", "!ls", "  !ls", "x = !ls", "a, b = %sx cmd",
+                "obj?", "obj??", "# why?", "print('why?')", "x = a % b", "if a != b:",
+                "import torch", "torch.load(p)", "\u{e9}t\u{e9} = 1", "\u{a0}!ls", "?",
+            ][..]), 0..8),
+            endings in proptest::collection::vec(proptest::sample::select(&["\n", "\r\n", "\r", ""][..]), 8)) {
+            let source: String = lines
+                .iter()
+                .zip(&endings)
+                .map(|(line, end)| format!("{line}{end}"))
+                .collect();
+            prop_assert_eq!(strip_ipython(source.clone()), strip_ipython_by_lines(&source));
+        }
+    }
 
     fn notebook(cells: &[(&str, Value)]) -> Vec<u8> {
         let cells: Vec<Value> = cells
