@@ -237,7 +237,9 @@ fn ipython_lines(source: &str) -> Option<Vec<Range<usize>>> {
         start += len;
         // Every IPython line, cell magics included, holds one of these.
         if memchr::memchr3(b'%', b'!', b'?', body.as_bytes()).is_none() {
-            first_code_line &= body.trim_start().is_empty();
+            if first_code_line {
+                first_code_line = body.trim_start().is_empty();
+            }
             continue;
         }
         let trimmed = body.trim_start();
