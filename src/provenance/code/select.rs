@@ -20,8 +20,12 @@
 //!   selected too. `trust_remote_code` is reported as a keyword (an identifier on the line) or
 //!   as a dictionary key: a literal on the line ([`Role::Trust`] pieces), or a module-level
 //!   constant whose value is that literal, for which the whole file is parsed instead.
-//! - **Import aliases.** Every logical line that holds the `import` keyword is selected, in
-//!   order, so the alias table is the whole file's.
+//! - **Import aliases.** Names resolve through the alias table only by their first segment (and
+//!   bare names through wildcard imports), and constants never through imports. So a logical
+//!   line that holds the `import` keyword is selected when one of its words is a word of another
+//!   selected line (every name it binds is one of its words) or it holds a `*`, once all other
+//!   lines are chosen; the aliases of every name the selected lines use are then the whole
+//!   file's. Callees imported `as` another name are found on every import line.
 //! - **Constants.** A name's constant value is only looked up when the name is a whole argument
 //!   or dictionary key or value of a selected line, and it depends on every assignment to that
 //!   name anywhere in the file (two make it unverifiable). Every assignment or annotation target
@@ -168,6 +172,12 @@ pub(in crate::provenance) fn select_parts(
     if bound >= limits.max_bindings {
         return Err("budgets");
     }
+    for plan in &plans {
+        plan.uses(&mut names.used);
+    }
+    for plan in &mut plans {
+        plan.imports(&names.used);
+    }
     plans.into_iter().map(Plan::finish).collect()
 }
 
@@ -184,11 +194,14 @@ pub(super) struct Names {
     pub aliases: HashSet<Vec<u8>>,
     /// Names a selected line may look up.
     pub wanted: HashSet<Vec<u8>>,
+    /// Every word of the chosen lines, for the imports that may bind one.
+    pub used: HashSet<Vec<u8>>,
 }
 
-/// A selection in the making, in three steps so that sources sharing their bindings can pool
-/// [`Names`] between them: [`Plan::new`] (pattern lines and imports), [`Plan::aliases`] then
-/// [`Plan::widen`] (alias lines, decorators, names looked up), [`Plan::assignments`], then
+/// A selection in the making, in steps so that sources sharing their bindings can pool
+/// [`Names`] between them: [`Plan::new`] (pattern lines; import lines found), [`Plan::aliases`]
+/// then [`Plan::widen`] (alias lines, decorators, names looked up), [`Plan::assignments`],
+/// [`Plan::uses`] then [`Plan::imports`] (the imports that may bind a word used), then
 /// [`Plan::finish`].
 pub(super) struct Plan<'s> {
     source: &'s str,
@@ -240,7 +253,11 @@ impl<'s> Plan<'s> {
                 continue;
             };
             match selector.hits.get(id).copied().unwrap_or(Hit::Callee) {
-                Hit::Import => imports.push(i),
+                // Chosen at the end, if it binds a name the chosen lines use.
+                Hit::Import => {
+                    imports.push(i);
+                    continue;
+                }
                 // A module-level assignment may make a name stand for the key, and a
                 // dictionary anywhere may use the name: too far to follow.
                 Hit::Trust
@@ -346,6 +363,37 @@ impl<'s> Plan<'s> {
             self.chosen[i] |= hit;
         }
         self.bound
+    }
+
+    /// Adds every word of the chosen lines to `used`, keywords (`import`, `from`, `as`)
+    /// excepted: they bind nothing.
+    pub fn uses(&self, used: &mut HashSet<Vec<u8>>) {
+        let bytes = self.source.as_bytes();
+        for (i, line) in self.lines.iter().enumerate() {
+            if self.chosen[i] {
+                for w in identifiers(bytes, line.code..line.end + 1, &self.quiet) {
+                    let word = &bytes[w];
+                    if !KEYWORDS.contains(&word) && !used.contains(word) {
+                        used.insert(word.to_vec());
+                    }
+                }
+            }
+        }
+    }
+
+    /// Chooses the import lines that may bind a `used` word, and wildcard imports (any `*`).
+    pub fn imports(&mut self, used: &HashSet<Vec<u8>>) {
+        let bytes = self.source.as_bytes();
+        for &i in &self.imports {
+            let line = &self.lines[i];
+            let text = bytes
+                .get(line.code..=line.end)
+                .or_else(|| bytes.get(line.code..))
+                .unwrap_or_default();
+            self.chosen[i] |= text.contains(&b'*')
+                || identifiers(bytes, line.code..line.end + 1, &self.quiet)
+                    .any(|w| used.contains(&bytes[w]));
+        }
     }
 
     /// The selection, unless a chosen line cannot stand alone.
@@ -670,6 +718,39 @@ mod tests {
             + 1;
         assert_eq!(lines, vec![first, first + 4]);
         assert_eq!(report.calls[0].column, 17);
+    }
+
+    #[test]
+    fn keeps_the_imports_that_may_bind_a_name_used() {
+        // Kept: the module of the call, a wildcard (a bare `load` may come from it), an alias
+        // of a callee, an import inside a block, and a later import rebinding the name. Not
+        // kept: imports of names no selected line uses.
+        let src = format!(
+            "import os, sys\nfrom typing import (\n    Any,\n    Optional,\n)\nimport torch\nfrom pickle import *\nfrom joblib import load as jl\ntry:\n    import yaml\nexcept ImportError:\n    yaml = None\n{}def f(p):\n    a = torch.load(p)\n    b = load(p)\n    c = jl(p)\n    return yaml.load(p)\nfrom numpy import torch\n",
+            padding(20)
+        );
+        let s = selected(&src);
+        for kept in [
+            "import torch\n",
+            "from pickle import *\n",
+            "from joblib import load as jl\n",
+            "    import yaml\n",
+            "from numpy import torch\n",
+        ] {
+            assert!(s.text.contains(kept), "{kept}: {}", s.text);
+        }
+        for dropped in ["import os", "typing", "Optional"] {
+            assert!(!s.text.contains(dropped), "{dropped}: {}", s.text);
+        }
+        // Over notebook cells the names pool: an import in cell 1 is kept for a use in cell 2.
+        let cells = [
+            "import torch\nimport os\n",
+            "x = 1\n",
+            "m = torch.load(p)\n",
+        ];
+        let sel = select_parts(&cells, &Limits::default()).unwrap_or_default();
+        let texts: Vec<&str> = sel.iter().map(|s| s.text.as_str()).collect();
+        assert_eq!(texts, vec!["import torch\n", "", "m = torch.load(p)\n"]);
     }
 
     #[test]
