@@ -246,12 +246,7 @@ fn ipython_lines(source: &str) -> Option<Vec<Range<usize>>> {
         if first_code_line && !trimmed.is_empty() {
             first_code_line = false;
             if let Some(magic) = trimmed.strip_prefix("%%") {
-                let mut words = magic.split_whitespace();
-                let name = words.next().unwrap_or_default();
-                let python = PYTHON_CELL_MAGICS.contains(&name)
-                    // `%%writefile train.py` holds a script the notebook then runs.
-                    || (name == "writefile" && words.last().is_some_and(|f| f.ends_with(".py")));
-                if !python {
+                if !is_python_cell_magic(magic) {
                     return None;
                 }
                 blank.push(at..at + body.len());
@@ -263,6 +258,15 @@ fn ipython_lines(source: &str) -> Option<Vec<Range<usize>>> {
         }
     }
     Some(blank)
+}
+
+/// Whether a cell magic (the text after `%%`) leaves its body Python.
+fn is_python_cell_magic(magic: &str) -> bool {
+    let mut words = magic.split_whitespace();
+    let name = words.next().unwrap_or_default();
+    PYTHON_CELL_MAGICS.contains(&name)
+        // `%%writefile train.py` holds a script the notebook then runs.
+        || (name == "writefile" && words.last().is_some_and(|f| f.ends_with(".py")))
 }
 
 fn is_ipython_line(trimmed: &str) -> bool {
@@ -304,12 +308,7 @@ mod tests {
             if first_code_line && !trimmed.is_empty() {
                 first_code_line = false;
                 if let Some(magic) = trimmed.strip_prefix("%%") {
-                    let mut words = magic.split_whitespace();
-                    let name = words.next().unwrap_or_default();
-                    let python = PYTHON_CELL_MAGICS.contains(&name)
-                        || (name == "writefile"
-                            && words.last().is_some_and(|f| f.ends_with(".py")));
-                    if !python {
+                    if !is_python_cell_magic(magic) {
                         return None;
                     }
                     out.push_str(ending);

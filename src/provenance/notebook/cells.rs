@@ -168,6 +168,19 @@ macro_rules! absent_otherwise {
     };
 }
 
+/// A seed that is its own visitor, which takes whatever JSON type comes.
+macro_rules! seed_by_any {
+    ($seed:ty => $value:ty) => {
+        impl<'de> DeserializeSeed<'de> for $seed {
+            type Value = $value;
+
+            fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<$value, D::Error> {
+                d.deserialize_any(self)
+            }
+        }
+    };
+}
+
 /// Skips the rest of a sequence the visitor does not expect.
 fn skip_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<(), A::Error> {
     while seq.next_element::<IgnoredAny>()?.is_some() {}
@@ -240,13 +253,7 @@ struct DocSeed {
     max_source_bytes: usize,
 }
 
-impl<'de> DeserializeSeed<'de> for DocSeed {
-    type Value = Doc;
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Doc, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed_by_any!(DocSeed => Doc);
 
 impl<'de> Visitor<'de> for DocSeed {
     type Value = Doc;
@@ -284,13 +291,7 @@ impl<'de> Visitor<'de> for DocSeed {
 /// The `cells` value: a list, or absent.
 struct CellsSeed(DocSeed);
 
-impl<'de> DeserializeSeed<'de> for CellsSeed {
-    type Value = Option<CellList>;
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed_by_any!(CellsSeed => Option<CellList>);
 
 impl<'de> Visitor<'de> for CellsSeed {
     type Value = Option<CellList>;
@@ -351,13 +352,7 @@ struct Cell {
 
 struct CellSeed(usize);
 
-impl<'de> DeserializeSeed<'de> for CellSeed {
-    type Value = Cell;
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Cell, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed_by_any!(CellSeed => Cell);
 
 impl<'de> Visitor<'de> for CellSeed {
     type Value = Cell;
@@ -395,13 +390,7 @@ impl<'de> Visitor<'de> for CellSeed {
 /// Whether a value is the string `code`.
 struct IsCode;
 
-impl<'de> DeserializeSeed<'de> for IsCode {
-    type Value = bool;
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed_by_any!(IsCode => bool);
 
 impl<'de> Visitor<'de> for IsCode {
     type Value = bool;
@@ -431,13 +420,7 @@ impl<'de> Visitor<'de> for IsCode {
 /// skipped); appending stops once the source is longer than the limit it carries.
 struct SourceSeed(usize);
 
-impl<'de> DeserializeSeed<'de> for SourceSeed {
-    type Value = Option<String>;
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed_by_any!(SourceSeed => Option<String>);
 
 impl<'de> Visitor<'de> for SourceSeed {
     type Value = Option<String>;
@@ -521,13 +504,7 @@ impl<'de> Visitor<'de> for AppendStr<'_> {
 /// The `metadata` value: the two places the kernel language may be.
 struct MetadataSeed;
 
-impl<'de> DeserializeSeed<'de> for MetadataSeed {
-    type Value = Language;
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Language, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed_by_any!(MetadataSeed => Language);
 
 impl<'de> Visitor<'de> for MetadataSeed {
     type Value = Language;
@@ -565,13 +542,7 @@ impl<'de> Visitor<'de> for MetadataSeed {
 /// The named field of an object value, as a [`Field`]; a value that is not an object has none.
 struct FieldOf(&'static [&'static str]);
 
-impl<'de> DeserializeSeed<'de> for FieldOf {
-    type Value = Field;
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Field, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed_by_any!(FieldOf => Field);
 
 impl<'de> Visitor<'de> for FieldOf {
     type Value = Field;
@@ -607,13 +578,7 @@ impl<'de> Visitor<'de> for FieldOf {
 /// A string's first 64 characters; `None` for another type.
 struct Text;
 
-impl<'de> DeserializeSeed<'de> for Text {
-    type Value = Option<String>;
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
+seed_by_any!(Text => Option<String>);
 
 impl<'de> Visitor<'de> for Text {
     type Value = Option<String>;
