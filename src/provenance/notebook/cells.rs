@@ -43,16 +43,10 @@ pub struct Cells {
 /// `column`) and `not-a-notebook` (no top-level `cells` array).
 pub fn read(json: &[u8], max_cells: usize, max_source_bytes: usize) -> Result<Cells, Problem> {
     // Every string a `Value` parse keeps is checked for UTF-8, and parts of this one are
-    // skipped unchecked: the whole input is checked first, so invalid UTF-8 anywhere is the
-    // same error here as there (and the rare invalid file takes the slow path for its message).
+    // skipped unchecked: the whole input is checked first, and a file that is not UTF-8 takes
+    // the `Value` path, which rejects it with the same message as before.
     let Ok(text) = std::str::from_utf8(json) else {
-        return match serde_json::from_slice::<IgnoredAny>(json)
-            .and_then(|_| serde_json::from_slice::<Value>(json))
-        {
-            Err(e) => Err(invalid_json(&e)),
-            // Unreachable: a `Value` parse checks every string and key for UTF-8.
-            Ok(_) => read_via_value(json, max_cells, max_source_bytes),
-        };
+        return read_via_value(json, max_cells, max_source_bytes);
     };
     let mut de = serde_json::Deserializer::from_str(text);
     let doc = DocSeed {
@@ -143,10 +137,12 @@ fn not_a_notebook() -> Problem {
     )
 }
 
-/// Value-visitor methods for the JSON types a visitor does not expect: the value is read and
-/// counts as absent (`$absent`), as `Value::get`/`as_*` would have it.
+/// Value-visitor methods for the JSON types a visitor does not expect: the value is read (a
+/// list or an object skipped to its end) and counts as absent (`$absent`), as
+/// `Value::get`/`as_*` would have it. Scalars other than strings are always unexpected; `str`,
+/// `seq` and `map` name the other types that are.
 macro_rules! absent_otherwise {
-    ($absent:expr) => {
+    ($absent:expr $(; $($kind:ident),+)?) => {
         fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Self::Value, E> {
             Ok($absent)
         }
@@ -165,6 +161,24 @@ macro_rules! absent_otherwise {
         fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
             Ok($absent)
         }
+        $($(absent_otherwise!(@$kind $absent);)+)?
+    };
+    (@str $absent:expr) => {
+        fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Self::Value, E> {
+            Ok($absent)
+        }
+    };
+    (@seq $absent:expr) => {
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok($absent)
+        }
+    };
+    (@map $absent:expr) => {
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok($absent)
+        }
     };
 }
 
@@ -179,18 +193,6 @@ macro_rules! seed_by_any {
             }
         }
     };
-}
-
-/// Skips the rest of a sequence the visitor does not expect.
-fn skip_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<(), A::Error> {
-    while seq.next_element::<IgnoredAny>()?.is_some() {}
-    Ok(())
-}
-
-/// Skips the rest of a map the visitor does not expect.
-fn skip_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<(), A::Error> {
-    while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-    Ok(())
 }
 
 /// A map key, as its index in a list of names the visitor cares about (`None`: another key).
@@ -262,16 +264,7 @@ impl<'de> Visitor<'de> for DocSeed {
         f.write_str("a notebook")
     }
 
-    absent_otherwise!(Doc::default());
-
-    fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Doc, E> {
-        Ok(Doc::default())
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Doc, A::Error> {
-        skip_seq(seq)?;
-        Ok(Doc::default())
-    }
+    absent_otherwise!(Doc::default(); str, seq);
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Doc, A::Error> {
         let mut doc = Doc::default();
@@ -300,16 +293,7 @@ impl<'de> Visitor<'de> for CellsSeed {
         f.write_str("a list of cells")
     }
 
-    absent_otherwise!(None);
-
-    fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        skip_map(map)?;
-        Ok(None)
-    }
+    absent_otherwise!(None; str, map);
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let mut list = CellList {
@@ -361,16 +345,7 @@ impl<'de> Visitor<'de> for CellSeed {
         f.write_str("a cell")
     }
 
-    absent_otherwise!(Cell::default());
-
-    fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Cell, E> {
-        Ok(Cell::default())
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Cell, A::Error> {
-        skip_seq(seq)?;
-        Ok(Cell::default())
-    }
+    absent_otherwise!(Cell::default(); str, seq);
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Cell, A::Error> {
         let mut cell = Cell::default();
@@ -399,20 +374,10 @@ impl<'de> Visitor<'de> for IsCode {
         f.write_str("a cell type")
     }
 
-    absent_otherwise!(false);
+    absent_otherwise!(false; seq, map);
 
     fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<bool, E> {
         Ok(v == "code")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<bool, A::Error> {
-        skip_seq(seq)?;
-        Ok(false)
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<bool, A::Error> {
-        skip_map(map)?;
-        Ok(false)
     }
 }
 
@@ -429,19 +394,10 @@ impl<'de> Visitor<'de> for SourceSeed {
         f.write_str("a cell source")
     }
 
-    absent_otherwise!(None);
+    absent_otherwise!(None; map);
 
     fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
         Ok(Some(v.to_owned()))
-    }
-
-    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Self::Value, E> {
-        Ok(Some(v))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        skip_map(map)?;
-        Ok(None)
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
@@ -485,19 +441,11 @@ impl<'de> Visitor<'de> for AppendStr<'_> {
         f.write_str("a source line")
     }
 
-    absent_otherwise!(());
+    absent_otherwise!((); seq, map);
 
     fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<(), E> {
         self.out.push_str(v);
         Ok(())
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<(), A::Error> {
-        skip_seq(seq)
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
-        skip_map(map)
     }
 }
 
@@ -513,16 +461,7 @@ impl<'de> Visitor<'de> for MetadataSeed {
         f.write_str("notebook metadata")
     }
 
-    absent_otherwise!(Language::default());
-
-    fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Language, E> {
-        Ok(Language::default())
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Language, A::Error> {
-        skip_seq(seq)?;
-        Ok(Language::default())
-    }
+    absent_otherwise!(Language::default(); str, seq);
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Language, A::Error> {
         let mut language = Language::default();
@@ -551,16 +490,7 @@ impl<'de> Visitor<'de> for FieldOf {
         f.write_str("an object")
     }
 
-    absent_otherwise!(None);
-
-    fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Field, E> {
-        Ok(None)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Field, A::Error> {
-        skip_seq(seq)?;
-        Ok(None)
-    }
+    absent_otherwise!(None; str, seq);
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Field, A::Error> {
         let mut field = None;
@@ -587,20 +517,10 @@ impl<'de> Visitor<'de> for Text {
         f.write_str("a string")
     }
 
-    absent_otherwise!(None);
+    absent_otherwise!(None; seq, map);
 
     fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
         Ok(Some(v.chars().take(MAX_LANGUAGE_CHARS).collect()))
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        skip_seq(seq)?;
-        Ok(None)
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        skip_map(map)?;
-        Ok(None)
     }
 }
 
