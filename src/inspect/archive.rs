@@ -239,8 +239,17 @@ fn walk_zip_with(
     depth: u32,
     walk: &mut MemberWalk<'_>,
 ) -> zip::ZipReport {
+    // Archives (`<archive>/data.pkl`) seen so far: their `data/<key>` records are storages.
+    let mut torch_archives = std::collections::BTreeSet::new();
     let report = walk(&mut |m, stream| {
         let name = nest(container, &m.name);
+        if let Some(archive) = m.name.strip_suffix("/data.pkl") {
+            torch_archives.insert(archive.to_string());
+        }
+        if zip::storage_archive(&m.name).is_some_and(|a| torch_archives.contains(a)) {
+            super::inspect_storage_record(ctx, stream, &name);
+            return;
+        }
         // A member whose stream stops early (limit, corruption) is already a zip problem.
         if torchscript::is_code_member(&m.name) {
             // Source by name and by content: a pickle or archive named `.py` still goes

@@ -597,11 +597,27 @@ pub fn inspect_pickle_stream(
     Ok(())
 }
 
+/// Issue 32: a PyTorch storage record (`<archive>/data/<key>` of a `torch.save` zip) holds raw
+/// tensor bytes that `torch.load` reads as bytes, never as a pickle, so its first bytes say
+/// nothing (a float can begin `0x80 0x02`, `}` + `0x93` or `c`). Only a complete pickle from a
+/// valid PROTO to its STOP is reported, judged by what it imports; anything else is data.
+pub fn inspect_storage_record(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, member: &str) {
+    let Some(mut analysis) = pickle::analyze_hidden(&mut &mut *r, &pickle_limits(ctx.cfg)) else {
+        return;
+    };
+    if analysis.imports.is_empty() {
+        return;
+    }
+    // Its storages and views are no part of the archive's own pickles.
+    analysis.storages.clear();
+    record_pickle(ctx, &analysis, Some(member));
+}
+
 /// A legacy (non-zip) PyTorch file: its pickles as [`inspect_pickle_stream`] reads them, then
 /// its raw storage block against the storages the pickles declare (issue 16, FMT009).
 pub fn inspect_torch_legacy(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, member: Option<&str>) {
     let limits = pickle_limits(ctx.cfg);
-    let analysis = pickle::analyze(&mut &mut *r, &limits);
+    let analysis = pickle::analyze_torch_legacy(&mut &mut *r, &limits);
     record_pickle(ctx, &analysis, member);
     let shapes = pickle::torch::check_legacy_block(&analysis, r, limits.max_imports);
     detect_shapes(ctx, &shapes, member, "legacy:", "legacy PyTorch file");

@@ -1129,6 +1129,10 @@ const SAFE_STANDARD: &[(&str, &[&str])] = &[
         ],
     ),
     ("numpy.matrixlib.defmatrix", &["matrix"]),
+    // Issue 32: numpy's pre-1.0 array reconstructor, still written by old pickles; it builds
+    // an empty array of a given type like `multiarray._reconstruct` (NumPy
+    // `numpy/core/_internal.py`).
+    ("numpy.core._internal", &["_reconstruct"]),
     ("numpy.core._multiarray_umath", &["_reconstruct", "scalar"]),
     ("numpy._core._multiarray_umath", &["_reconstruct", "scalar"]),
     ("typing", &["Any"]),
@@ -1174,6 +1178,193 @@ const SAFE_STANDARD: &[(&str, &[&str])] = &[
         ],
     ),
 ];
+
+/// Issue 32: value types of standard-library modules whose functions are dangerous (or
+/// unknown). An `enum` member pickles by value as a call of its class
+/// (`signal.Signals(2)`: `Enum.__reduce_ex__` returns `(cls, (value,))`), or, for the enums
+/// CPython converts from module constants (`_convert_(..., as_global=True)`, `global_enum`),
+/// as the module-level constant itself (`signal.SIGINT`, `socket.AF_INET`, `re.IGNORECASE`:
+/// `_reduce_ex_by_global_name`). Calling an enum class with a value looks a member up; it runs
+/// nothing. Each row: module, the `enum` subclasses it defines, and the prefixes (or names) of
+/// the module constants that are members of them. Only the exact, undotted name matches, so
+/// the same modules' functions (`signal.signal`, `socket.socket`, `ssl.get_server_certificate`,
+/// `inspect.getsource`) keep their verdicts, and `signal.Signals.__init__...` is still a
+/// traversal. Sources: CPython 3.8-3.14 `Lib/signal.py` (`Signals`, `Handlers`, `Sigmasks`),
+/// `Lib/socket.py` (`AddressFamily`, `SocketKind`, `MsgFlag`, `AddressInfo`), `Lib/ssl.py`
+/// (`_SSLMethod`, `Options`, `AlertDescription`, `SSLErrorNumber`, `VerifyFlags`, `VerifyMode`,
+/// `TLSVersion`, `Purpose`, `_TLSContentType`, `_TLSAlertType`, `_TLSMessageType`, and
+/// `_ASN1Object`, the namedtuple `Purpose` members hold),
+/// `Lib/re/__init__.py` (`RegexFlag`, a `global_enum`), `Lib/http/__init__.py` (`HTTPStatus`,
+/// `HTTPMethod`), `Lib/inspect.py` (`_ParameterKind`, `BufferFlags`), `Lib/uuid.py`
+/// (`SafeUUID`), `Lib/pstats.py` (`SortKey`), `Lib/plistlib.py` (`PlistFormat`),
+/// `Lib/calendar.py` (`Month`, `Day`, global enums since 3.12), `Lib/py_compile.py`
+/// (`PycInvalidationMode`), `Lib/tkinter/__init__.py` (`EventType`), `Lib/enum.py` (the
+/// `Enum`, `IntEnum`, `Flag`, `IntFlag`, `StrEnum` bases, looked up by value the same way).
+struct ValueTypes {
+    module: &'static str,
+    classes: &'static [&'static str],
+    /// Prefixes of the module constants that are enum members (`SIG`, `AF_`, ...).
+    member_prefixes: &'static [&'static str],
+    /// Member constants named in full.
+    members: &'static [&'static str],
+}
+
+const VALUE_TYPES: &[ValueTypes] = &[
+    ValueTypes {
+        module: "signal",
+        classes: &["Signals", "Handlers", "Sigmasks"],
+        member_prefixes: &["SIG", "CTRL_"],
+        members: &[],
+    },
+    ValueTypes {
+        module: "socket",
+        classes: &["AddressFamily", "SocketKind", "MsgFlag", "AddressInfo"],
+        member_prefixes: &["AF_", "SOCK_", "MSG_", "AI_"],
+        members: &[],
+    },
+    ValueTypes {
+        module: "ssl",
+        classes: &[
+            "_SSLMethod",
+            "Options",
+            "AlertDescription",
+            "SSLErrorNumber",
+            "VerifyFlags",
+            "VerifyMode",
+            "TLSVersion",
+            "Purpose",
+            "_TLSContentType",
+            "_TLSAlertType",
+            "_TLSMessageType",
+            // `Purpose` members' values: a namedtuple looked up by OID (`_txt2obj`).
+            "_ASN1Object",
+        ],
+        member_prefixes: &[
+            "PROTOCOL_",
+            "OP_",
+            "ALERT_DESCRIPTION_",
+            "SSL_ERROR_",
+            "VERIFY_",
+            "CERT_",
+        ],
+        members: &[],
+    },
+    ValueTypes {
+        module: "re",
+        classes: &["RegexFlag"],
+        member_prefixes: &[],
+        members: &[
+            "A",
+            "I",
+            "L",
+            "M",
+            "S",
+            "X",
+            "U",
+            "T",
+            "ASCII",
+            "IGNORECASE",
+            "LOCALE",
+            "MULTILINE",
+            "DOTALL",
+            "VERBOSE",
+            "UNICODE",
+            "TEMPLATE",
+            "DEBUG",
+            "NOFLAG",
+        ],
+    },
+    ValueTypes {
+        module: "http",
+        classes: &["HTTPStatus", "HTTPMethod"],
+        member_prefixes: &[],
+        members: &[],
+    },
+    ValueTypes {
+        module: "inspect",
+        classes: &["_ParameterKind", "BufferFlags"],
+        member_prefixes: &[],
+        members: &[],
+    },
+    ValueTypes {
+        module: "uuid",
+        classes: &["SafeUUID"],
+        member_prefixes: &[],
+        members: &[],
+    },
+    ValueTypes {
+        module: "pstats",
+        classes: &["SortKey"],
+        member_prefixes: &[],
+        members: &[],
+    },
+    ValueTypes {
+        module: "plistlib",
+        classes: &["PlistFormat"],
+        member_prefixes: &["FMT_"],
+        members: &[],
+    },
+    ValueTypes {
+        module: "calendar",
+        classes: &["Month", "Day"],
+        member_prefixes: &[],
+        members: &[
+            "JANUARY",
+            "FEBRUARY",
+            "MARCH",
+            "APRIL",
+            "MAY",
+            "JUNE",
+            "JULY",
+            "AUGUST",
+            "SEPTEMBER",
+            "OCTOBER",
+            "NOVEMBER",
+            "DECEMBER",
+            "MONDAY",
+            "TUESDAY",
+            "WEDNESDAY",
+            "THURSDAY",
+            "FRIDAY",
+            "SATURDAY",
+            "SUNDAY",
+        ],
+    },
+    ValueTypes {
+        module: "py_compile",
+        classes: &["PycInvalidationMode"],
+        member_prefixes: &[],
+        members: &[],
+    },
+    ValueTypes {
+        module: "tkinter",
+        classes: &["EventType"],
+        member_prefixes: &[],
+        members: &[],
+    },
+    ValueTypes {
+        module: "enum",
+        classes: &["Enum", "IntEnum", "Flag", "IntFlag", "StrEnum", "ReprEnum"],
+        member_prefixes: &[],
+        members: &[],
+    },
+];
+
+/// Is `module.name` a standard-library value type or one of its members (see
+/// [`VALUE_TYPES`])? `module` is already normalised (`_signal` is `signal`).
+fn is_value_type(module: &str, name: &str) -> bool {
+    let Some(row) = VALUE_TYPES.iter().find(|r| r.module == module) else {
+        return false;
+    };
+    let constant = |p: &&str| {
+        name.strip_prefix(*p).is_some_and(|rest| {
+            !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        })
+    };
+    row.classes.contains(&name)
+        || row.members.contains(&name)
+        || row.member_prefixes.iter().any(constant)
+}
 
 /// TorchScript's own class names (issue 15): a scripted module's `data.pkl` and `.debug_pkl`
 /// members name `__torch__.<qualified class>`, which `torch.jit.load` resolves against the
@@ -1468,7 +1659,15 @@ pub fn normalize_module(m: &str) -> Cow<'_, str> {
 pub fn classify_global(module: &str, name: &str, extra: &ExtraLists) -> Verdict {
     let module = normalize_module(module);
     let qualified = format!("{module}.{name}");
+    let user_dangerous = extra
+        .dangerous
+        .iter()
+        .any(|(m, n)| covers_entry(m, n.as_deref(), &qualified));
 
+    // Issue 32: a standard-library enum (or member) is a value, whatever its module holds.
+    if is_value_type(&module, name) && !user_dangerous {
+        return Verdict::Safe;
+    }
     if let Some(danger) = DANGEROUS.iter().find(|e| covers(e.path, &qualified)) {
         return Verdict::Dangerous {
             category: danger.category,
@@ -1484,10 +1683,6 @@ pub fn classify_global(module: &str, name: &str, extra: &ExtraLists) -> Verdict 
     if let Some(verdict) = classify_name_shape(&module, name) {
         return verdict;
     }
-    let user_dangerous = extra
-        .dangerous
-        .iter()
-        .any(|(m, n)| covers_entry(m, n.as_deref(), &qualified));
     if user_dangerous {
         return Verdict::Dangerous {
             category: POLICY_CATEGORY,
@@ -1585,6 +1780,53 @@ mod tests {
 
     fn dangerous(m: &str, n: &str) -> bool {
         matches!(classify(m, n), Verdict::Dangerous { .. })
+    }
+
+    #[test]
+    fn standard_library_enums_are_values_while_their_modules_functions_are_not() {
+        // Issue 32: by value (class + REDUCE) and by global name (3.11+ converted enums).
+        for (m, n) in [
+            ("signal", "Signals"),
+            ("_signal", "Signals"),
+            ("signal", "SIGINT"),
+            ("signal", "SIG_DFL"),
+            ("signal", "Handlers"),
+            ("http", "HTTPStatus"),
+            ("re", "RegexFlag"),
+            ("re", "IGNORECASE"),
+            ("socket", "AddressFamily"),
+            ("socket", "SocketKind"),
+            ("socket", "AF_INET"),
+            ("ssl", "TLSVersion"),
+            ("ssl", "PROTOCOL_TLS_CLIENT"),
+            ("ssl", "OP_NO_SSLv2"),
+            ("ssl", "Purpose"),
+            ("inspect", "_ParameterKind"),
+            ("uuid", "SafeUUID"),
+            ("numpy.core._internal", "_reconstruct"),
+        ] {
+            assert_eq!(classify(m, n), Verdict::Safe, "{m}.{n}");
+        }
+        for (m, n) in [
+            ("signal", "signal"),
+            ("signal", "siginterrupt"),
+            ("signal", "Signals.__init__.__globals__"),
+            ("signal", "SIGINT.__class__"),
+            ("socket", "socket"),
+            ("socket", "create_connection"),
+            ("ssl", "get_server_certificate"),
+            ("inspect", "getsource"),
+            ("uuid", "_popen"),
+            ("numpy.core._internal", "sys.modules"),
+        ] {
+            assert!(dangerous(m, n), "{m}.{n}");
+        }
+        // A policy can still deny a value type.
+        let extra = ExtraLists::from_policy(&[], &["signal.Signals".into()]);
+        assert!(matches!(
+            classify_global("signal", "Signals", &extra),
+            Verdict::Dangerous { .. }
+        ));
     }
 
     #[test]

@@ -319,3 +319,63 @@ fn issue_16_edited_real_saves_are_denied_with_their_numbers() {
         }
     }
 }
+
+/// Issue 32: storage records hold raw tensor bytes. Real saves whose `data/0` begins like
+/// pickle opcodes (`0x80 0x02`, `}` + `0x93`, `c`) are neither denied nor parsed as pickles;
+/// a complete pickle hidden in a record is judged by what it imports, never as malformed.
+#[test]
+fn issue_32_storage_records_are_never_parsed_as_pickles_by_their_first_bytes() {
+    let (names, report) = scan_set("benign");
+    let heads: Vec<&String> = names
+        .iter()
+        .filter(|n| n.starts_with("real_storage_head_"))
+        .collect();
+    assert_eq!(heads.len(), 3, "{heads:?}");
+    for name in heads {
+        assert!(denies(&report, name).is_empty(), "{name}");
+        assert!(
+            report["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|f| f["path"] != name.as_str() || f["location"]["member"] != "archive/data/0"),
+            "{name}: a finding on the storage record"
+        );
+        assert_eq!(file(&report, name)["format"], "pytorch-zip", "{name}");
+    }
+    let (_, report) = scan_set("malicious");
+    let name = "storage_hidden_pickle.pt";
+    let on_record: Vec<&Value> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["path"] == name && f["location"]["member"] == "archive/data/0")
+        .collect();
+    assert!(
+        on_record.iter().any(|f| f["rule"] == "PKL001"
+            && f["action"] == "deny"
+            && f["evidence"]["global"] == "os.system"),
+        "{on_record:?}"
+    );
+    assert!(
+        on_record.iter().all(|f| f["rule"] != "PKL004"),
+        "{on_record:?}"
+    );
+}
+
+/// Issue 32: standard-library enum members pickled by value (`signal.Signals(2)`) or by global
+/// name (`signal.SIGINT`), and numpy's pre-1.0 `_reconstruct`, are values: no pickle finding
+/// beyond PKL003.
+#[test]
+fn issue_32_standard_library_value_types_are_safe() {
+    let (names, report) = scan_set("benign");
+    let values: Vec<&String> = names
+        .iter()
+        .filter(|n| n.starts_with("stdlib_enum_") || n.starts_with("numpy_internal_"))
+        .collect();
+    assert!(values.len() >= 20, "{values:?}");
+    for name in values {
+        let rules = rules_on(&report, name);
+        assert!(rules.iter().all(|r| r == "PKL003"), "{name}: {rules:?}");
+    }
+}

@@ -280,6 +280,12 @@ pub struct Analysis {
 /// a STOP, an error or a limit. Never panics and never fails: problems land in
 /// [`Analysis::error`] next to the imports found before them.
 pub fn analyze<R: BufRead>(r: &mut R, limits: &Limits) -> Analysis {
+    run(r, limits, &|_: &Analysis| false)
+}
+
+/// The loop of [`analyze`]; `raw_after(analysis)` says, after a complete pickle, that the rest
+/// of the stream is raw data whatever it looks like.
+fn run<R: BufRead>(r: &mut R, limits: &Limits, raw_after: &dyn Fn(&Analysis) -> bool) -> Analysis {
     let mut out = Analysis::default();
     let mut src = Source::new(r, 0);
     let mut budget = limits.max_opcodes;
@@ -303,7 +309,7 @@ pub fn analyze<R: BufRead>(r: &mut R, limits: &Limits) -> Analysis {
         }
         match src.lookahead(limits.sniff_len) {
             Ok([]) => break,
-            Ok(head) if looks_like_pickle(head) => continue,
+            Ok(head) if !raw_after(&out) && looks_like_pickle(head) => continue,
             Ok(head) => {
                 out.trailing_head = head.to_vec();
                 out.trailing = Some(Trailing { offset: src.pos });
@@ -317,6 +323,47 @@ pub fn analyze<R: BufRead>(r: &mut R, limits: &Limits) -> Analysis {
     }
     out.bytes_read = src.taken;
     out
+}
+
+/// Pickles a legacy (non-zip) PyTorch file holds before its raw storage block: magic number,
+/// protocol version, sys_info, the data, the list of storage keys (`torch/serialization.py`
+/// `_legacy_save`).
+pub const TORCH_LEGACY_PICKLES: usize = 5;
+
+/// [`analyze`] for a legacy PyTorch file (issue 32): once the fifth pickle, the storage key
+/// list, is complete, what follows is the raw storage block, which `torch.load` reads as bytes
+/// and never unpickles. It is left as [`Analysis::trailing`] whatever its first bytes are (an
+/// element count of 640 is `0x80 0x02 ..`, one of 37757 is `} 0x93 ..`), so it is never parsed
+/// as a pickle; `check_legacy_block` checks its records.
+pub fn analyze_torch_legacy<R: BufRead>(r: &mut R, limits: &Limits) -> Analysis {
+    run(r, limits, &|out: &Analysis| {
+        out.pickles.len() == TORCH_LEGACY_PICKLES
+            && out
+                .string_list
+                .as_ref()
+                .is_some_and(|l| l.pickle == TORCH_LEGACY_PICKLES - 1)
+    })
+}
+
+/// A pickle hidden in bytes that no loader unpickles (a PyTorch storage record, issue 32): the
+/// analysis of the first pickle when the bytes start with a valid PROTO (2 to 5) and that
+/// pickle parses completely to its STOP; `None` otherwise. Raw tensor bytes that happen to
+/// begin like opcodes end in an error long before a STOP, and are then no pickle at all (never
+/// a malformed one). Bytes after the STOP are not read.
+pub fn analyze_hidden<R: BufRead>(r: &mut R, limits: &Limits) -> Option<Analysis> {
+    let mut src = Source::new(r, 0);
+    match src.lookahead(2) {
+        Ok([0x80, 2..=5, ..]) => {}
+        _ => return None,
+    }
+    let mut out = Analysis::default();
+    let mut budget = limits.max_opcodes;
+    machine::run_pickle(&mut src, limits, 0, &mut budget, &mut out).ok()?;
+    out.bytes_read = src.taken;
+    out.pickles
+        .first()
+        .is_some_and(|p| p.complete)
+        .then_some(out)
 }
 
 /// Content sniffing: does `head` (the first bytes of a file, ideally 1 KiB or more) start a

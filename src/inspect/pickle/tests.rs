@@ -830,9 +830,9 @@ fn torch_state_dict_has_only_safe_imports() {
     assert!(!called(&a, "torch", "FloatStorage"));
 }
 
-#[test]
-fn legacy_torch_file_reads_all_pickles_then_stops_at_storage() {
-    // magic number, protocol version, sys info, the state dict, storage keys, raw storage.
+/// A legacy PyTorch file's five pickles (magic number, protocol version, sys info, a state
+/// dict, storage keys) followed by the storage block `block`; the block's offset.
+fn legacy_torch_file(block: &[u8]) -> (Vec<u8>, u64) {
     let magic = P::new()
         .proto(2)
         .op(0x8a)
@@ -868,13 +868,65 @@ fn legacy_torch_file_reads_all_pickles_then_stops_at_storage() {
         .raw(keys.bytes())
         .0;
     let end = data.len() as u64;
-    data.extend_from_slice(&4u64.to_le_bytes());
-    data.extend_from_slice(&[0u8; 16]);
-    let a = run(&data);
-    assert_eq!(a.error, None, "{a:?}");
-    assert_eq!(a.pickles.len(), 5);
-    assert_eq!(a.trailing, Some(Trailing { offset: end }));
-    assert!(all_safe(&a));
+    data.extend_from_slice(block);
+    (data, end)
+}
+
+#[test]
+fn legacy_torch_file_reads_all_pickles_then_stops_at_storage() {
+    let mut block = 4u64.to_le_bytes().to_vec();
+    block.extend_from_slice(&[0u8; 16]);
+    let (data, end) = legacy_torch_file(&block);
+    for a in [
+        run(&data),
+        analyze_torch_legacy(&mut &data[..], &Limits::default()),
+    ] {
+        assert_eq!(a.error, None, "{a:?}");
+        assert_eq!(a.pickles.len(), 5);
+        assert_eq!(a.trailing, Some(Trailing { offset: end }));
+        assert!(all_safe(&a));
+    }
+}
+
+#[test]
+fn legacy_storage_block_is_never_parsed_as_a_pickle_whatever_its_first_bytes() {
+    // Issue 32: an element count of 37757 is `} 0x93 0 ..` (EMPTY_DICT, STACK_GLOBAL), one of
+    // 640 is `0x80 0x02 0 ..`; a generic read takes the first for a pickle and fails on it.
+    for count in [37757u64, 640, 99] {
+        let mut block = count.to_le_bytes().to_vec();
+        block.extend_from_slice(b"\x80\x02cos\nsystem\n");
+        let (data, end) = legacy_torch_file(&block);
+        let a = analyze_torch_legacy(&mut &data[..], &Limits::default());
+        assert_eq!(a.error, None, "{count}: {a:?}");
+        assert_eq!(a.pickles.len(), 5);
+        assert_eq!(a.trailing, Some(Trailing { offset: end }));
+        assert_eq!(a.trailing_head.first(), block.first());
+        assert!(all_safe(&a));
+    }
+    let (data, _) = legacy_torch_file(&37757u64.to_le_bytes());
+    assert!(run(&data).error.is_some(), "the generic read misparses it");
+}
+
+#[test]
+fn a_hidden_pickle_counts_only_from_a_valid_proto_to_its_stop() {
+    let hidden = |b: &[u8]| analyze_hidden(&mut &b[..], &Limits::default());
+    let payload = os_system(2);
+    let mut padded = payload.bytes().to_vec();
+    padded.extend_from_slice(&[0xff; 8]);
+    let a = hidden(&padded).expect("a complete pickle");
+    assert!(called(&a, "posix", "system"));
+    assert_eq!(a.pickles.len(), 1);
+    // Raw tensor bytes that begin like opcodes are no pickle at all.
+    for raw in [
+        &b"\x80\x02\x00\x00\x80\x3f"[..],
+        b"}\x93\x00\x00\x80\x3f",
+        b"cos\nsystem\n(S'ls'\ntR.",
+        b"\x80\x09N.",
+        b"\x80\x02cos\nsystem\n",
+        b"",
+    ] {
+        assert!(hidden(raw).is_none(), "{raw:?}");
+    }
 }
 
 #[test]

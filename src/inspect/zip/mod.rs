@@ -41,7 +41,7 @@ use super::problem::Problem;
 use central::CentralFields;
 pub(in crate::inspect) use central::parse_central_directory;
 pub(in crate::inspect) use member::{display_name, traversal_reason};
-pub use pytorch::{Layout, TorchLayout, classify_pytorch, torchscript_code};
+pub use pytorch::{Layout, TorchLayout, classify_pytorch, storage_archive, torchscript_code};
 use source::{DynRead, Src};
 use walker::{Halt, Walker};
 

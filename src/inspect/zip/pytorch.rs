@@ -68,6 +68,17 @@ pub fn torchscript_code(members: &[Member]) -> impl Iterator<Item = &str> {
         .map(|m| m.name.as_str())
 }
 
+/// The archive folder of a PyTorch storage record name, `<archive>/data/<key>` as `torch.save`
+/// writes it (one top-level folder, a non-empty alphanumeric key); `None` for any other name.
+pub fn storage_archive(name: &str) -> Option<&str> {
+    let (archive, key) = name.split_once("/data/")?;
+    let plain = !archive.is_empty()
+        && !archive.contains('/')
+        && !key.is_empty()
+        && key.bytes().all(|b| b.is_ascii_alphanumeric());
+    plain.then_some(archive)
+}
+
 fn classify_torch(names: &[&str]) -> Option<TorchLayout> {
     let data_pkl = names.iter().find_map(|n| {
         n.strip_suffix("/data.pkl")

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Generate the issue-32 pickle fixtures under tests/fixtures/pickle/.
+
+Storage records (from committed real saves):
+
+A PyTorch storage record (`archive/data/<key>`) holds raw tensor bytes; `torch.load` never
+unpickles it. Benign files are `benign/real_torch_state_dict_f32.pt` with the first bytes of its
+`data/0` record (24 bytes: six float32 weights) replaced by bytes that begin like pickle opcodes
+(`0x80 0x02` PROTO, `}` + `0x93` EMPTY_DICT + STACK_GLOBAL, `c` GLOBAL); the record keeps its
+length, so the storage checks still pass and the file is still a valid save. The malicious file
+hides a complete protocol-2 pickle that calls `os.system` in that record (padded to 24 bytes).
+Bytes only: the standard library's zipfile, nothing imported from torch, nothing loaded.
+
+Standard-library value types: `pickle.dumps` (this interpreter's own pickler, protocols 2 and
+4) of enum members of modules whose functions are dangerous (`signal.Signals.SIGINT`,
+`socket.AddressFamily.AF_INET`, `ssl.TLSVersion`, `inspect._ParameterKind`, ...), plus the
+by-global-name spelling CPython 3.12+ writes for converted enums (`signal.SIGINT`) and numpy's
+pre-1.0 `numpy.core._internal._reconstruct`, assembled as opcodes.
+
+    python3 scripts/make-issue32-fixtures.py
+"""
+import http
+import inspect
+import io
+import os
+import pickle
+import re
+import signal
+import socket
+import ssl
+import uuid
+import zipfile
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "tests", "fixtures", "pickle")
+
+
+def members(path):
+    z = zipfile.ZipFile(path)
+    return [(i.filename, z.read(i.filename)) for i in z.infolist()]
+
+
+def rezip(ms):
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
+        for name, body in ms:
+            z.writestr(zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0)), body)
+    return buf.getvalue()
+
+
+def with_record(head, pad=True):
+    src = os.path.join(ROOT, "benign", "real_torch_state_dict_f32.pt")
+    out = []
+    for name, body in members(src):
+        if name == "archive/data/0":
+            assert len(head) <= len(body)
+            body = head + body[len(head):] if pad else head
+        out.append((name, body))
+    return rezip(out)
+
+
+def write(kind, name, data):
+    with open(os.path.join(ROOT, kind, name), "wb") as f:
+        f.write(data)
+    print(f"| `{kind}/{name}` | {len(data)} |")
+
+
+write("benign", "real_storage_head_proto.pt", with_record(b"\x80\x02"))
+write("benign", "real_storage_head_dict_stack_global.pt", with_record(b"}\x93"))
+write("benign", "real_storage_head_global.pt", with_record(b"c"))
+hidden = b"\x80\x02cos\nsystem\nX\x02\x00\x00\x00ls\x85R."
+write("malicious", "storage_hidden_pickle.pt", with_record(hidden))
+
+for name, value in [
+    ("signal_signals", signal.Signals.SIGINT),
+    ("socket_address_family", socket.AddressFamily.AF_INET),
+    ("socket_kind", socket.SocketKind.SOCK_STREAM),
+    ("re_regex_flag", re.IGNORECASE | re.MULTILINE),
+    ("ssl_tls_version", ssl.TLSVersion.TLSv1_2),
+    ("ssl_verify_mode", ssl.VerifyMode.CERT_REQUIRED),
+    ("ssl_purpose", ssl.Purpose.SERVER_AUTH),
+    ("http_status", http.HTTPStatus.NOT_FOUND),
+    ("inspect_parameter_kind", inspect.Parameter.KEYWORD_ONLY),
+    ("uuid_safe_uuid", uuid.SafeUUID.safe),
+]:
+    for proto in (2, 4):
+        write("benign", f"stdlib_enum_{name}_p{proto}.pkl", pickle.dumps({"value": value}, protocol=proto))
+# By global name (3.12+ `_reduce_ex_by_global_name`): a list of module constants.
+write(
+    "benign",
+    "stdlib_enum_by_global_name.pkl",
+    b"\x80\x02]q\x00(csignal\nSIGINT\nq\x01csocket\nAF_INET\nq\x02cre\nIGNORECASE\nq\x03"
+    b"cssl\nPROTOCOL_TLS_CLIENT\nq\x04e.",
+)
+# numpy < 1.0 arrays: `numpy.core._internal._reconstruct(ndarray, (0,), b'b')`.
+write(
+    "benign",
+    "numpy_internal_reconstruct.pkl",
+    b"\x80\x02cnumpy.core._internal\n_reconstruct\nq\x00cnumpy\nndarray\nq\x01K\x00\x85q\x02"
+    b"C\x01bq\x03\x87q\x04Rq\x05.",
+)
