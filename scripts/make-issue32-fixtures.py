@@ -98,3 +98,32 @@ write(
     b"\x80\x02cnumpy.core._internal\n_reconstruct\nq\x00cnumpy\nndarray\nq\x01K\x00\x85q\x02"
     b"C\x01bq\x03\x87q\x04Rq\x05.",
 )
+
+
+# torch.load(weights_only=True) verdicts: the real f32 state dict with its data.pkl edited as
+# bytes (nothing loaded). Accepted as saved; refused with a global off the allowlist
+# (`collections.OrderedDict` -> `argparse.Namespace`, harmless and on modelgate's safe list, so
+# only the weights-only verdict changes); refused with an opcode the weights-only unpickler
+# does not implement (the first BINUNICODE `weight` as protocol 4's SHORT_BINUNICODE).
+def with_data_pkl(edit):
+    src = os.path.join(ROOT, "benign", "real_torch_state_dict_f32.pt")
+    return rezip([(n, edit(b) if n.endswith("/data.pkl") else b) for n, b in members(src)])
+
+
+def swap(old, new):
+    def edit(b):
+        assert b.count(old) >= 1
+        return b.replace(old, new, 1)
+    return edit
+
+
+write(
+    "benign",
+    "real_weights_only_namespace.pt",
+    with_data_pkl(swap(b"ccollections\nOrderedDict\n", b"cargparse\nNamespace\n")),
+)
+write(
+    "benign",
+    "real_weights_only_short_binunicode.pt",
+    with_data_pkl(swap(b"X\x06\x00\x00\x00weight", b"\x8c\x06weight")),
+)

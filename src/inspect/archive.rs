@@ -132,6 +132,18 @@ fn judge_zip(ctx: &mut Ctx<'_>, report: &zip::ZipReport) -> Format {
         d.evidence.insert("members".into(), json!(code));
     }
     let storages = std::mem::take(&mut ctx.torch_storages);
+    let streams = std::mem::take(&mut ctx.weights_only);
+    // Issue 32: a `torch.save` checkpoint (not TorchScript, which torch.load refuses with
+    // weights_only=True and hands to torch.jit.load): the verdict over the pickles it reads.
+    if let Some(zip::Layout::PyTorch(t)) = &layout
+        && !t.torchscript
+    {
+        let own = streams
+            .iter()
+            .filter(|(m, _)| m.as_ref().is_some_and(|m| t.pickles.contains(m)));
+        let member = t.pickles.first().map(String::as_str);
+        super::record_weights_only(ctx, own.map(|(_, w)| w), member);
+    }
     if let Some(zip::Layout::PyTorch(t)) = &layout {
         check_storages(ctx, t, &report.members, &storages);
     }
@@ -652,6 +664,7 @@ mod tests {
             text: None,
             card: None,
             torch_storages: Vec::new(),
+            weights_only: Vec::new(),
         }
     }
 

@@ -113,6 +113,9 @@ pub struct Ctx<'a> {
     /// PyTorch storages the pickles declared, with the archive member they came from; the zip
     /// inspector checks them against the `data/<key>` members once the walk is done.
     pub torch_storages: Vec<(Option<String>, pickle::Storage)>,
+    /// What `torch.load(weights_only=True)` would refuse in each pickle stream read so far,
+    /// with the archive member it came from (issue 32); judged once the file's layout is known.
+    pub weights_only: Vec<(Option<String>, pickle::torch::WeightsOnly)>,
 }
 
 impl<'a> Ctx<'a> {
@@ -134,6 +137,7 @@ impl<'a> Ctx<'a> {
             text: None,
             card: None,
             torch_storages: Vec::new(),
+            weights_only: Vec::new(),
         }
     }
 
@@ -619,8 +623,85 @@ pub fn inspect_torch_legacy(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, member: Opti
     let limits = pickle_limits(ctx.cfg);
     let analysis = pickle::analyze_torch_legacy(&mut &mut *r, &limits);
     record_pickle(ctx, &analysis, member);
+    if member.is_none() {
+        let streams = std::mem::take(&mut ctx.weights_only);
+        let verdicts = streams.iter().map(|(_, w)| w);
+        record_weights_only(ctx, verdicts, None);
+    }
     let shapes = pickle::torch::check_legacy_block(&analysis, r, limits.max_imports);
     detect_shapes(ctx, &shapes, member, "legacy:", "legacy PyTorch file");
+}
+
+/// Issue 32: the `torch.load(weights_only=True)` verdict of a PyTorch checkpoint from the
+/// verdicts of the pickle streams torch.load reads (`member`: the archive's `data.pkl`, for the
+/// location): the fact, and PKL005 naming what is refused when it would refuse.
+pub fn record_weights_only<'w>(
+    ctx: &mut Ctx<'_>,
+    streams: impl Iterator<Item = &'w pickle::torch::WeightsOnly>,
+    member: Option<&str>,
+) {
+    let mut all = pickle::torch::WeightsOnly::default();
+    for w in streams {
+        all.merge(w);
+    }
+    let globals: Vec<&String> = all.globals.keys().collect();
+    let opcodes: Vec<&str> = all.opcodes.keys().copied().collect();
+    ctx.fact(
+        Fact::TorchWeightsOnly,
+        json!({
+            "accepted": all.accepted(),
+            "refused_globals": globals,
+            "refused_opcodes": opcodes,
+            "mirrors": crate::knowledge::WEIGHTS_ONLY_MIRRORS,
+        }),
+    );
+    if all.accepted() {
+        return;
+    }
+    let list = |items: &[&str]| {
+        items
+            .iter()
+            .take(8)
+            .map(|g| format!("`{g}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+            + if items.len() > 8 { ", ..." } else { "" }
+    };
+    let mut why = Vec::new();
+    if !globals.is_empty() {
+        let names: Vec<&str> = globals.iter().map(|g| g.as_str()).collect();
+        why.push(format!(
+            "{} global(s) outside its allowlist ({})",
+            names.len(),
+            list(&names)
+        ));
+    }
+    if !opcodes.is_empty() {
+        why.push(format!(
+            "opcode(s) it does not implement ({})",
+            list(&opcodes)
+        ));
+    }
+    let loc = Location {
+        offset: all.first_offset(),
+        member: member.map(str::to_string),
+        ..Location::default()
+    };
+    let d = ctx.detect(
+        RuleId::PickleNeedsUnsafeLoad,
+        "weights-only",
+        format!(
+            "torch.load(weights_only=True) refuses this checkpoint: {}; loading it needs weights_only=False, which runs whatever the pickle imports",
+            why.join(" and ")
+        ),
+        loc,
+    );
+    d.evidence.insert("globals".into(), json!(globals));
+    d.evidence.insert("opcodes".into(), json!(opcodes));
+    d.evidence.insert(
+        "mirrors".into(),
+        json!(crate::knowledge::WEIGHTS_ONLY_MIRRORS),
+    );
 }
 
 /// One FMT009 detection per exploit-shaped structure of one stream; `tag` keeps the keys of
@@ -806,6 +887,8 @@ fn record_pickle(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) 
     }
 
     record_shapes(ctx, a, member);
+    let verdict = pickle::torch::weights_only(a, &ctx.cfg.pickle_extra);
+    ctx.weights_only.push((member.map(str::to_string), verdict));
 
     if let Some(err) = &a.error {
         let cfg = ctx.cfg;

@@ -69,6 +69,7 @@ facts! {
     PickleCount = "pickle_count", "number of pickles read";
     PickleTrailingOffset = "pickle_trailing_offset", "offset of non-pickle data after the last pickle";
     PickleRawBytes = "pickle_raw_bytes", "joblib array bytes skipped inside pickles";
+    TorchWeightsOnly = "torch_weights_only", "pytorch checkpoints: whether torch.load(weights_only=True) accepts it (`accepted`), the globals and opcodes it refuses, and the torch source mirrored";
     // Archives.
     ArchiveLayout = "archive_layout", "pytorch, torchscript, keras, npz or zip";
     ArchiveMembers = "archive_members", "number of members";

@@ -105,6 +105,9 @@ rules! {
     PickleMalformed => "PKL004", "pickle-malformed", High, "pickle",
         "a pickle stream cannot be fully parsed within limits",
         "The pickle stream is truncated, malformed or exceeds a limit, so modelgate cannot say everything it would import. Python's unpickler may still execute the part before the damage. Treat it as untrusted.";
+    PickleNeedsUnsafeLoad => "PKL005", "pickle-needs-unsafe-load", Medium, "pickle",
+        "a PyTorch checkpoint that `torch.load(weights_only=True)` refuses",
+        "torch.load defaults to weights_only=True since torch 2.6: its unpickler resolves only an allowlist of tensor rebuilders, storages, dtypes and containers, and a few opcodes. This checkpoint imports a global (or uses an opcode) outside that list, so loading it needs weights_only=False, which runs whatever the pickle imports. Re-save the weights as a plain state dict (or safetensors); if the named globals are trusted, list them in `[pickle] safe_globals` (torch.serialization.add_safe_globals) instead.";
     ArchiveMalformed => "ARC001", "archive-malformed", High, "archive",
         "a zip/compressed container is corrupt, inconsistent or a bomb",
         "The archive is corrupt, its directory and local headers disagree, a member's CRC is wrong, or it decompresses beyond the limits. Different readers see different contents in such archives, which is how scanners are bypassed.";

@@ -456,29 +456,61 @@ impl Policy {
 }
 
 /// Issue 15, cause 10: one warning per thing to act on. PKL003 ("this file holds pickle data")
-/// is folded into the same file's other pickle findings (PKL001, PKL002, PKL004) when one of
-/// them is acted on at least as strictly: they already say the file is a pickle and what is
+/// is folded into the same file's other pickle findings (PKL001, PKL002, PKL004, PKL005) when one
+/// of them is acted on at least as strictly: they already say the file is a pickle and what is
 /// wrong with it. Without such a finding the file keeps one PKL003 (the first; an archive with
 /// a pickle in every member, like a TorchScript file, is still one file to act on), so a policy
 /// that treats PKL003 more strictly than the others still sees every pickle. Levels are the
 /// policy's, not the final actions: a file whose PKL001/PKL002 an exception allows (a baseline)
 /// has been reviewed as a pickle, so its PKL003 stays folded.
+///
+/// Issue 32, the same way: PKL005 ("torch.load(weights_only=True) refuses this checkpoint")
+/// folds into the file's PKL001, PKL002 or PKL004 acted on at least as strictly, which name
+/// the globals that make torch refuse it (the verdict stays a fact); it stands alone when only
+/// safe-list globals (`argparse.Namespace`, `pathlib` paths) or protocol-4 opcodes make torch
+/// refuse the file.
 fn fold_pickle_format(findings: &mut Vec<Finding>, level: &dyn Fn(RuleId) -> Action) {
+    fold_into(
+        findings,
+        level,
+        RuleId::PickleNeedsUnsafeLoad,
+        &[
+            RuleId::PickleUnsafeGlobal,
+            RuleId::PickleUnknownGlobal,
+            RuleId::PickleMalformed,
+        ],
+    );
+    fold_into(
+        findings,
+        level,
+        RuleId::PickleFormat,
+        &[
+            RuleId::PickleUnsafeGlobal,
+            RuleId::PickleUnknownGlobal,
+            RuleId::PickleMalformed,
+            RuleId::PickleNeedsUnsafeLoad,
+        ],
+    );
+}
+
+/// Drops `folded` findings of a file that has a finding of one of `into` whose level is at
+/// least `folded`'s; otherwise keeps the first `folded` finding of the file.
+fn fold_into(
+    findings: &mut Vec<Finding>,
+    level: &dyn Fn(RuleId) -> Action,
+    folded: RuleId,
+    into: &[RuleId],
+) {
     let mut strongest: BTreeMap<String, Action> = BTreeMap::new();
-    for f in findings.iter().filter(|f| {
-        matches!(
-            f.rule,
-            RuleId::PickleUnsafeGlobal | RuleId::PickleUnknownGlobal | RuleId::PickleMalformed
-        )
-    }) {
+    for f in findings.iter().filter(|f| into.contains(&f.rule)) {
         let a = strongest.entry(f.path.clone()).or_insert(level(f.rule));
         *a = (*a).max(level(f.rule));
     }
-    let format_level = level(RuleId::PickleFormat);
+    let folded_level = level(folded);
     let mut kept: BTreeSet<String> = BTreeSet::new();
     findings.retain(|f| {
-        f.rule != RuleId::PickleFormat
-            || (strongest.get(&f.path).is_none_or(|a| *a < format_level)
+        f.rule != folded
+            || (strongest.get(&f.path).is_none_or(|a| *a < folded_level)
                 && kept.insert(f.path.clone()))
     });
 }

@@ -228,6 +228,9 @@ pub fn example(rule: RuleId) -> &'static str {
             "any `pytorch_model.bin`, `.pkl`, `.joblib` or `.npy` with object arrays, even if it only rebuilds tensors"
         }
         RuleId::PickleMalformed => "a pickle stream cut off before its STOP opcode",
+        RuleId::PickleNeedsUnsafeLoad => {
+            "a `pytorch_model.bin` whose `data.pkl` imports `argparse.Namespace` or `numpy.core.multiarray._reconstruct`, which torch's weights-only unpickler refuses"
+        }
         RuleId::ArchiveMalformed => {
             "a zip whose central directory names a member the local headers do not contain, or a 1 KiB member that inflates to 10 GiB"
         }

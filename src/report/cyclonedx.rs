@@ -70,6 +70,11 @@ pub mod prop {
     pub const DTYPES: &str = "modelgate:dtypes";
     /// One pickle global (`module.name`), repeatable.
     pub const PICKLE_GLOBAL: &str = "modelgate:pickle:globals";
+    /// PyTorch checkpoints (issue 32): `accepted` or `refused`, what
+    /// `torch.load(weights_only=True)` would do with the file.
+    pub const TORCH_WEIGHTS_ONLY: &str = "modelgate:torch:weights-only";
+    /// A global `torch.load(weights_only=True)` refuses in the file, repeatable.
+    pub const TORCH_WEIGHTS_ONLY_REFUSES: &str = "modelgate:torch:weights-only-refuses";
     /// One rule code with findings on this item, repeatable.
     pub const FINDING: &str = "modelgate:finding";
     /// `true` on a Git LFS pointer file: the hash is the pointer's oid.
@@ -536,6 +541,15 @@ fn file_component(f: &FileRecord, cx: &Cx<'_>) -> Component {
     }
     for g in strings(f.facts.fact(Fact::PickleGlobals), cx.limits.max_globals) {
         props.push(cx.prop(prop::PICKLE_GLOBAL, &g));
+    }
+    let weights_only = f.facts.fact(Fact::TorchWeightsOnly);
+    if let Some(accepted) = weights_only.and_then(|w| w.get("accepted")?.as_bool()) {
+        let verdict = if accepted { "accepted" } else { "refused" };
+        props.push(cx.prop(prop::TORCH_WEIGHTS_ONLY, verdict));
+        let refused = weights_only.and_then(|w| w.get("refused_globals"));
+        for g in strings(refused, cx.limits.max_globals) {
+            props.push(cx.prop(prop::TORCH_WEIGHTS_ONLY_REFUSES, &g));
+        }
     }
     cx.finding_props(&f.path, &mut props);
     if !hashes.is_empty() {

@@ -379,3 +379,137 @@ fn issue_32_standard_library_value_types_are_safe() {
         assert!(rules.iter().all(|r| r == "PKL003"), "{name}: {rules:?}");
     }
 }
+
+/// The `torch_weights_only` fact of a file.
+fn weights_only<'a>(report: &'a Value, name: &str) -> &'a Value {
+    &file(report, name)["facts"]["torch_weights_only"]
+}
+
+/// Issue 32: `torch.load(weights_only=True)`'s verdict over the real torch saves (accepted:
+/// state dicts in every dtype, quantized, shared views, untyped storages, legacy; refused: a
+/// transformers `training_args.bin` and a Lightning checkpoint with `pathlib` hparams, as torch
+/// itself refuses them) and edited ones (a global off the allowlist, a protocol-4 opcode).
+#[test]
+fn issue_32_weights_only_verdict_over_real_torch_saves() {
+    let (_, report) = scan_set("benign");
+    for name in [
+        "real_torch_state_dict_f32.pt",
+        "real_torch_state_dict_bf16.pt",
+        "real_torch_quantized.pt",
+        "real_torch_shared_views.pt",
+        "real_torch_untyped_storage.pt",
+        "real_torch_untyped_v3.pt",
+        "real_torch_legacy.pt",
+    ] {
+        assert_eq!(weights_only(&report, name)["accepted"], true, "{name}");
+        assert!(
+            !rules_on(&report, name).contains(&"PKL005".to_string()),
+            "{name}"
+        );
+    }
+    // Refused for unknown globals: the verdict is a fact, and PKL005 folds into the PKL002
+    // that names them (one warning per file).
+    let fact = weights_only(&report, "real_training_args.bin");
+    assert_eq!(fact["accepted"], false);
+    for want in [
+        "transformers.training_args.TrainingArguments",
+        "accelerate.state.PartialState",
+    ] {
+        assert!(
+            fact["refused_globals"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|v| v == want),
+            "{want}: {fact}"
+        );
+    }
+    let rules = rules_on(&report, "real_training_args.bin");
+    assert!(rules.contains(&"PKL002".to_string()), "{rules:?}");
+    assert!(!rules.contains(&"PKL005".to_string()), "{rules:?}");
+    for (name, wants) in [
+        ("real_lightning.ckpt", &["pathlib.PosixPath"][..]),
+        ("real_weights_only_namespace.pt", &["argparse.Namespace"]),
+        (
+            "real_weights_only_short_binunicode.pt",
+            &["SHORT_BINUNICODE"],
+        ),
+    ] {
+        let fact = weights_only(&report, name);
+        assert_eq!(fact["accepted"], false, "{name}");
+        let f: Vec<&Value> = findings(&report, "PKL005")
+            .into_iter()
+            .filter(|f| f["path"] == name)
+            .collect();
+        assert_eq!(f.len(), 1, "{name}");
+        assert_eq!(f[0]["action"], "warn", "{name}");
+        assert!(
+            f[0]["message"]
+                .as_str()
+                .unwrap()
+                .contains("weights_only=True) refuses"),
+            "{name}"
+        );
+        for want in wants {
+            let evidence = f[0]["evidence"]["globals"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .chain(f[0]["evidence"]["opcodes"].as_array().unwrap())
+                .any(|v| v == want);
+            assert!(evidence, "{name}: {want}: {}", f[0]["evidence"]);
+            let listed = fact["refused_globals"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .chain(fact["refused_opcodes"].as_array().unwrap())
+                .any(|v| v == want);
+            assert!(listed, "{name}: {want}: {fact}");
+        }
+        // PKL003 folds into it: one pickle warning says it is a pickle.
+        assert!(
+            !rules_on(&report, name).contains(&"PKL003".to_string()),
+            "{name}"
+        );
+    }
+    // Non-torch pickles get no verdict.
+    assert!(weights_only(&report, "real_sklearn_pipeline.pkl").is_null());
+}
+
+/// Issue 32: the policy's `safe_globals` count as `torch.serialization.add_safe_globals`, except
+/// for the modules torch never allows; the strict preset denies PKL005.
+#[test]
+fn issue_32_safe_globals_count_as_add_safe_globals_and_strict_denies() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pickle/benign");
+    let repo = Repo::new();
+    for name in ["real_weights_only_namespace.pt", "real_training_args.bin"] {
+        repo.file(name, std::fs::read(src.join(name)).unwrap());
+    }
+    repo.file(
+        "modelgate.toml",
+        "version = 1\n[pickle]\nsafe_globals = [\"argparse.Namespace\", \"transformers.*\"]\n",
+    );
+    let (_, report) = scan_json(repo.path(), &[]);
+    assert_eq!(
+        weights_only(&report, "real_weights_only_namespace.pt")["accepted"],
+        true
+    );
+    let refused = &weights_only(&report, "real_training_args.bin")["refused_globals"];
+    assert_eq!(
+        refused,
+        &serde_json::json!([
+            "accelerate.state.PartialState",
+            "accelerate.utils.dataclasses.DistributedType"
+        ])
+    );
+    let strict = concat!(env!("CARGO_MANIFEST_DIR"), "/policies/strict.toml");
+    let (code, report) = scan_json(repo.path(), &["--policy", strict]);
+    assert_eq!(code, 1);
+    assert!(
+        findings(&report, "PKL005")
+            .iter()
+            .any(|f| f["action"] == "deny" && f["path"] == "real_weights_only_namespace.pt"),
+        "{:?}",
+        findings(&report, "PKL005")
+    );
+}

@@ -15,6 +15,7 @@ pub mod ops;
 pub mod torch;
 
 use crate::model::problem::{Problem, ProblemKind};
+use std::collections::BTreeMap;
 use std::io::BufRead;
 
 pub use dis::disassemble;
@@ -269,6 +270,9 @@ pub struct Analysis {
     /// strings (at most [`Limits::max_imports`]): the storage keys of a legacy PyTorch file,
     /// in the order `torch.load` reads their raw bytes.
     pub string_list: Option<StringList>,
+    /// Every opcode the stream uses (pickletools name), with the offset of its first use: what
+    /// the PyTorch weights-only verdict checks against the opcodes that unpickler implements.
+    pub first_use: BTreeMap<&'static str, u64>,
     /// Why parsing stopped early, if it did.
     pub error: Option<Malformed>,
     /// Bytes taken from the reader. It can exceed the parse end by up to

@@ -1661,3 +1661,28 @@ fn keeps_the_strings_of_a_pickle_that_is_a_list_of_strings() {
     assert!(a.error.is_none(), "{:?}", a.error);
     assert_eq!(a.string_list, None);
 }
+
+#[test]
+fn weights_only_accepts_a_torch_state_dict_and_names_what_it_refuses() {
+    use crate::inspect::pickle::torch::weights_only;
+    let none = ExtraLists::default();
+    let w = weights_only(&run(torch_state_dict().bytes()), &none);
+    assert!(w.accepted(), "{w:?}");
+    // A global off the allowlist, and one torch blocks whatever the policy says.
+    let a = run(os_system(2).bytes());
+    let w = weights_only(&a, &ExtraLists::from_policy(&["posix.*".into()], &[]));
+    assert!(w.globals.contains_key("posix.system"), "{w:?}");
+    // Protocol 4 opcodes (FRAME, SHORT_BINUNICODE, MEMOIZE, STACK_GLOBAL) are refused.
+    let w = weights_only(&run(os_system(4).bytes()), &none);
+    assert!(w.opcodes.contains_key("STACK_GLOBAL"), "{w:?}");
+    // safe_globals count as add_safe_globals.
+    let ns = P::new()
+        .proto(2)
+        .global("argparse", "Namespace")
+        .op(b')')
+        .reduce()
+        .stop();
+    assert!(!weights_only(&run(ns.bytes()), &none).accepted());
+    let extra = ExtraLists::from_policy(&["argparse.Namespace".into()], &[]);
+    assert!(weights_only(&run(ns.bytes()), &extra).accepted());
+}

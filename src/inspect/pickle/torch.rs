@@ -9,6 +9,7 @@
 
 use super::{Analysis, Shape, Storage, TensorView};
 use crate::knowledge::{torch_dtype_itemsize, torch_storage_itemsize};
+use std::collections::BTreeMap;
 use std::io::BufRead;
 
 /// The shape of `v` when it does not fit the storage its persistent id declares (`storages`
@@ -109,6 +110,70 @@ pub fn out_of_bounds(numel: i64, offset: i64, size: &[i64], stride: &[i64]) -> O
 pub fn storage_bytes(s: &Storage) -> Option<u64> {
     let itemsize = torch_storage_itemsize(s.type_name.as_deref()?)?;
     u64::try_from(s.numel?).ok()?.checked_mul(itemsize)
+}
+
+/// What `torch.load(weights_only=True)` refuses in a stream (issue 32): the globals its
+/// allowlist does not hold and the opcodes it does not implement, each with the offset of its
+/// first use. Empty: the weights-only unpickler accepts every import and opcode.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WeightsOnly {
+    /// Refused globals (`module.name`, `?` for a part that is not statically known).
+    pub globals: BTreeMap<String, u64>,
+    /// Refused opcodes (pickletools names).
+    pub opcodes: BTreeMap<&'static str, u64>,
+}
+
+impl WeightsOnly {
+    /// Whether `torch.load(weights_only=True)` would accept the stream.
+    pub fn accepted(&self) -> bool {
+        self.globals.is_empty() && self.opcodes.is_empty()
+    }
+
+    /// Adds another stream's refusals (first offsets kept).
+    pub fn merge(&mut self, other: &WeightsOnly) {
+        for (g, at) in &other.globals {
+            self.globals.entry(g.clone()).or_insert(*at);
+        }
+        for (o, at) in &other.opcodes {
+            self.opcodes.entry(o).or_insert(*at);
+        }
+    }
+
+    /// Offset of the first refusal.
+    pub fn first_offset(&self) -> Option<u64> {
+        self.globals
+            .values()
+            .chain(self.opcodes.values())
+            .min()
+            .copied()
+    }
+}
+
+/// The weights-only verdict of an analysed stream: every import checked with
+/// [`crate::knowledge::weights_only_allows`] (`extra.safe` as `add_safe_globals`), every opcode
+/// against [`crate::knowledge::WEIGHTS_ONLY_OPCODES`].
+pub fn weights_only(a: &Analysis, extra: &crate::knowledge::ExtraLists) -> WeightsOnly {
+    let mut out = WeightsOnly::default();
+    for imp in &a.imports {
+        let allowed = match (&imp.module, &imp.name) {
+            (Some(m), Some(n)) => crate::knowledge::weights_only_allows(m, n, extra),
+            _ => false,
+        };
+        if !allowed {
+            let name = format!(
+                "{}.{}",
+                imp.module.as_deref().unwrap_or("?"),
+                imp.name.as_deref().unwrap_or("?")
+            );
+            out.globals.entry(name).or_insert(imp.offset);
+        }
+    }
+    for (op, at) in &a.first_use {
+        if !crate::knowledge::WEIGHTS_ONLY_OPCODES.contains(op) {
+            out.opcodes.insert(op, *at);
+        }
+    }
+    out
 }
 
 /// Pickles `torch.save(..., _use_new_zipfile_serialization=False)` writes before the raw

@@ -210,6 +210,7 @@ pub(super) fn run_pickle<R: BufRead>(
                 format!("byte 0x{byte:02x} at offset {at} is not a pickle opcode"),
             ));
         };
+        out.first_use.entry(op.name()).or_insert(at);
         let arg = match ops::read_arg(src, op, limits) {
             Ok(arg) => arg,
             Err(e) => break Err(e),
