@@ -127,3 +127,75 @@ write(
     "real_weights_only_short_binunicode.pt",
     with_data_pkl(swap(b"X\x06\x00\x00\x00weight", b"\x8c\x06weight")),
 )
+
+
+# Third-party loaders and executors, judged by the table or by what their names say, and
+# tampering through traversal: opcode-assembled protocol 2 and 4 pickles, never loaded.
+def su(s):
+    b = s.encode()
+    return b"X" + len(b).to_bytes(4, "little") + b
+
+
+def call2(module, name, *args):
+    """GLOBAL module name; REDUCE with string args (protocol 2)."""
+    body = b"".join(su(a) for a in args)
+    return b"\x80\x02c" + module.encode() + b"\n" + name.encode() + b"\n(" + body + b"tR."
+
+
+def call4(module, name, *args):
+    """STACK_GLOBAL (dotted names reach attributes), REDUCE (protocol 4)."""
+    def sbu(s):
+        b = s.encode()
+        return b"\x8c" + bytes([len(b)]) + b
+    body = b"".join(sbu(a) for a in args)
+    return b"\x80\x04" + sbu(module) + sbu(name) + b"\x93(" + body + b"tR."
+
+
+def partial_call(module, name, *args):
+    body = b"".join(su(a) for a in args)
+    return (
+        b"\x80\x02cfunctools\npartial\n(c" + module.encode() + b"\n" + name.encode() + b"\n"
+        + body + b"tR."
+    )
+
+
+for fname, data in [
+    # In the table now.
+    ("loader_hydra_instantiate.pkl", call2("hydra.utils", "instantiate", "cfg")),
+    ("loader_keras_load_model.pkl", call2("keras.models", "load_model", "m.keras")),
+    ("loader_datasets_load_dataset.pkl", call2("datasets", "load_dataset", "evil/ds")),
+    ("loader_ipython_getoutput.pkl", call2("IPython.utils.process", "getoutput", "id")),
+    ("loader_ray_cloudpickle_loads.pkl", call2("ray.cloudpickle", "loads", "x")),
+    ("loader_tensorflow_write_file.pkl", call4("tensorflow", "io.write_file", "/tmp/x", "y")),
+    ("loader_lightning_load.pkl", call2("lightning.fabric.utilities.cloud_io", "_load", "c.ckpt")),
+    # Unknown to every table: judged by the name.
+    ("name_vendored_cloudpickle_loads.pkl", call2("mylib.vendor.cloudpickle.cloudpickle", "loads", "x")),
+    ("name_utils_system.pkl", call2("acme.shell_utils", "system", "id")),
+    ("name_instantiate_from_config.pkl", call2("ldm.util", "instantiate_from_config", "cfg")),
+    ("name_load_model_checkpoint.pkl", call4("acme.models", "Net.load_from_checkpoint", "c.ckpt")),
+    ("name_run_command.pkl", call2("acme.tasks", "run_command", "id")),
+    ("name_download_weights.pkl", call2("acme.hub", "download_weights", "http://x")),
+    ("name_write_text_file.pkl", call2("acme.io", "write_text_file", "/etc/x", "y")),
+    ("name_rmtree.pkl", call2("acme.fs", "rmtree", "/")),
+    ("name_packaging_main.pkl", call2("conda.cli.main", "main", "install")),
+    (
+        "name_partial_from_pretrained.pkl",
+        partial_call("transformers.models.auto.modeling_auto", "AutoModel.from_pretrained", "evil/m"),
+    ),
+    # Tampering through traversal.
+    ("tamper_registry_clear.pkl", call4("torch.serialization", "_package_registry.clear")),
+    ("tamper_safe_list_update.pkl", call4("acme.scanner", "SAFE_GLOBALS.update", "os")),
+    ("tamper_setitem_dunder.pkl", call4("acme.scanner", "ALLOWED.__setitem__", "os", "system")),
+    ("tamper_operator_setitem.pkl", call2("operator", "setitem", "a", "b")),
+]:
+    write("malicious", fname, data)
+
+# Benign twins: constructors and rebuilders with verb-like words that are no verbs.
+for fname, data in [
+    ("name_benign_loader_class.pkl", call2("acme.data", "Loader", "x")),
+    ("name_benign_runtime_stats.pkl", call2("acme.metrics", "runtime_stats", "x")),
+    ("name_benign_reference_only.pkl", b"\x80\x02]cacme.io\nload_weights\na."),
+    ("name_benign_call_on_class_only.pkl", partial_call("gensim.utils", "call_on_class_only", "x")),
+    ("name_benign_main_not_packaging.pkl", call2("acme.app", "main", "x")),
+]:
+    write("benign", fname, data)

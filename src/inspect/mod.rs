@@ -792,14 +792,23 @@ fn record_pickle(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) 
     }
 
     // One detection per distinct global (per member), at its first occurrence.
-    let mut seen: BTreeMap<String, (usize, &pickle::Import, bool)> = BTreeMap::new();
+    let mut seen: BTreeMap<String, (usize, &pickle::Import, bool, Option<&'static str>)> =
+        BTreeMap::new();
     for imp in &a.imports {
         let key = import_name(imp);
-        let e = seen.entry(key).or_insert((0, imp, false));
+        let e = seen.entry(key).or_insert((0, imp, false, None));
         e.0 += 1;
         e.2 |= imp.called;
+        e.3 = e.3.or(imp.call_opcode);
     }
-    for (name, (occurrences, imp, called)) in seen {
+    for (name, (occurrences, imp, called, call_opcode)) in seen {
+        // Issue 32: an unknown callable the pickle calls is judged by what its name says.
+        let by_name = match (&imp.module, &imp.name) {
+            (Some(m), Some(n)) if call_opcode.is_some_and(is_call) => {
+                crate::knowledge::judge_by_name(m, n)
+            }
+            _ => None,
+        };
         let how = if called {
             "imports and calls"
         } else {
@@ -834,6 +843,15 @@ fn record_pickle(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) 
                     category,
                 ),
                 crate::knowledge::Verdict::Safe => continue,
+                crate::knowledge::Verdict::Unknown if by_name.is_some() => (
+                    RuleId::PickleUnsafeGlobal,
+                    crate::model::finding::Severity::Critical,
+                    format!(
+                        "pickle{within} {how} `{name}`, which no table knows; judged by its name: it {}",
+                        by_name.unwrap_or_default()
+                    ),
+                    crate::knowledge::JUDGED_BY_NAME,
+                ),
                 crate::knowledge::Verdict::Unknown => (
                     RuleId::PickleUnknownGlobal,
                     // Issue 15, cause 7: a global that is only referenced (a stored type, a
@@ -873,8 +891,11 @@ fn record_pickle(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) 
             ("category".to_string(), json!(verdict)),
             ("occurrences".to_string(), json!(occurrences)),
         ]);
-        if let Some(c) = imp.call_opcode {
+        if let Some(c) = call_opcode {
             d.evidence.insert("call_opcode".into(), json!(c));
+        }
+        if verdict == crate::knowledge::JUDGED_BY_NAME {
+            d.evidence.insert("judged".into(), json!("name"));
         }
         if rule == RuleId::PickleUnsafeGlobal
             && let (Some(m), Some(n)) = (&imp.module, &imp.name)
@@ -972,6 +993,15 @@ fn wrapped_verdict(
         }
     }
     Some(worst)
+}
+
+/// Opcodes that call what they are given (issue 32's name judge counts only these; APPEND,
+/// SETITEM(S) on an instance invoke container methods of a type the pickle built).
+fn is_call(opcode: &str) -> bool {
+    matches!(
+        opcode,
+        "REDUCE" | "NEWOBJ" | "NEWOBJ_EX" | "INST" | "OBJ" | "BUILD"
+    )
 }
 
 fn import_name(imp: &pickle::Import) -> String {

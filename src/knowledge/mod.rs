@@ -116,6 +116,9 @@ const INTERP: &str = "interpreter-state";
 const INSTALL: &str = "package-install";
 const DEBUG: &str = "debugger-or-profiler";
 const TRAVERSAL: &str = "attribute-traversal";
+const TAMPER: &str = "tampering";
+/// Issue 32: a verdict from the shape of a called name, not from a table entry.
+const BY_NAME: &str = "judged-by-name";
 
 /// Module renames applied before matching. `_compat_pickle.IMPORT_MAPPING` (Python 2 names that
 /// `fix_imports` rewrites) plus the C accelerator and OS-specific modules that re-export a public
@@ -687,7 +690,317 @@ const DANGEROUS: &[Danger] = &[
     d("setuptools._distutils", PROC, "spawn runs a command"),
     d("distutils.spawn", PROC, "spawn runs a command"),
     d("_distutils_hack", IMPORT, "rewrites the import system"),
+    // ---- issue 32: third-party loaders and executors (the 99-gadget round) ----
+    // Each loads a model, dataset or pickle, instantiates a configured callable, runs a
+    // command or writes a file. Sources: Keras `keras/src/saving/saving_api.py` (`load_model`
+    // runs Lambda bytecode with safe_mode off; CVE-2024-3660), Hugging Face `datasets`
+    // (`load_dataset` runs a repository's loading script on old versions), Hydra
+    // `hydra/utils.py` (`instantiate`/`call` import and call `_target_`; ModelAudit lists them),
+    // IPython `IPython/utils/process.py` (`system`, `getoutput`), Ray's and joblib's vendored
+    // cloudpickle (`loads`), Lightning `core/saving.py` and `fabric/utilities/cloud_io.py`
+    // (checkpoint loaders call torch.load with weights_only=False), TensorFlow
+    // `tf.io.write_file` / `gfile` (ModelAudit `tf-unsafe-op` list), picklescan TODO list.
+    d(
+        "keras.models.load_model",
+        DESER,
+        "loads a model (Lambda layers run code)",
+    ),
+    d(
+        "keras.saving.load_model",
+        DESER,
+        "loads a model (Lambda layers run code)",
+    ),
+    d(
+        "keras.src.saving",
+        DESER,
+        "loads a model (Lambda layers run code)",
+    ),
+    d("keras.src.models.model.saving_lib", DESER, "loads a model"),
+    d(
+        "tensorflow.keras.models.load_model",
+        DESER,
+        "loads a model (Lambda layers run code)",
+    ),
+    d(
+        "tf_keras.models.load_model",
+        DESER,
+        "loads a model (Lambda layers run code)",
+    ),
+    d(
+        "datasets.load_dataset",
+        DESER,
+        "loads a dataset (old versions run its script)",
+    ),
+    d(
+        "datasets.load.load_dataset",
+        DESER,
+        "loads a dataset (old versions run its script)",
+    ),
+    d(
+        "datasets.load_from_disk",
+        DESER,
+        "loads a dataset from files",
+    ),
+    d(
+        "hydra.utils.instantiate",
+        CODE,
+        "imports and calls a configured `_target_`",
+    ),
+    d(
+        "hydra.utils.call",
+        CODE,
+        "imports and calls a configured `_target_`",
+    ),
+    d(
+        "hydra._internal.instantiate",
+        CODE,
+        "imports and calls a configured `_target_`",
+    ),
+    d(
+        "IPython.utils.process",
+        PROC,
+        "runs shell commands (system, getoutput)",
+    ),
+    d("IPython.utils._process_posix", PROC, "runs shell commands"),
+    d("IPython.utils._process_common", PROC, "runs shell commands"),
+    d(
+        "IPython.core.interactiveshell",
+        CODE,
+        "runs source and shell commands",
+    ),
+    d(
+        "ray.cloudpickle",
+        DESER,
+        "vendored cloudpickle loads pickles and builds code",
+    ),
+    d(
+        "joblib.externals.cloudpickle",
+        DESER,
+        "vendored cloudpickle builds code",
+    ),
+    d("joblib.externals.loky", PROC, "spawns worker processes"),
+    d(
+        "srsly.cloudpickle",
+        DESER,
+        "vendored cloudpickle builds code",
+    ),
+    d(
+        "lightning.pytorch.core.saving",
+        DESER,
+        "loads a checkpoint with torch.load",
+    ),
+    d(
+        "pytorch_lightning.core.saving",
+        DESER,
+        "loads a checkpoint with torch.load",
+    ),
+    d(
+        "lightning_fabric.utilities.cloud_io",
+        DESER,
+        "loads a checkpoint with torch.load",
+    ),
+    d(
+        "lightning.fabric.utilities.cloud_io",
+        DESER,
+        "loads a checkpoint with torch.load",
+    ),
+    d("tensorflow.io.write_file", FILES, "writes a file"),
+    d("tensorflow.io.gfile", FILES, "reads and writes files"),
+    d(
+        "tensorflow.python.ops.gen_io_ops",
+        FILES,
+        "reads and writes files",
+    ),
+    d(
+        "tensorflow.python.lib.io.file_io",
+        FILES,
+        "reads and writes files",
+    ),
+    // Setters of container state reached by name (round one's tampering shape).
+    d(
+        "operator.setitem",
+        TAMPER,
+        "writes into any container, e.g. sys.modules",
+    ),
+    d(
+        "operator.delitem",
+        TAMPER,
+        "deletes from any container, e.g. a safe list",
+    ),
+    d("operator.iadd", TAMPER, "extends any container in place"),
+    d("operator.iconcat", TAMPER, "extends any container in place"),
 ];
+
+// ---- issue 32: tampering through traversal ----
+// `torch.serialization` + `_safe_globals.clear` (or `.update`, `__setitem__`, ...) is a dotted
+// name that reaches a mutating method of module state: calling it disarms a loader's or a
+// scanner's safety list inside the loading process. Source: the issue-16 round-one note on
+// `module._registry.clear`; fickling GHSA-5j3x-jp52-966f (dotted names reach any attribute).
+
+/// Methods that change the object they are bound to (dict, list, set, deque, OrderedDict).
+const MUTATORS: &[&str] = &[
+    "clear",
+    "update",
+    "pop",
+    "popitem",
+    "setdefault",
+    "__setitem__",
+    "__delitem__",
+    "append",
+    "extend",
+    "insert",
+    "remove",
+    "discard",
+    "add",
+    "appendleft",
+    "extendleft",
+    "popleft",
+    "sort",
+    "reverse",
+];
+
+/// A dotted name whose last step is a mutating method of an attribute of the module
+/// (`_registry.clear`, `_safe_globals.update`): the attribute is module state.
+fn tampers(name: &str) -> bool {
+    let Some((attr, method)) = name.rsplit_once('.') else {
+        return false;
+    };
+    !attr.is_empty() && MUTATORS.contains(&method)
+}
+
+// ---- issue 32: judged by what the name says ----
+// For a *called* global the tables do not know, the last part of its name says what calling
+// it does. Sources: the issue-32 gadget round (third-party loaders and executors named
+// `load_dataset`, `instantiate`, `system`, `getoutput`, `load_model`, `loads`, `write_file`,
+// `from_pretrained`); CPython's own verbs (`os.system`, `subprocess.getoutput`, `runpy.run_path`,
+// `shutil.rmtree`, `urllib.request.urlopen`); GuardDog's and Bandit's call-name heuristics.
+// Checked against what real torch, numpy, pandas, scikit-learn, joblib and gensim pickles call
+// (rebuilders, constructors, `_reconstruct`, `_unpickle_block`, `call_on_class_only`, ...):
+// none of those has these shapes, and `scripts/real-world.sh` stays at 0 denies.
+
+/// Whole names (leading underscores dropped) that say the call runs, loads, writes or deletes.
+const VERB_NAMES: &[(&str, &str)] = &[
+    ("loads", "deserialises bytes"),
+    ("read_pickle", "deserialises a pickle file"),
+    (
+        "from_pretrained",
+        "loads a model (and its remote code when allowed)",
+    ),
+    ("system", "runs a shell command"),
+    ("getoutput", "runs a shell command"),
+    ("getstatusoutput", "runs a shell command"),
+    ("check_output", "runs a command"),
+    ("check_call", "runs a command"),
+    ("call", "calls a configured callable or runs a command"),
+    ("urlopen", "opens a url"),
+    ("urlretrieve", "downloads a url"),
+    ("remove", "deletes a file"),
+    ("unlink", "deletes a file"),
+    ("rmtree", "deletes a directory tree"),
+    ("rmdir", "deletes a directory"),
+    ("removedirs", "deletes directories"),
+    ("run", "runs code or a command"),
+    ("runctx", "runs code"),
+    ("runcall", "runs code"),
+    ("runcode", "runs code"),
+    ("runsource", "runs code"),
+    ("runeval", "runs code"),
+];
+
+/// First words (the name split at `_`, leading underscores dropped) that say the same, as
+/// prefixes: `load_model`, `loadtxt`, `exec_module`, `evaluate`, `spawnv`, `download_url`,
+/// `write_file`, `popen2`, `instantiate_from_config`, `deserialize_model`, `install_package`,
+/// `run_path`, `save_pretrained`.
+const VERB_PREFIXES: &[(&str, &str)] = &[
+    ("load", "loads a file, model or pickle"),
+    ("exec", "executes code"),
+    ("eval", "evaluates code"),
+    ("spawn", "spawns a process"),
+    ("popen", "runs a command"),
+    ("download", "downloads files"),
+    ("write", "writes a file"),
+    ("instantiate", "imports and calls a configured callable"),
+    ("deserializ", "deserialises data"),
+    ("deserialis", "deserialises data"),
+    ("install", "installs packages"),
+];
+
+/// First words that count only as whole words (`run_path`, but not `runtime_checkable`).
+const VERB_WORDS: &[(&str, &str)] = &[("run", "runs code or a command")];
+
+/// Any word of the name: `hf_hub_download`, `snapshot_download`, `safe_load`, `pl_load`,
+/// `torch_load`, `cached_download`.
+const VERB_ANY_WORD: &[(&str, &str)] = &[
+    ("download", "downloads files"),
+    ("load", "loads a file, model or pickle"),
+    ("loads", "deserialises bytes"),
+];
+
+/// Packaging tools whose `main` installs packages or runs builds (pip's `main` is
+/// CVE-2025-1716's gadget).
+const PACKAGING_TOOLS: &[&str] = &[
+    "pip",
+    "pipx",
+    "setuptools",
+    "distutils",
+    "ensurepip",
+    "easy_install",
+    "wheel",
+    "build",
+    "twine",
+    "virtualenv",
+    "venv",
+    "conda",
+    "mamba",
+    "poetry",
+    "pdm",
+    "hatch",
+    "flit",
+    "uv",
+];
+
+/// Issue 32: what a called global's name says it does, for a global the tables do not know:
+/// `Some(reason)` when its last name part loads, deserialises, executes, spawns, installs,
+/// downloads, writes, deletes or instantiates (see [`VERB_NAMES`], [`VERB_PREFIXES`],
+/// [`VERB_ANY_WORD`]), or is `main` of a packaging tool. Class names (a capital first letter)
+/// are constructors and never match.
+pub fn judge_by_name(module: &str, name: &str) -> Option<&'static str> {
+    let module = normalize_module(module);
+    let last = name.rsplit('.').next().unwrap_or(name);
+    let bare = last.trim_start_matches('_');
+    if !bare.starts_with(|c: char| c.is_ascii_lowercase()) {
+        return None;
+    }
+    if bare == "main" {
+        let top = module.split('.').next().unwrap_or(&module);
+        return PACKAGING_TOOLS
+            .contains(&top)
+            .then_some("is a packaging tool's entry point (installs or builds)");
+    }
+    if let Some((_, why)) = VERB_NAMES.iter().find(|(n, _)| *n == bare) {
+        return Some(why);
+    }
+    if bare.ends_with("from_pretrained") {
+        return Some("loads a model (and its remote code when allowed)");
+    }
+    let mut words = bare.split('_').filter(|w| !w.is_empty());
+    let first = words.next().unwrap_or(bare);
+    if let Some((_, why)) = VERB_PREFIXES.iter().find(|(p, _)| first.starts_with(p)) {
+        return Some(why);
+    }
+    if let Some((_, why)) = VERB_WORDS.iter().find(|(w, _)| *w == first) {
+        return Some(why);
+    }
+    bare.split('_').find_map(|w| {
+        VERB_ANY_WORD
+            .iter()
+            .find(|(v, _)| w == *v || (*v == "download" && w.starts_with(v)))
+            .map(|(_, why)| *why)
+    })
+}
+
+/// The category [`judge_by_name`] verdicts carry.
+pub const JUDGED_BY_NAME: &str = BY_NAME;
 
 /// Dunder names that are dangerous wherever they appear (as the name or as a component of a
 /// dotted name): they reach namespaces, classes or code from a harmless starting object.
@@ -1877,6 +2190,12 @@ pub fn classify_global(module: &str, name: &str, extra: &ExtraLists) -> Verdict 
             reason: t.reason,
         };
     }
+    if tampers(name) {
+        return Verdict::Dangerous {
+            category: TAMPER,
+            reason: "calls a mutating method of module state (disarms safety lists, registries)",
+        };
+    }
     if let Some(verdict) = classify_name_shape(&module, name) {
         return verdict;
     }
@@ -2024,6 +2343,75 @@ mod tests {
             classify_global("signal", "Signals", &extra),
             Verdict::Dangerous { .. }
         ));
+    }
+
+    #[test]
+    fn called_names_are_judged_by_their_verbs_and_classes_are_not() {
+        for (m, n) in [
+            ("acme", "loads"),
+            ("acme", "load_model"),
+            ("acme", "_load"),
+            ("acme", "Net.load_from_checkpoint"),
+            ("acme", "loadtxt"),
+            ("acme", "safe_load"),
+            ("acme", "hf_hub_download"),
+            ("acme", "snapshot_download"),
+            ("acme", "read_pickle"),
+            ("acme", "AutoModel.from_pretrained"),
+            ("acme", "instantiate"),
+            ("acme", "system"),
+            ("acme", "getoutput"),
+            ("acme", "popen"),
+            ("acme", "run"),
+            ("acme", "run_path"),
+            ("acme", "exec_module"),
+            ("acme", "evaluate"),
+            ("acme", "spawnv"),
+            ("acme", "urlopen"),
+            ("acme", "write_file"),
+            ("acme", "unlink"),
+            ("acme", "rmtree"),
+            ("acme", "install_package"),
+            ("pip._internal.cli.main", "main"),
+            ("conda.cli", "main"),
+        ] {
+            assert!(judge_by_name(m, n).is_some(), "{m}.{n}");
+        }
+        for (m, n) in [
+            ("acme", "Loader"),
+            ("acme", "Runner"),
+            ("acme", "runtime_stats"),
+            ("acme", "main"),
+            ("gensim.utils", "call_on_class_only"),
+            ("gensim.models.tfidfmodel", "smartirs_normalize"),
+            ("pandas._libs.internals", "_unpickle_block"),
+            ("pandas.core.indexes.base", "_new_Index"),
+            ("numpy.core.multiarray", "_reconstruct"),
+            ("torch._utils", "_rebuild_tensor_v2"),
+            ("acme", "payload"),
+            ("acme", "reload_count"),
+        ] {
+            assert_eq!(judge_by_name(m, n), None, "{m}.{n}");
+        }
+    }
+
+    #[test]
+    fn mutating_methods_reached_through_module_state_are_tampering() {
+        for n in [
+            "_registry.clear",
+            "SAFE.update",
+            "_safe_globals.pop",
+            "ALLOWED.__setitem__",
+            "cache.__delitem__",
+            "handlers.append",
+            "seen.add",
+            "blocked.discard",
+        ] {
+            assert!(dangerous("acme.scanner", n), "{n}");
+        }
+        assert!(dangerous("operator", "setitem"));
+        assert_eq!(classify("acme.scanner", "clear"), Verdict::Unknown);
+        assert_eq!(classify("acme.scanner", "Registry"), Verdict::Unknown);
     }
 
     #[test]

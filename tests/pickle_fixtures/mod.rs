@@ -513,3 +513,40 @@ fn issue_32_safe_globals_count_as_add_safe_globals_and_strict_denies() {
         findings(&report, "PKL005")
     );
 }
+
+/// Issue 32: loaders and executors the tables do not know are judged by what their called name
+/// says (evidence `judged: "name"`); constructors, references and verb-like words that are no
+/// verbs are not. Tampering through traversal is PKL001.
+#[test]
+fn issue_32_called_names_are_judged_by_what_they_say() {
+    let (names, report) = scan_set("malicious");
+    let judged: Vec<&String> = names.iter().filter(|n| n.starts_with("name_")).collect();
+    assert!(judged.len() >= 10, "{judged:?}");
+    for name in judged {
+        let d = denies(&report, name);
+        assert!(
+            d.iter()
+                .any(|f| f["rule"] == "PKL001" && f["evidence"]["judged"] == "name"),
+            "{name}: {d:?}"
+        );
+    }
+    for name in names
+        .iter()
+        .filter(|n| n.starts_with("tamper_") || n.starts_with("loader_"))
+    {
+        assert!(
+            denies(&report, name).iter().any(|f| f["rule"] == "PKL001"),
+            "{name}"
+        );
+    }
+    let (names, report) = scan_set("benign");
+    let twins: Vec<&String> = names
+        .iter()
+        .filter(|n| n.starts_with("name_benign_"))
+        .collect();
+    assert_eq!(twins.len(), 5, "{twins:?}");
+    for name in twins {
+        let rules = rules_on(&report, name);
+        assert!(!rules.contains(&"PKL001".to_string()), "{name}: {rules:?}");
+    }
+}
