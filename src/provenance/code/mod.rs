@@ -30,6 +30,7 @@ use serde::Serialize;
 use tree_sitter::{Node, ParseOptions, ParseState, Parser};
 
 mod bindings;
+pub mod decode;
 pub mod hub;
 mod literals;
 mod loaders;
