@@ -31,6 +31,7 @@ use tree_sitter::{Node, ParseOptions, ParseState, Parser};
 
 pub mod behaviour;
 mod bindings;
+pub mod decode;
 pub mod hub;
 mod literals;
 mod loaders;
