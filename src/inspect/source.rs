@@ -14,9 +14,7 @@ use serde_json::{Value, json};
 use super::{Ctx, read};
 use crate::model::finding::{Location, Severity};
 use crate::model::rules::RuleId;
-use crate::provenance::code::{
-    CodeItem, ItemKind, RepoRef, RevisionState, TrustValue, behaviour,
-};
+use crate::provenance::code::{CodeItem, ItemKind, RepoRef, RevisionState, TrustValue, behaviour};
 use crate::provenance::{automap, card, code, notebook};
 
 /// Reads the file as text within `limit`; a larger file gets SCAN004 and `None`.
@@ -229,7 +227,11 @@ pub(super) fn record_behaviour(
         );
         let more = match sites.len() {
             1 => String::new(),
-            n => format!(" (and {} more site{})", n - 1, if n == 2 { "" } else { "s" }),
+            n => format!(
+                " (and {} more site{})",
+                n - 1,
+                if n == 2 { "" } else { "s" }
+            ),
         };
         let payload = worst
             .decoded
@@ -268,14 +270,17 @@ pub(super) fn record_behaviour(
         d.severity = worst.severity;
         d.evidence.insert("capability".into(), json!(cap.code()));
         d.evidence.insert("call".into(), json!(worst.call));
-        d.evidence.insert("confidence".into(), json!(worst.confidence.as_str()));
-        d.evidence.insert("when".into(), json!(worst.when.describe()));
+        d.evidence
+            .insert("confidence".into(), json!(worst.confidence.as_str()));
+        d.evidence
+            .insert("when".into(), json!(worst.when.describe()));
         d.evidence.insert("cwe".into(), json!(cwes));
         d.evidence.insert("site_count".into(), json!(sites.len()));
         d.evidence.insert("sites".into(), Value::Array(listed));
         if let Some(dec) = &worst.decoded {
             d.evidence.insert("decode_chain".into(), json!(dec.chain));
-            d.evidence.insert("payload_excerpt".into(), json!(dec.excerpt));
+            d.evidence
+                .insert("payload_excerpt".into(), json!(dec.excerpt));
         }
         if !libraries.is_empty() {
             d.evidence.insert("libraries".into(), json!(libraries));
@@ -359,6 +364,61 @@ pub fn inspect_python(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<()> 
     Ok(())
 }
 
+/// A `.py` member of a model archive: its behaviour (SRC006), located by member.
+pub(super) fn inspect_python_member(
+    ctx: &mut Ctx<'_>,
+    r: &mut dyn BufRead,
+    member: &str,
+) -> io::Result<()> {
+    let limit = ctx.cfg.limits.code_file_bytes;
+    let (bytes, more) = read::read_bounded(r, limit)?;
+    if more {
+        let cfg = ctx.cfg;
+        let d = ctx.detect(
+            RuleId::LimitExceeded,
+            format!("code_file_bytes:{member}"),
+            format!("archive member `{member}` is larger than the code_file_bytes limit ({limit} bytes); its code was not checked"),
+            Location {
+                member: Some(member.to_owned()),
+                ..Location::default()
+            },
+        );
+        super::name_limit(d, cfg, "code_file_bytes");
+        return Ok(());
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let behaviour = behaviour::analyze(&text, &code_limits(ctx));
+    record_behaviour(ctx, &behaviour, Some(member));
+    Ok(())
+}
+
+/// A notebook shipped in a model directory: its code cells' behaviour (SRC006), analysed as one
+/// source (bindings flow from cell to cell), each site named with its cell.
+fn notebook_behaviour(ctx: &mut Ctx<'_>, bytes: &[u8]) {
+    let Some(cells) = notebook::python_cells(bytes, &notebook::Limits::default()) else {
+        return;
+    };
+    let mut source = String::new();
+    let mut starts: Vec<(usize, usize)> = Vec::new();
+    let mut line = 1usize;
+    for (number, text) in &cells {
+        starts.push((line, *number));
+        source.push_str(text);
+        if !text.ends_with('\n') {
+            source.push('\n');
+        }
+        line = line.saturating_add(text.lines().count().max(1));
+    }
+    let mut behaviour = behaviour::analyze(&source, &code_limits(ctx));
+    for site in &mut behaviour.sites {
+        if let Some((first, number)) = starts.iter().rev().find(|(first, _)| *first <= site.line) {
+            site.line = site.line - first + 1;
+            site.detail = format!("{} (cell {number})", site.detail);
+        }
+    }
+    record_behaviour(ctx, &behaviour, None);
+}
+
 /// Jupyter notebook: each code cell scanned like a Python file.
 pub fn inspect_notebook(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<()> {
     let limit = ctx.cfg.limits.json_bytes;
@@ -372,6 +432,9 @@ pub fn inspect_notebook(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<()
         );
         d.evidence.insert("limit".into(), json!("json_bytes"));
         return Ok(());
+    }
+    if ctx.cfg.model_code.contains(ctx.rel) {
+        notebook_behaviour(ctx, &bytes);
     }
     match notebook::scan_notebook(&bytes, &notebook::Limits::default()) {
         Ok(report) => {

@@ -47,7 +47,10 @@ pub(super) fn judge_call<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSite<'s>) 
     } else if site.name.starts_with("keyring") {
         (Severity::High, "reads secrets from the keyring".to_owned())
     } else {
-        (Severity::High, format!("reads stored credentials (`{}`)", site.name))
+        (
+            Severity::High,
+            format!("reads stored credentials (`{}`)", site.name),
+        )
     };
     a.push(
         site.node,
@@ -125,7 +128,15 @@ pub(super) fn judge_unlisted<'s>(a: &mut Analyzer<'s, '_, '_>, node: Node<'s>, f
     }
     let detail = format!("reads {} (`{}`)", class.what, a.excerpt(a.text(node)));
     let call = format!("{}", a.excerpt(a.text(func)));
-    a.push(node, Capability::CredentialAccess, Severity::High, Confidence::Medium, &call, detail, 522);
+    a.push(
+        node,
+        Capability::CredentialAccess,
+        Severity::High,
+        Confidence::Medium,
+        &call,
+        detail,
+        522,
+    );
 }
 
 /// Whether a path built from literals points into a home directory or the system (not a
@@ -144,8 +155,10 @@ pub(super) fn judge_environ<'s>(a: &mut Analyzer<'s, '_, '_>, node: Node<'s>) {
     let bulk = match parent.kind() {
         "attribute" => {
             let attr = parent.child_by_field_name("attribute").map(|x| a.text(x));
-            matches!(attr, Some("copy" | "items" | "keys" | "values" | "__iter__" | "__dict__"))
-                && parent.parent().is_some_and(|g| g.kind() == "call")
+            matches!(
+                attr,
+                Some("copy" | "items" | "keys" | "values" | "__iter__" | "__dict__")
+            ) && parent.parent().is_some_and(|g| g.kind() == "call")
         }
         "argument_list" => {
             let call = parent.parent();
@@ -154,7 +167,9 @@ pub(super) fn judge_environ<'s>(a: &mut Analyzer<'s, '_, '_>, node: Node<'s>) {
                 .map(|f| a.resolve(f))
                 .unwrap_or_default();
             // `os.environ` handed to a process as its environment is not a read.
-            !callee.iter().any(|n| caps::lookup(n).is_some_and(|e| e.role == Role::Command))
+            !callee
+                .iter()
+                .any(|n| caps::lookup(n).is_some_and(|e| e.role == Role::Command))
         }
         "dictionary_splat" | "list_splat" => true,
         "for_statement" | "for_in_clause" => {
@@ -201,7 +216,9 @@ pub(super) fn secret_of_call<'s>(a: &Analyzer<'s, '_, '_>, call: Node<'s>) -> Op
     let func = call.child_by_field_name("function")?;
     let args = a.sc.args(call);
     for name in a.resolve(func) {
-        let Some(entry) = caps::lookup(&name) else { continue };
+        let Some(entry) = caps::lookup(&name) else {
+            continue;
+        };
         match entry.role {
             Role::ReadEnv => {
                 let var = args.arg(0, &["key"]).and_then(|v| a.string(v))?;

@@ -18,12 +18,11 @@ use crate::model::finding::Severity;
 
 /// `exec`, `eval`, `compile`, code objects.
 pub(super) fn judge_evaluate<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSite<'s>) {
-    let arg = site
-        .args
-        .positional
-        .first()
-        .copied()
-        .or_else(|| site.args.keyword("source").or_else(|| site.args.keyword("code")));
+    let arg = site.args.positional.first().copied().or_else(|| {
+        site.args
+            .keyword("source")
+            .or_else(|| site.args.keyword("code"))
+    });
     let Some(arg) = arg else {
         return;
     };
@@ -72,11 +71,13 @@ pub(super) fn judge_evaluate<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSite<'
                 site.node,
                 Capability::DynamicCode,
                 Severity::Critical,
-                site.confidence.min(super::Confidence::Medium).max(if fetched {
-                    super::Confidence::High
-                } else {
-                    super::Confidence::Medium
-                }),
+                site.confidence
+                    .min(super::Confidence::Medium)
+                    .max(if fetched {
+                        super::Confidence::High
+                    } else {
+                        super::Confidence::Medium
+                    }),
                 &site.name,
                 detail,
                 site.entry.cwe,

@@ -45,7 +45,14 @@ pub(super) fn judge_call<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSite<'s>) 
         Severity::Critical,
         site.confidence,
         &site.name,
-        format!("runs pip in-process{}", if args.is_empty() { String::new() } else { format!(": `{args}`") }),
+        format!(
+            "runs pip in-process{}",
+            if args.is_empty() {
+                String::new()
+            } else {
+                format!(": `{args}`")
+            }
+        ),
         site.entry.cwe,
     );
 }

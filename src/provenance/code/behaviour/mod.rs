@@ -227,6 +227,7 @@ pub(super) fn analyze_tree<'s>(
         callees: BTreeMap::new(),
         module_calls: BTreeSet::new(),
         once: BTreeMap::new(),
+        loops: BTreeMap::new(),
         counts: BTreeMap::new(),
         secrets: BTreeMap::new(),
         sites: Vec::new(),
@@ -275,6 +276,9 @@ pub(super) struct Analyzer<'s, 'b, 'c> {
     module_calls: BTreeSet<&'s str>,
     /// Names assigned exactly once (any scope), with the value.
     once: BTreeMap<&'s str, Node<'s>>,
+    /// Loop variables over a literal list or tuple (`for p in ("~/.bashrc", "~/.zshrc")`),
+    /// with the iterable: a path built from one of them is any of them.
+    loops: BTreeMap<&'s str, Node<'s>>,
     counts: BTreeMap<&'s str, u32>,
     /// Names holding a secret (a credential read or the environment), with what it is.
     pub secrets: BTreeMap<&'s str, String>,
@@ -332,6 +336,18 @@ impl<'s> Analyzer<'s, '_, '_> {
         for node in &assignments {
             self.note_assignment(*node);
         }
+        for node in &attrs {
+            if node.kind() == "for_statement"
+                && let (Some(left), Some(right)) = (
+                    node.child_by_field_name("left"),
+                    node.child_by_field_name("right"),
+                )
+                && left.kind() == "identifier"
+                && matches!(right.kind(), "tuple" | "list")
+            {
+                self.loops.insert(self.sc.text(left), right);
+            }
+        }
         for def in defs.iter().take(MAX_FUNCTIONS) {
             if let Some(name) = def.child_by_field_name("name") {
                 self.functions
@@ -387,13 +403,34 @@ impl<'s> Analyzer<'s, '_, '_> {
         ) else {
             return;
         };
+        if matches!(left.kind(), "pattern_list" | "tuple_pattern")
+            && matches!(right.kind(), "expression_list" | "tuple")
+        {
+            // `a, b = "o", "s"`: each name gets its own value.
+            let mut lc = left.walk();
+            let mut rc = right.walk();
+            let names: Vec<Node<'s>> = left.named_children(&mut lc).collect();
+            let values: Vec<Node<'s>> = right.named_children(&mut rc).collect();
+            if names.len() == values.len() {
+                for (n, v) in names.into_iter().zip(values) {
+                    if n.kind() == "identifier" {
+                        self.note_value(self.sc.text(n), v, node.kind() == "assignment");
+                    }
+                }
+            }
+            return;
+        }
         if left.kind() != "identifier" {
             return;
         }
         let name = self.sc.text(left);
+        self.note_value(name, right, node.kind() == "assignment");
+    }
+
+    fn note_value(&mut self, name: &'s str, right: Node<'s>, plain: bool) {
         let n = self.counts.entry(name).or_insert(0);
         *n = n.saturating_add(1);
-        if *n == 1 && node.kind() == "assignment" {
+        if *n == 1 && plain {
             self.once.insert(name, right);
         } else {
             self.once.remove(name);
@@ -473,7 +510,9 @@ impl<'s> Analyzer<'s, '_, '_> {
         for _ in 0..8 {
             let n = up?;
             match n.kind() {
-                "class_definition" => return n.child_by_field_name("name").map(|x| self.sc.text(x)),
+                "class_definition" => {
+                    return n.child_by_field_name("name").map(|x| self.sc.text(x));
+                }
                 "function_definition" => return None,
                 _ => up = n.parent(),
             }
@@ -534,7 +573,10 @@ impl<'s> Analyzer<'s, '_, '_> {
                 let name = self.sc.text(node);
                 if self.sc.bindings.alias(name).is_none()
                     && let Some(value) = self.value_of(name)
-                    && matches!(value.kind(), "call" | "attribute" | "identifier" | "subscript")
+                    && matches!(
+                        value.kind(),
+                        "call" | "attribute" | "identifier" | "subscript"
+                    )
                     && value.id() != node.id()
                 {
                     let inner = self.resolve_depth(value, depth + 1);
@@ -552,9 +594,11 @@ impl<'s> Analyzer<'s, '_, '_> {
                     return Vec::new();
                 };
                 let attr = self.sc.text(attr);
-                if matches!(object.kind(), "call" | "subscript" | "parenthesized_expression")
-                    || (object.kind() == "identifier"
-                        && self.value_of(self.sc.text(object)).is_some())
+                if matches!(
+                    object.kind(),
+                    "call" | "subscript" | "parenthesized_expression"
+                ) || (object.kind() == "identifier"
+                    && self.value_of(self.sc.text(object)).is_some())
                 {
                     let base = self.resolve_depth(object, depth + 1);
                     if !base.is_empty() {
@@ -602,9 +646,7 @@ impl<'s> Analyzer<'s, '_, '_> {
                         } else {
                             names
                                 .into_iter()
-                                .filter_map(|n| {
-                                    n.strip_prefix("vars.").map(str::to_owned)
-                                })
+                                .filter_map(|n| n.strip_prefix("vars.").map(str::to_owned))
                                 .collect()
                         }
                     }
@@ -664,9 +706,10 @@ impl<'s> Analyzer<'s, '_, '_> {
         // Only the outermost node of a chain: `os.environ` inside `os.environ.copy` counts, `os`
         // inside `os.environ` does not resolve to it anyway.
         if node.kind() == "identifier"
-            && node
-                .parent()
-                .is_some_and(|p| p.kind() == "attribute" && p.child_by_field_name("attribute").map(|a| a.id()) == Some(node.id()))
+            && node.parent().is_some_and(|p| {
+                p.kind() == "attribute"
+                    && p.child_by_field_name("attribute").map(|a| a.id()) == Some(node.id())
+            })
         {
             return false;
         }
@@ -682,7 +725,8 @@ impl<'s> Analyzer<'s, '_, '_> {
         let imported = first.is_some_and(|f| self.sc.bindings.alias(f).is_some());
         let dynamic = func.kind() == "call"
             || func.kind() == "subscript"
-            || first.is_some_and(|f| self.value_of(f).is_some() && self.sc.bindings.alias(f).is_none());
+            || first
+                .is_some_and(|f| self.value_of(f).is_some() && self.sc.bindings.alias(f).is_none());
         let bare = !name.contains('.') || name.starts_with("builtins.");
         match entry.matching {
             caps::Match::Method => Some(Confidence::Low),
@@ -727,7 +771,8 @@ impl<'s> Analyzer<'s, '_, '_> {
             }
             match n.kind() {
                 "string" | "concatenated_string" => {
-                    if let Some(s) = self.string(n) {
+                    let s = self.string(n).unwrap_or_else(|| self.literal_parts(n));
+                    if !s.is_empty() {
                         if !out.is_empty() {
                             out.push('/');
                         }
@@ -743,7 +788,9 @@ impl<'s> Analyzer<'s, '_, '_> {
                 }
                 "identifier" if depth < 6 => {
                     let name = self.sc.text(n);
-                    if let Some(v) = self.value_of(name)
+                    if let Some(v) = self
+                        .value_of(name)
+                        .or_else(|| self.loops.get(name).copied())
                         && v.id() != node.id()
                     {
                         stack.push((v, depth + 1));
@@ -759,6 +806,61 @@ impl<'s> Analyzer<'s, '_, '_> {
             }
         }
         out
+    }
+
+    /// The literal text of a string whose interpolations are not known (`f"https://host/{x}"`
+    /// gives `https://host/`), escapes left as written.
+    fn literal_parts(&self, node: Node<'s>) -> String {
+        let mut out = String::new();
+        let mut stack = vec![node];
+        while let Some(n) = stack.pop() {
+            if out.len() > 4096 {
+                break;
+            }
+            match n.kind() {
+                "string_content" => out.push_str(self.sc.text(n)),
+                "string" | "concatenated_string" => {
+                    let mut c = n.walk();
+                    let children: Vec<Node<'s>> = n.children(&mut c).collect();
+                    stack.extend(children.into_iter().rev());
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// Whether the expression (following names assigned once, a few levels) uses `__file__`
+    /// of this file (`os.path.dirname(__file__)`): a path inside the repository.
+    pub fn uses_own_file(&self, node: Node<'s>) -> bool {
+        self.any_node(node, |a, n| {
+            n.kind() == "identifier" && a.sc.text(n) == "__file__"
+        })
+    }
+
+    /// Whether any node of the expression (names assigned once followed) satisfies `test`.
+    pub fn any_node(&self, node: Node<'s>, test: impl Fn(&Self, Node<'s>) -> bool) -> bool {
+        let mut stack = vec![(node, 0usize)];
+        let mut seen = 0usize;
+        while let Some((n, depth)) = stack.pop() {
+            seen += 1;
+            if seen > 4096 {
+                return false;
+            }
+            if test(self, n) {
+                return true;
+            }
+            if n.kind() == "identifier"
+                && depth < 6
+                && let Some(v) = self.value_of(self.sc.text(n))
+                && v.id() != n.id()
+            {
+                stack.push((v, depth + 1));
+            }
+            let mut c = n.walk();
+            stack.extend(n.named_children(&mut c).map(|ch| (ch, depth)));
+        }
+        false
     }
 
     // ---- the judges -------------------------------------------------------------------------
@@ -1003,7 +1105,12 @@ impl<'s> Analyzer<'s, '_, '_> {
 
     fn finish(mut self) -> Behaviour {
         self.sites.sort_by(|a, b| {
-            (a.line, a.column, a.capability, &a.call).cmp(&(b.line, b.column, b.capability, &b.call))
+            (a.line, a.column, a.capability, &a.call).cmp(&(
+                b.line,
+                b.column,
+                b.capability,
+                &b.call,
+            ))
         });
         self.sites.dedup();
         Behaviour {
@@ -1021,7 +1128,11 @@ impl<'s> Analyzer<'s, '_, '_> {
         self.blob_depth(node, 0)
     }
 
-    fn blob_depth(&self, node: Node<'s>, depth: usize) -> Result<Option<Blob>, decode::DecodeError> {
+    fn blob_depth(
+        &self,
+        node: Node<'s>,
+        depth: usize,
+    ) -> Result<Option<Blob>, decode::DecodeError> {
         if depth > MAX_EXPR_DEPTH {
             return Ok(None);
         }
@@ -1052,7 +1163,10 @@ impl<'s> Analyzer<'s, '_, '_> {
                 };
                 match self.sc.text(op) {
                     "+" => {
-                        let (Some(a), Some(b)) = (self.blob_depth(l, depth + 1)?, self.blob_depth(r, depth + 1)?) else {
+                        let (Some(a), Some(b)) = (
+                            self.blob_depth(l, depth + 1)?,
+                            self.blob_depth(r, depth + 1)?,
+                        ) else {
                             return Ok(None);
                         };
                         Ok(a.concat(b))
@@ -1135,7 +1249,8 @@ impl<'s> Analyzer<'s, '_, '_> {
                         return Ok(None);
                     };
                     let joined = parts.join(&sep);
-                    return Ok((joined.len() <= MAX_STRING_BYTES).then(|| Blob::plain(joined.into_bytes())));
+                    return Ok((joined.len() <= MAX_STRING_BYTES)
+                        .then(|| Blob::plain(joined.into_bytes())));
                 }
                 "format" => {
                     let Some(fmt) = self.string(object) else {
@@ -1157,7 +1272,9 @@ impl<'s> Analyzer<'s, '_, '_> {
                             None => return Ok(None),
                         }
                     }
-                    return Ok(brace_format(&fmt, &values, &named).map(|s| Blob::plain(s.into_bytes())));
+                    return Ok(
+                        brace_format(&fmt, &values, &named).map(|s| Blob::plain(s.into_bytes()))
+                    );
                 }
                 "decode" | "encode" => {
                     let enc = args
@@ -1249,7 +1366,10 @@ impl<'s> Analyzer<'s, '_, '_> {
                 let func = node.child_by_field_name("function")?;
                 let args = self.sc.args(node);
                 if self.sc.text(func) == "map"
-                    && args.positional.first().is_some_and(|f| self.sc.text(*f) == "chr")
+                    && args
+                        .positional
+                        .first()
+                        .is_some_and(|f| self.sc.text(*f) == "chr")
                 {
                     return self.ints_as_chars(*args.positional.get(1)?);
                 }

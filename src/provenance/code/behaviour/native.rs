@@ -18,11 +18,13 @@ use crate::model::finding::Severity;
 
 /// A native load.
 pub(super) fn judge<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSite<'s>) {
-    let compiles = site.name.starts_with("torch.utils.cpp_extension");
+    // `load_inline` compiles C++ written into the file itself: shipped native code.
+    let inline = site.name.ends_with("load_inline");
+    let compiles = site.name.starts_with("torch.utils.cpp_extension") && !inline;
     let path = site.args.arg(0, &["name", "path", "library", "lib_path"]);
     let literal = path.and_then(|p| a.string(p));
     let fragments = path.map(|p| a.path_fragments(p)).unwrap_or_default();
-    let from_file = path.is_some_and(|p| a.text(p).contains("__file__"));
+    let from_file = path.is_some_and(|p| a.uses_own_file(p));
     let shipped = !compiles
         && (from_file
             || literal
@@ -30,12 +32,26 @@ pub(super) fn judge<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSite<'s>) {
                 .is_some_and(|l| is_library_name(l) && !is_system_path(l) && l.contains('/'))
             || (literal.is_none() && is_library_name(&fragments) && !is_system_path(&fragments)));
     let shown = path.map(|p| a.excerpt(a.text(p))).unwrap_or_default();
-    let (severity, detail) = if compiles {
-        (Severity::Medium, format!("compiles and loads a C++/CUDA extension (`{shown}`)"))
+    let (severity, detail) = if inline {
+        (
+            Severity::High,
+            "compiles and loads C++ source written in the file (`load_inline`)".to_owned(),
+        )
+    } else if compiles {
+        (
+            Severity::Medium,
+            format!("compiles and loads a C++/CUDA extension (`{shown}`)"),
+        )
     } else if shipped {
-        (Severity::High, format!("loads a library shipped with the model (`{shown}`)"))
+        (
+            Severity::High,
+            format!("loads a library shipped with the model (`{shown}`)"),
+        )
     } else {
-        (Severity::Medium, format!("loads a native library (`{shown}`)"))
+        (
+            Severity::Medium,
+            format!("loads a native library (`{shown}`)"),
+        )
     };
     let at = a.push(
         site.node,
@@ -59,8 +75,15 @@ fn is_library_name(path: &str) -> bool {
 }
 
 fn is_system_path(path: &str) -> bool {
-    ["/usr/", "/lib/", "/lib64/", "/system/", "c:/windows", "c:\\windows"]
-        .iter()
-        .any(|p| path.to_ascii_lowercase().starts_with(p))
+    [
+        "/usr/",
+        "/lib/",
+        "/lib64/",
+        "/system/",
+        "c:/windows",
+        "c:\\windows",
+    ]
+    .iter()
+    .any(|p| path.to_ascii_lowercase().starts_with(p))
         || !path.contains('/')
 }

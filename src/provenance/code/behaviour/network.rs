@@ -18,14 +18,18 @@ use crate::model::finding::Severity;
 
 /// A table entry that connects.
 pub(super) fn judge<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSite<'s>) {
-    let target = site
-        .args
-        .arg(0, &["url", "host", "address", "uri", "endpoint"]);
+    // A socket's constructor takes its family, not an address; `.connect` names the host.
+    let target = if matches!(site.name.as_str(), "socket.socket" | "socket.fromfd") {
+        None
+    } else {
+        site.args
+            .arg(0, &["url", "host", "address", "uri", "endpoint"])
+    };
     let host = target.and_then(|t| literal_host(a, t));
     let sent = sent_secret(a, site.node);
     let shown = target.map(|t| a.excerpt(a.text(t))).unwrap_or_default();
     let (severity, detail) = match (&host, &sent) {
-        (Some(h), _) if caps::is_hub_host(h) && sent.is_none() => return,
+        (Some(h), _) if (caps::is_hub_host(h) || is_local_host(h)) && sent.is_none() => return,
         (_, Some(what)) => (
             Severity::Critical,
             match &host {
@@ -34,9 +38,10 @@ pub(super) fn judge<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSite<'s>) {
             },
         ),
         (Some(h), None) => (Severity::High, format!("connects to `{h}` (`{shown}`)")),
-        (None, None) if target.is_none() => {
-            (Severity::Medium, "opens a network client or socket".to_owned())
-        }
+        (None, None) if target.is_none() => (
+            Severity::Medium,
+            "opens a network client or socket".to_owned(),
+        ),
         (None, None) => (
             Severity::Medium,
             format!("connects to an address computed at run time (`{shown}`)"),
@@ -71,23 +76,43 @@ pub(super) fn judge_unlisted<'s>(a: &mut Analyzer<'s, '_, '_>, node: Node<'s>, f
     let args = a.sc.args(node);
     match method {
         "connect" | "connect_ex" => {
-            let Some(addr) = args.positional.first() else { return };
+            let Some(addr) = args.positional.first() else {
+                return;
+            };
             if addr.kind() != "tuple" {
                 return;
             }
             let Some(host) = addr.named_child(0).and_then(|h| a.string(h)) else {
                 return;
             };
-            if host.is_empty() || caps::is_hub_host(&host) {
+            if is_local_host(&host) || caps::is_hub_host(&host) {
                 return;
             }
             let detail = format!("connects a socket to `{}`", a.excerpt(a.text(*addr)));
-            a.push(node, Capability::Network, Severity::High, Confidence::Medium, &format!("socket.{method}"), detail, 494);
+            a.push(
+                node,
+                Capability::Network,
+                Severity::High,
+                Confidence::Medium,
+                &format!("socket.{method}"),
+                detail,
+                494,
+            );
         }
         "send" | "sendall" | "sendto" => {
-            let Some(what) = sent_secret(a, node) else { return };
+            let Some(what) = sent_secret(a, node) else {
+                return;
+            };
             let detail = format!("sends {what} over a socket");
-            a.push(node, Capability::Network, Severity::Critical, Confidence::Medium, &format!("socket.{method}"), detail, 200);
+            a.push(
+                node,
+                Capability::Network,
+                Severity::Critical,
+                Confidence::Medium,
+                &format!("socket.{method}"),
+                detail,
+                200,
+            );
         }
         _ => {}
     }
@@ -107,6 +132,11 @@ pub(super) fn literal_host<'s>(a: &Analyzer<'s, '_, '_>, node: Node<'s>) -> Opti
         }
     };
     host_of(&text)
+}
+
+/// This machine: not a connection out.
+fn is_local_host(host: &str) -> bool {
+    matches!(host, "localhost" | "127.0.0.1" | "0.0.0.0" | "::1" | "")
 }
 
 /// The host part of a URL or `host:port`.
@@ -134,7 +164,11 @@ fn sent_secret<'s>(a: &Analyzer<'s, '_, '_>, call: Node<'s>) -> Option<String> {
 }
 
 /// The secret an expression carries (bounded walk; names assigned once are followed).
-pub(super) fn secret_in<'s>(a: &Analyzer<'s, '_, '_>, node: Node<'s>, depth: usize) -> Option<String> {
+pub(super) fn secret_in<'s>(
+    a: &Analyzer<'s, '_, '_>,
+    node: Node<'s>,
+    depth: usize,
+) -> Option<String> {
     if depth > 4 {
         return None;
     }
@@ -194,9 +228,9 @@ fn fetched_depth<'s>(a: &Analyzer<'s, '_, '_>, node: Node<'s>, depth: usize) -> 
         match n.kind() {
             "call" => {
                 if let Some(f) = n.child_by_field_name("function")
-                    && a.resolve(f).iter().any(|name| {
-                        caps::lookup(name).is_some_and(|e| e.role == Role::Connect)
-                    })
+                    && a.resolve(f)
+                        .iter()
+                        .any(|name| caps::lookup(name).is_some_and(|e| e.role == Role::Connect))
                 {
                     return true;
                 }
@@ -223,8 +257,14 @@ mod tests {
 
     #[test]
     fn hosts_of_urls() {
-        assert_eq!(host_of("https://evil.example:8443/x?y").as_deref(), Some("evil.example"));
-        assert_eq!(host_of("http://user:pw@10.0.0.1/").as_deref(), Some("10.0.0.1"));
+        assert_eq!(
+            host_of("https://evil.example:8443/x?y").as_deref(),
+            Some("evil.example")
+        );
+        assert_eq!(
+            host_of("http://user:pw@10.0.0.1/").as_deref(),
+            Some("10.0.0.1")
+        );
         assert_eq!(host_of("huggingface.co").as_deref(), Some("huggingface.co"));
         assert_eq!(host_of("http://[::1]:80/").as_deref(), Some("::1"));
     }

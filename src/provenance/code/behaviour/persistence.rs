@@ -97,7 +97,7 @@ pub(super) fn judge_write<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSite<'s>)
     let class = caps::path_class(&fragments);
     let what = match class {
         Some(c) => c.what,
-        None if into_site => "installed packages (site-packages)",
+        None if into_site => "installed packages (site-packages or a package's own files)",
         None => return,
     };
     let detail = format!("writes to {what} (`{}`)", a.excerpt(a.text(target)));
@@ -112,24 +112,28 @@ pub(super) fn judge_write<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSite<'s>)
     );
 }
 
-/// Whether a path expression is built from `site.getsitepackages()` and friends.
+/// Whether a path expression is built from `site.getsitepackages()` and friends, or from the
+/// location of an installed package (`os.path.dirname(transformers.__file__)`).
 fn mentions_site_directory<'s>(a: &Analyzer<'s, '_, '_>, node: Node<'s>) -> bool {
-    let mut stack = vec![node];
-    let mut seen = 0usize;
-    while let Some(n) = stack.pop() {
-        seen += 1;
-        if seen > 2048 {
-            return false;
+    a.any_node(node, |a, n| match n.kind() {
+        "attribute" => {
+            let attr = n.child_by_field_name("attribute").map(|x| a.text(x));
+            let object = n.child_by_field_name("object");
+            let installed = matches!(attr, Some("__file__" | "__path__"))
+                && object.is_some_and(|o| {
+                    o.kind() == "identifier" && a.sc.bindings.alias(a.text(o)).is_some()
+                });
+            installed
+                || a.resolve(n)
+                    .iter()
+                    .any(|name| caps::is_site_directory(name))
         }
-        if matches!(n.kind(), "attribute" | "identifier")
-            && a.resolve(n).iter().any(|name| caps::is_site_directory(name))
-        {
-            return true;
-        }
-        let mut c = n.walk();
-        stack.extend(n.named_children(&mut c));
-    }
-    false
+        "identifier" => a
+            .resolve(n)
+            .iter()
+            .any(|name| caps::is_site_directory(name)),
+        _ => false,
+    })
 }
 
 /// Severity of replacing `target` (a resolved dotted name).
@@ -225,7 +229,9 @@ pub(super) fn judge_assignment<'s>(a: &mut Analyzer<'s, '_, '_>, node: Node<'s>)
     };
     match left.kind() {
         "attribute" => {
-            let Some(object) = left.child_by_field_name("object") else { return };
+            let Some(object) = left.child_by_field_name("object") else {
+                return;
+            };
             let Some(attr) = left.child_by_field_name("attribute").map(|x| a.text(x)) else {
                 return;
             };
@@ -240,16 +246,33 @@ pub(super) fn judge_assignment<'s>(a: &mut Analyzer<'s, '_, '_>, node: Node<'s>)
             if severity < Severity::Critical && !replaces_with_code(a, Some(right)) {
                 return;
             }
-            let detail = format!("replaces `{}` with `{}`", a.excerpt(&target), a.excerpt(a.text(right)));
-            a.push(node, Capability::Persistence, severity, Confidence::High, &format!("{target} ="), detail, 471);
+            let detail = format!(
+                "replaces `{}` with `{}`",
+                a.excerpt(&target),
+                a.excerpt(a.text(right))
+            );
+            a.push(
+                node,
+                Capability::Persistence,
+                severity,
+                Confidence::High,
+                &format!("{target} ="),
+                detail,
+                471,
+            );
         }
         "subscript" => {
-            let Some(value) = left.child_by_field_name("value") else { return };
+            let Some(value) = left.child_by_field_name("value") else {
+                return;
+            };
             let names = a.resolve(value);
             let what = if names.iter().any(|n| n == "sys.modules") {
                 "sys.modules"
             } else if names.iter().any(|n| {
-                matches!(n.as_str(), "__builtins__" | "builtins.__dict__" | "__builtins__.__dict__")
+                matches!(
+                    n.as_str(),
+                    "__builtins__" | "builtins.__dict__" | "__builtins__.__dict__"
+                )
             }) || a.text(value) == "__builtins__"
             {
                 "builtins"
@@ -257,7 +280,15 @@ pub(super) fn judge_assignment<'s>(a: &mut Analyzer<'s, '_, '_>, node: Node<'s>)
                 return;
             };
             let detail = format!("writes `{}` (`{}`)", what, a.excerpt(a.text(left)));
-            a.push(node, Capability::Persistence, Severity::Critical, Confidence::High, &format!("{what}[] ="), detail, 471);
+            a.push(
+                node,
+                Capability::Persistence,
+                Severity::Critical,
+                Confidence::High,
+                &format!("{what}[] ="),
+                detail,
+                471,
+            );
         }
         _ => {}
     }
@@ -269,7 +300,9 @@ fn is_literal(node: Node<'_>) -> bool {
         "unary_operator" => node.named_child(0).is_some_and(is_literal),
         "list" | "tuple" | "set" | "dictionary" => {
             let mut c = node.walk();
-            let all = node.named_children(&mut c).all(|n| is_literal(n) || n.kind() == "pair");
+            let all = node
+                .named_children(&mut c)
+                .all(|n| is_literal(n) || n.kind() == "pair");
             all
         }
         _ => false,
@@ -287,24 +320,45 @@ pub(super) fn judge_unlisted<'s>(a: &mut Analyzer<'s, '_, '_>, node: Node<'s>, f
         return;
     };
     let method = name.rsplit('.').next().unwrap_or_default();
-    if !matches!(method, "append" | "insert" | "extend" | "update" | "setdefault" | "__setitem__") {
+    if !matches!(
+        method,
+        "append" | "insert" | "extend" | "update" | "setdefault" | "__setitem__"
+    ) {
         return;
     }
-    let detail = format!("installs an import hook or module (`{}`)", a.excerpt(a.text(node)));
+    let detail = format!(
+        "installs an import hook or module (`{}`)",
+        a.excerpt(a.text(node))
+    );
     let name = name.clone();
-    a.push(node, Capability::Persistence, Severity::Critical, Confidence::High, &name, detail, 471);
+    a.push(
+        node,
+        Capability::Persistence,
+        Severity::Critical,
+        Confidence::High,
+        &name,
+        detail,
+        471,
+    );
 }
 
 /// `site.addsitedir`, `crontab.CronTab`, `winreg`: persistence by calling.
 pub(super) fn judge_call<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSite<'s>) {
-    let args = site.args.node.map(|n| a.excerpt(a.text(n))).unwrap_or_default();
+    let args = site
+        .args
+        .node
+        .map(|n| a.excerpt(a.text(n)))
+        .unwrap_or_default();
     a.push(
         site.node,
         Capability::Persistence,
         Severity::Critical,
         site.confidence,
         &site.name,
-        format!("changes the system outside the model (`{}{args}`)", site.name),
+        format!(
+            "changes the system outside the model (`{}{args}`)",
+            site.name
+        ),
         site.entry.cwe,
     );
 }
@@ -315,7 +369,14 @@ pub(super) fn deferred_targets<'s>(site: &CallSite<'s>) -> Vec<Node<'s>> {
     for (k, v) in &site.args.keywords {
         if matches!(
             *k,
-            "target" | "function" | "func" | "callback" | "handler" | "before" | "after_in_child" | "after_in_parent"
+            "target"
+                | "function"
+                | "func"
+                | "callback"
+                | "handler"
+                | "before"
+                | "after_in_child"
+                | "after_in_parent"
         ) {
             out.push(*v);
         }
@@ -339,7 +400,17 @@ pub(super) fn judge_deferral<'s>(
             worst = Some(found);
         }
     }
-    let Some((severity, what)) = worst else { return };
+    let Some((severity, what)) = worst else {
+        return;
+    };
     let detail = format!("defers {what} to `{name}`");
-    a.push(node, Capability::Persistence, severity, Confidence::High, name, detail, 912);
+    a.push(
+        node,
+        Capability::Persistence,
+        severity,
+        Confidence::High,
+        name,
+        detail,
+        912,
+    );
 }

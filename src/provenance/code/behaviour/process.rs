@@ -18,10 +18,19 @@ pub(super) fn judge<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSite<'s>) {
     let words = command_words(a, site);
     let detail = match &words {
         Some(w) if w.iter().any(|x| x == "python") && w.first().is_some_and(|x| x == "python") => {
-            format!("runs python (`sys.executable`): `{}`", a.excerpt(&w.join(" ")))
+            format!(
+                "runs python (`sys.executable`): `{}`",
+                a.excerpt(&w.join(" "))
+            )
         }
         Some(w) => format!("runs `{}`", a.excerpt(&w.join(" "))),
-        None => match site.args.positional.first().copied().or(site.args.keyword("args")) {
+        None => match site
+            .args
+            .positional
+            .first()
+            .copied()
+            .or(site.args.keyword("args"))
+        {
             Some(arg) => format!("runs the command in `{}`", a.excerpt(a.text(arg))),
             None => "starts a process".to_owned(),
         },
@@ -39,17 +48,25 @@ pub(super) fn judge<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSite<'s>) {
 
 /// The words of a literal command: a string split on whitespace, or a list whose items are
 /// literal strings or `sys.executable` (read as `python`). `None` when any part is computed.
-pub(super) fn command_words<'s>(a: &Analyzer<'s, '_, '_>, site: &CallSite<'s>) -> Option<Vec<String>> {
+pub(super) fn command_words<'s>(
+    a: &Analyzer<'s, '_, '_>,
+    site: &CallSite<'s>,
+) -> Option<Vec<String>> {
     // `os.execv(path, argv)`, `os.spawnv(mode, path, argv)`: the argv list holds the program.
-    let arg = site
-        .args
-        .keyword("args")
-        .or_else(|| {
-            site.args.positional.iter().copied().find(|p| {
-                matches!(p.kind(), "list" | "tuple" | "string" | "concatenated_string" | "binary_operator" | "call" | "attribute")
-                    && !a.text(*p).starts_with("os.P_")
-            })
-        })?;
+    let arg = site.args.keyword("args").or_else(|| {
+        site.args.positional.iter().copied().find(|p| {
+            matches!(
+                p.kind(),
+                "list"
+                    | "tuple"
+                    | "string"
+                    | "concatenated_string"
+                    | "binary_operator"
+                    | "call"
+                    | "attribute"
+            ) && !a.text(*p).starts_with("os.P_")
+        })
+    })?;
     if matches!(arg.kind(), "list" | "tuple") {
         let mut cursor = arg.walk();
         let items: Vec<_> = arg.named_children(&mut cursor).collect();

