@@ -75,6 +75,8 @@ pub mod prop {
     pub const TORCH_WEIGHTS_ONLY: &str = "modelgate:torch:weights-only";
     /// A global `torch.load(weights_only=True)` refuses in the file, repeatable.
     pub const TORCH_WEIGHTS_ONLY_REFUSES: &str = "modelgate:torch:weights-only-refuses";
+    /// A capability of a model code file (SRC006), one property per capability.
+    pub const CAPABILITY: &str = "modelgate:code:capability";
     /// One rule code with findings on this item, repeatable.
     pub const FINDING: &str = "modelgate:finding";
     /// `true` on a Git LFS pointer file: the hash is the pointer's oid.
@@ -549,6 +551,11 @@ fn file_component(f: &FileRecord, cx: &Cx<'_>) -> Component {
         let refused = weights_only.and_then(|w| w.get("refused_globals"));
         for g in strings(refused, cx.limits.max_globals) {
             props.push(cx.prop(prop::TORCH_WEIGHTS_ONLY_REFUSES, &g));
+        }
+    }
+    if let Some(Value::Object(caps)) = f.facts.fact(Fact::PythonCapabilities) {
+        for c in caps.keys().take(cx.limits.max_list) {
+            props.push(cx.prop(prop::CAPABILITY, c));
         }
     }
     cx.finding_props(&f.path, &mut props);
