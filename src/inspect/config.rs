@@ -307,6 +307,17 @@ fn check_value(ctx: &mut Ctx<'_>, value: &Value, member: Option<&str>) {
                 ),
                 category,
             ),
+            // Issue 32: instantiation calls the target, so the pickle judge's reading of a
+            // called name applies (`instantiate_from_config`, `load_model`, `system`, ...).
+            Verdict::Unknown if knowledge::judge_by_name(module, name).is_some() => (
+                RuleId::ConfigInstantiatesCode,
+                Severity::Critical,
+                format!(
+                    "config{within} key `{at}` names `{target}`, which Hydra-style instantiation {how}; no table knows it, and judged by its name it {}",
+                    knowledge::judge_by_name(module, name).unwrap_or_default()
+                ),
+                knowledge::JUDGED_BY_NAME,
+            ),
             Verdict::Unknown => (
                 RuleId::ConfigUnknownTarget,
                 RuleId::ConfigUnknownTarget.default_severity(),
@@ -322,7 +333,9 @@ fn check_value(ctx: &mut Ctx<'_>, value: &Value, member: Option<&str>) {
         d.evidence.insert("key".into(), json!(at));
         d.evidence.insert("partial".into(), json!(partial));
         d.evidence.insert("category".into(), json!(category));
-        if rule == RuleId::ConfigInstantiatesCode {
+        if category == knowledge::JUDGED_BY_NAME {
+            d.evidence.insert("judged".into(), json!("name"));
+        } else if rule == RuleId::ConfigInstantiatesCode {
             d.evidence
                 .insert("references".into(), json!(TARGET_REFERENCES));
         }
@@ -358,6 +371,23 @@ mod tests {
         assert!(d[0].message.contains("model.preprocessor._target_"));
         assert!(d[0].message.contains("os.system"));
         assert_eq!(d[0].evidence["references"], json!(["CVE-2025-23304"]));
+    }
+
+    #[test]
+    fn targets_the_tables_do_not_know_are_judged_by_their_name_issue_32() {
+        let yaml = b"model:\n  a:\n    _target_: ldm.util.instantiate_from_config\n  b:\n    _target_: acme.shell.system\n  c:\n    _target_: acme.nets.ConvNet\n  d:\n    _target_: requests.get\n";
+        let d = run(|c| check_yaml(c, yaml, None));
+        let judged: Vec<_> = d
+            .iter()
+            .filter(|d| d.evidence.get("judged") == Some(&json!("name")))
+            .map(|d| d.rule)
+            .collect();
+        assert_eq!(judged, vec![RuleId::ConfigInstantiatesCode; 2], "{d:?}");
+        // The capability table: `requests.get` reaches the network.
+        assert!(d.iter().any(|d| d.rule == RuleId::ConfigInstantiatesCode
+            && d.evidence["target"] == json!("requests.get")));
+        assert!(d.iter().any(|d| d.rule == RuleId::ConfigUnknownTarget
+            && d.evidence["target"] == json!("acme.nets.ConvNet")));
     }
 
     #[test]

@@ -2198,6 +2198,18 @@ pub fn classify_global(module: &str, name: &str, extra: &ExtraLists) -> Verdict 
             reason: "calls a mutating method of module state (disarms safety lists, registries)",
         };
     }
+    // Issue 32: one table of dangerous callables. What the code judges know (process
+    // execution, dynamic code, network, credentials, persistence, installs, native loads;
+    // `capabilities::ENTRIES`, each with its source) is dangerous in a pickle or a config too.
+    // Method entries (`dlopen` on any receiver) are for code, where the receiver is unknown.
+    if let Some(entry) =
+        capabilities::lookup(&qualified).filter(|e| e.matching != capabilities::Match::Method)
+    {
+        return Verdict::Dangerous {
+            category: entry.capability.code(),
+            reason: entry.capability.phrase(),
+        };
+    }
     if let Some(verdict) = classify_name_shape(&module, name) {
         return verdict;
     }
@@ -2395,6 +2407,26 @@ mod tests {
         ] {
             assert_eq!(judge_by_name(m, n), None, "{m}.{n}");
         }
+    }
+
+    #[test]
+    fn the_capability_table_is_known_to_the_pickle_judge() {
+        // Entries only the code judges' table lists: one table, known everywhere.
+        for (m, n, cap) in [
+            ("paramiko", "SSHClient", "network"),
+            ("wget", "download", "network"),
+            ("websocket", "create_connection", "network"),
+            ("weakref", "finalize", "persistence"),
+            ("sh", "rm", "process-execution"),
+        ] {
+            assert!(
+                matches!(classify(m, n), Verdict::Dangerous { category, .. } if category == cap),
+                "{m}.{n}: {:?}",
+                classify(m, n)
+            );
+        }
+        // Method entries need a receiver the code judge cannot see; a pickle names the module.
+        assert_eq!(classify("acme", "dlopen"), Verdict::Unknown);
     }
 
     #[test]
