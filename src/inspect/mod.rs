@@ -296,7 +296,7 @@ pub fn scan_reader_at<R: io::Read>(
     out.sha256 = Some(sha256);
     out.sha512 = sha512;
     out.facts = ctx.facts;
-    out.detections = ctx.detections;
+    out.detections = fold_per_file(ctx.detections);
     out.tensors = ctx.tensors;
     out.text = ctx.text;
     out.card = ctx.card;
@@ -999,6 +999,103 @@ fn wrapped_verdict(
     Some(worst)
 }
 
+/// Sites listed in a folded finding's evidence (the count says how many there were).
+const MAX_FOLDED_SITES: usize = 1000;
+
+/// Issue 32: one warning per file. The PKL002 detections of a file (one per unknown global and
+/// archive member) become one finding listing every global with its call/reference count and
+/// offset in `evidence.sites`, and so do the CFG003 detections of a config (one per unknown
+/// target or tag, with its line). A file with one such detection keeps it as it was (same key,
+/// so the same fingerprint) with its one site listed. Policy exceptions match by rule and path,
+/// so an exception written for any of the folded findings still matches the folded one.
+pub fn fold_per_file(detections: Vec<Detection>) -> Vec<Detection> {
+    let mut out = Vec::with_capacity(detections.len());
+    let mut groups: BTreeMap<RuleId, Vec<Detection>> = BTreeMap::new();
+    for d in detections {
+        if matches!(
+            d.rule,
+            RuleId::PickleUnknownGlobal | RuleId::ConfigUnknownTarget
+        ) {
+            groups.entry(d.rule).or_default().push(d);
+        } else {
+            out.push(d);
+        }
+    }
+    for (rule, group) in groups {
+        out.push(fold_group(rule, group));
+    }
+    out
+}
+
+/// One site of a folded detection: its evidence plus where it is.
+fn site(d: &Detection) -> Value {
+    let mut site = d.evidence.clone();
+    site.insert("severity".into(), json!(d.severity));
+    for (k, v) in [
+        ("offset", d.location.offset.map(|o| json!(o))),
+        ("line", d.location.line.map(|l| json!(l))),
+        ("member", d.location.member.as_ref().map(|m| json!(m))),
+    ] {
+        if let Some(v) = v {
+            site.insert(k.into(), v);
+        }
+    }
+    Value::Object(site.into_iter().collect())
+}
+
+/// The folded detection of one rule's detections in one file (see [`fold_per_file`]).
+fn fold_group(rule: RuleId, mut group: Vec<Detection>) -> Detection {
+    let sites: Vec<Value> = group.iter().take(MAX_FOLDED_SITES).map(site).collect();
+    if group.len() == 1
+        && let Some(mut only) = group.pop()
+    {
+        only.evidence.insert("count".into(), json!(1));
+        only.evidence.insert("sites".into(), json!(sites));
+        return only;
+    }
+    let count = group.len();
+    let severity = group.iter().map(|d| d.severity).max();
+    let named = |d: &Detection| {
+        let what = d
+            .evidence
+            .get("global")
+            .or_else(|| d.evidence.get("target"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let how = match d.evidence.get("called").and_then(Value::as_bool) {
+            Some(true) => " (called)",
+            Some(false) => " (referenced)",
+            None => "",
+        };
+        format!("`{what}`{how}")
+    };
+    let listed: Vec<String> = group.iter().take(8).map(named).collect();
+    let more = if count > 8 { ", ..." } else { "" };
+    let first = group.swap_remove(0);
+    let (key, message) = match rule {
+        RuleId::PickleUnknownGlobal => (
+            "unknown-globals",
+            format!(
+                "pickle imports {count} globals that are not on the safe list: {}{more}",
+                listed.join(", ")
+            ),
+        ),
+        _ => (
+            "unknown-targets",
+            format!(
+                "config names {count} targets that are not on the safe list: {}{more}",
+                listed.join(", ")
+            ),
+        ),
+    };
+    let mut d = Detection::new(rule, first.path.clone(), key, message).at(first.location.clone());
+    d.severity = severity.unwrap_or(first.severity);
+    d.evidence.insert("count".into(), json!(count));
+    d.evidence.insert("sites".into(), json!(sites));
+    d
+}
+
 /// Opcodes that call what they are given (issue 32's name judge counts only these; APPEND,
 /// SETITEM(S) on an instance invoke container methods of a type the pickle built).
 fn is_call(opcode: &str) -> bool {
@@ -1345,5 +1442,56 @@ mod format_tests {
         let spec = b"\x08\x04\x12\x04\x0a\x02\x0a\x00";
         assert_eq!(scan("model.mlmodel", spec).format, Some(Format::Coreml));
         assert_eq!(scan("model.onnx", spec).format, Some(Format::Onnx));
+    }
+}
+
+#[cfg(test)]
+mod fold_tests {
+    use super::*;
+
+    fn unknown(global: &str, offset: u64, called: bool) -> Detection {
+        let mut d = Detection::new(RuleId::PickleUnknownGlobal, "m.pkl", global, "m")
+            .at(Location::offset(offset));
+        d.severity = if called {
+            crate::model::finding::Severity::Medium
+        } else {
+            crate::model::finding::Severity::Low
+        };
+        d.evidence.insert("global".into(), json!(global));
+        d.evidence.insert("called".into(), json!(called));
+        d
+    }
+
+    #[test]
+    fn unknown_globals_fold_into_one_detection_per_file_with_every_site() {
+        let other = Detection::new(RuleId::PickleFormat, "m.pkl", "pickle", "p");
+        let folded = fold_per_file(vec![
+            unknown("a.B", 10, false),
+            other,
+            unknown("a.c", 20, true),
+        ]);
+        assert_eq!(folded.len(), 2);
+        let d = &folded[1];
+        assert_eq!(d.rule, RuleId::PickleUnknownGlobal);
+        assert_eq!(d.key, "unknown-globals");
+        assert_eq!(d.location.offset, Some(10));
+        assert_eq!(d.severity, crate::model::finding::Severity::Medium);
+        assert_eq!(d.evidence["count"], json!(2));
+        assert_eq!(d.evidence["sites"][1]["global"], json!("a.c"));
+        assert_eq!(d.evidence["sites"][1]["offset"], json!(20));
+        assert!(
+            d.message.contains("`a.B` (referenced), `a.c` (called)"),
+            "{}",
+            d.message
+        );
+    }
+
+    #[test]
+    fn a_single_unknown_global_keeps_its_key_and_fingerprint() {
+        let folded = fold_per_file(vec![unknown("a.B", 10, true)]);
+        assert_eq!(folded.len(), 1);
+        assert_eq!(folded[0].key, "a.B");
+        assert_eq!(folded[0].evidence["count"], json!(1));
+        assert_eq!(folded[0].evidence["global"], json!("a.B"));
     }
 }

@@ -382,7 +382,7 @@ fn scan_cached(c: &mut Cached<'_>, rel: &str, size: u64, cfg: &ScanConfig) -> (F
         format: Some(format),
         kind: Some(kind),
         facts: ctx.facts,
-        detections: ctx.detections,
+        detections: super::fold_per_file(ctx.detections),
         tensors: ctx.tensors,
         text: ctx.text,
         card: ctx.card,

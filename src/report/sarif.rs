@@ -427,28 +427,38 @@ fn result(prefix: &str, policy: &str, f: &Finding) -> SarifResult {
             sites
                 .iter()
                 .filter_map(|s| {
-                    let line = s.get("line").and_then(Value::as_u64)?;
-                    let text = format!(
-                        "`{}` {} ({})",
-                        s.get("call").and_then(Value::as_str).unwrap_or_default(),
-                        s.get("detail").and_then(Value::as_str).unwrap_or_default(),
-                        s.get("when").and_then(Value::as_str).unwrap_or_default()
-                    );
-                    Some((line, s.get("column").and_then(Value::as_u64), text))
+                    let line = s.get("line").and_then(Value::as_u64);
+                    // Binary sites (issue 32: the globals of a folded PKL002) have an offset.
+                    let offset = s.get("offset").and_then(Value::as_u64);
+                    if line.is_none() && offset.is_none() {
+                        return None;
+                    }
+                    let text = match s.get("call").and_then(Value::as_str) {
+                        Some(call) => format!(
+                            "`{call}` {} ({})",
+                            s.get("detail").and_then(Value::as_str).unwrap_or_default(),
+                            s.get("when").and_then(Value::as_str).unwrap_or_default()
+                        ),
+                        None => related_text(s),
+                    };
+                    let region = Region {
+                        start_line: line.map(|l| l.max(1)),
+                        start_column: line
+                            .and(s.get("column").and_then(Value::as_u64))
+                            .map(|c| c.max(1)),
+                        byte_offset: if line.is_none() { offset } else { None },
+                    };
+                    Some((region, text))
                 })
                 .enumerate()
-                .map(|(id, (line, column, text))| RelatedLocation {
+                .map(|(id, (region, text))| RelatedLocation {
                     id,
                     physical_location: PhysicalLocation {
                         artifact_location: ArtifactLocation {
                             uri: artifact_uri(prefix, &f.path),
                             uri_base_id: SRCROOT,
                         },
-                        region: Some(Region {
-                            start_line: Some(line.max(1)),
-                            start_column: column.map(|c| c.max(1)),
-                            byte_offset: None,
-                        }),
+                        region: Some(region),
                     },
                     message: Text { text },
                 })
@@ -496,6 +506,25 @@ fn automation_id(root: &str) -> String {
         })
         .collect();
     format!("modelgate/{safe}/")
+}
+
+/// The message of a related location for a folded pickle or config site (issue 32): the global
+/// or target, whether it is called, and the archive member.
+fn related_text(s: &Value) -> String {
+    let what = s
+        .get("global")
+        .or_else(|| s.get("target"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let how = match s.get("called").and_then(Value::as_bool) {
+        Some(true) => " is imported and called",
+        Some(false) => " is imported",
+        None => "",
+    };
+    match s.get("member").and_then(Value::as_str) {
+        Some(m) => format!("`{what}`{how} (in `{m}`)"),
+        None => format!("`{what}`{how}"),
+    }
 }
 
 impl From<&Report> for SarifLog {

@@ -550,3 +550,112 @@ fn issue_32_called_names_are_judged_by_what_they_say() {
         assert!(!rules.contains(&"PKL001".to_string()), "{name}: {rules:?}");
     }
 }
+
+/// Issue 32: one warning per file. Before folding, the real-library fixtures gave 25 PKL002
+/// findings (one per unknown global and member, measured on the code before this change);
+/// after, one per file, and the 25 globals are its evidence sites (each with its global,
+/// whether it is called, its occurrences and its offset).
+#[test]
+fn issue_32_unknown_globals_fold_into_one_finding_per_file() {
+    let (names, report) = scan_set("benign");
+    let pkl002: Vec<&Value> = findings(&report, "PKL002")
+        .into_iter()
+        .filter(|f| f["path"].as_str().unwrap().starts_with("real_"))
+        .collect();
+    let files: std::collections::BTreeSet<&str> =
+        pkl002.iter().map(|f| f["path"].as_str().unwrap()).collect();
+    assert_eq!(pkl002.len(), files.len(), "one PKL002 per file");
+    assert_eq!(files.len(), 7, "{files:?}");
+    let sites: Vec<&Value> = pkl002
+        .iter()
+        .flat_map(|f| f["evidence"]["sites"].as_array().unwrap())
+        .collect();
+    let counted: u64 = pkl002
+        .iter()
+        .map(|f| f["evidence"]["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(sites.len(), 25, "the findings before folding");
+    assert_eq!(counted, 25);
+    for s in &sites {
+        assert!(s["global"].is_string(), "{s}");
+        assert!(s["called"].is_boolean(), "{s}");
+        assert!(s["occurrences"].as_u64().is_some_and(|n| n >= 1), "{s}");
+        assert!(s["offset"].is_u64(), "{s}");
+    }
+    // Many globals: one finding naming them; its fingerprint does not depend on offsets.
+    let args = pkl002
+        .iter()
+        .find(|f| f["path"] == "real_training_args.bin")
+        .unwrap();
+    assert_eq!(args["evidence"]["count"], 9);
+    assert!(
+        args["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("pickle imports 9 globals that are not on the safe list"),
+        "{}",
+        args["message"]
+    );
+    assert!(names.len() > files.len());
+}
+
+/// Issue 32: an exception written for one of the findings that now fold (by rule and path, as
+/// every exception matches) still covers the folded finding and is not reported unused.
+#[test]
+fn issue_32_an_exception_on_a_folded_finding_still_matches() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pickle/benign");
+    let repo = Repo::new();
+    repo.file(
+        "training_args.bin",
+        std::fs::read(src.join("real_training_args.bin")).unwrap(),
+    );
+    repo.file(
+        "modelgate.toml",
+        "version = 1\n[[exceptions]]\nrule = \"PKL002\"\npath = \"training_args.bin\"\nreason = \"reviewed: transformers TrainingArguments\"\n",
+    );
+    let (_, report) = scan_json(repo.path(), &[]);
+    let f = findings(&report, "PKL002");
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(f[0]["action"], "allow");
+    assert!(findings(&report, "POL002").is_empty());
+}
+
+/// Issue 32: each folded site stays a SARIF related location (byte offset and member).
+#[test]
+fn issue_32_folded_sites_are_sarif_related_locations() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pickle/benign");
+    let repo = Repo::new();
+    repo.file(
+        "training_args.bin",
+        std::fs::read(src.join("real_training_args.bin")).unwrap(),
+    );
+    let out = run(&[
+        "scan",
+        repo.path().to_str().unwrap(),
+        "--no-git",
+        "--format",
+        "sarif",
+    ]);
+    let sarif: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let result = sarif["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["ruleId"] == "PKL002")
+        .expect("a PKL002 result");
+    let related = result["relatedLocations"].as_array().unwrap();
+    assert_eq!(related.len(), 9, "{result:#}");
+    for r in related {
+        assert!(
+            r["physicalLocation"]["region"]["byteOffset"].is_u64(),
+            "{r}"
+        );
+        assert!(
+            r["message"]["text"]
+                .as_str()
+                .unwrap()
+                .contains("(in `archive/data.pkl`)"),
+            "{r}"
+        );
+    }
+}

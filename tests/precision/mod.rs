@@ -254,13 +254,10 @@ fn a_partial_is_judged_by_its_target_issue_15() {
     let (code, r) = scan_json(repo.path(), &[]);
     assert_eq!(code, 0, "{:#}", r["findings"]);
     assert!(findings(&r, "PKL001").is_empty(), "{:#}", r["findings"]);
-    let target = findings(&r, "PKL002")
-        .into_iter()
-        .find(|f| f["evidence"]["global"] == "gensim.models.tfidfmodel.smartirs_normalize")
-        .cloned()
-        .unwrap_or_else(|| panic!("{:#}", r["findings"]));
+    // Issue 32: the file's unknown globals are one PKL002, each a site of its evidence.
+    let target = pkl002_site(&r, "gensim.models.tfidfmodel.smartirs_normalize");
     // Calling the partial calls its target.
-    assert_eq!(target["evidence"]["called"], true);
+    assert_eq!(target["called"], true);
 
     // Over a dangerous callable, the partial is dangerous, however it was built.
     for evil in [
@@ -297,15 +294,11 @@ fn a_referenced_unknown_global_is_below_a_called_one_issue_15() {
     repo.file("m.pkl", p);
     let (code, r) = scan_json(repo.path(), &[]);
     assert_eq!(code, 0, "{:#}", r["findings"]);
-    let sev = |g: &str| {
-        findings(&r, "PKL002")
-            .into_iter()
-            .find(|f| f["evidence"]["global"] == g)
-            .unwrap_or_else(|| panic!("{:#}", r["findings"]))["severity"]
-            .clone()
-    };
+    let sev = |g: &str| pkl002_site(&r, g)["severity"].clone();
     assert_eq!(sev("pkg.mod.Stored"), "low");
     assert_eq!(sev("pkg.mod.Built"), "medium");
+    // The folded finding takes the worst of its sites.
+    assert_eq!(findings(&r, "PKL002")[0]["severity"], "medium");
 }
 
 #[test]
@@ -318,7 +311,11 @@ fn mkdocs_name_tags_are_not_denied_issue_15() {
     );
     let (code, r) = scan_json(repo.path(), &[]);
     assert_eq!(code, 0, "{:#}", r["findings"]);
-    assert_eq!(rules_on(&r, "mkdocs.yml"), ["CFG003", "CFG003"]);
+    // Issue 32: one CFG003 per config file, each tag a site with its line.
+    assert_eq!(rules_on(&r, "mkdocs.yml"), ["CFG003"]);
+    let sites = findings(&r, "CFG003")[0]["evidence"]["sites"].clone();
+    assert_eq!(sites.as_array().map(Vec::len), Some(2), "{sites:#}");
+    assert_eq!(sites[0]["line"], 3);
     let evil = Repo::new();
     evil.file("conf.yml", "a: !!python/name:os.system\n");
     let (code, _) = scan_json(evil.path(), &[]);
@@ -526,4 +523,18 @@ fn tf1_checkpoints_are_recognised_and_their_graph_is_walked_issue_15() {
     let (code, r) = scan_json(evil.path(), &[]);
     assert_eq!(code, 1);
     assert_eq!(rules_on(&r, "ckpt/model.ckpt.meta"), ["FMT006"]);
+}
+
+/// The PKL002 site (issue 32: a file's unknown globals fold into one finding) for `global`.
+fn pkl002_site(r: &serde_json::Value, global: &str) -> serde_json::Value {
+    findings(r, "PKL002")
+        .into_iter()
+        .flat_map(|f| {
+            f["evidence"]["sites"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .find(|s| s["global"] == global)
+        .unwrap_or_else(|| panic!("no site {global}: {:#}", r["findings"]))
 }
