@@ -230,6 +230,7 @@ const NET: &str = "CPython urllib/http.client/socket/ftplib/smtplib; Bandit B310
 const NET3: &str = "library docs (requests, httpx, aiohttp, urllib3, websocket-client, websockets, paramiko); GuardDog download-executable";
 const DEFER: &str = "CPython atexit/threading/signal/sys.settrace";
 const FILES: &str = "CPython open/shutil/os/pathlib; GuardDog cmd-overwrite";
+const IPYTHON: &str = "IPython IPython/utils/process.py (system, getoutput run shell commands)";
 const NATIVE: &str = "CPython ctypes; cffi dlopen; PyTorch torch.ops.load_library, cpp_extension; TF load_op_library";
 
 /// The dangerous callables. Order within the table does not matter: [`lookup`] prefers exact
@@ -268,6 +269,27 @@ pub const ENTRIES: &[Entry] = &[
     e("subprocess.check_call", Proc, Role::Command, SUBPROCESS),
     e("subprocess.check_output", Proc, Role::Command, SUBPROCESS),
     e("subprocess.getoutput", Proc, Role::Command, SUBPROCESS),
+    // Added by the pickle judge (issue 32): IPython's shell helpers run a command line through
+    // the shell (`IPython/utils/process.py`, `_process_posix.py`).
+    e("IPython.utils.process.system", Proc, Role::Command, IPYTHON),
+    e(
+        "IPython.utils.process.getoutput",
+        Proc,
+        Role::Command,
+        IPYTHON,
+    ),
+    e(
+        "IPython.utils._process_posix.system",
+        Proc,
+        Role::Command,
+        IPYTHON,
+    ),
+    e(
+        "IPython.utils._process_posix.getoutput",
+        Proc,
+        Role::Command,
+        IPYTHON,
+    ),
     e(
         "subprocess.getstatusoutput",
         Proc,

@@ -759,6 +759,59 @@ const DANGEROUS: &[Danger] = &[
         "imports and calls a configured `_target_`",
     ),
     d(
+        "hydra.utils.get_method",
+        IMPORT,
+        "imports a callable named by a string",
+    ),
+    d(
+        "hydra.utils.get_class",
+        IMPORT,
+        "imports a class named by a string",
+    ),
+    d(
+        "hydra.utils.get_object",
+        IMPORT,
+        "imports an object named by a string",
+    ),
+    d(
+        "keras.config.enable_unsafe_deserialization",
+        CODE,
+        "turns off Keras safe mode (Lambda bytecode runs)",
+    ),
+    // Model factories the code scanner watches as hub downloads (`provenance/code/hub.rs`):
+    // building one fetches weights, and for pipelines the repository's code.
+    d(
+        "transformers.pipeline",
+        NET,
+        "downloads a model (and its remote code when allowed)",
+    ),
+    d("timm.create_model", NET, "downloads pretrained weights"),
+    d(
+        "open_clip.create_model",
+        NET,
+        "downloads pretrained weights",
+    ),
+    d(
+        "open_clip.create_model_and_transforms",
+        NET,
+        "downloads pretrained weights",
+    ),
+    d(
+        "open_clip.create_model_from_pretrained",
+        NET,
+        "downloads pretrained weights",
+    ),
+    d(
+        "sentence_transformers.SentenceTransformer",
+        NET,
+        "downloads a model and its modules",
+    ),
+    d(
+        "sentence_transformers.CrossEncoder",
+        NET,
+        "downloads a model",
+    ),
+    d(
         "IPython.utils.process",
         PROC,
         "runs shell commands (system, getoutput)",
@@ -982,7 +1035,7 @@ pub fn judge_by_name(module: &str, name: &str) -> Option<&'static str> {
     if let Some((_, why)) = VERB_NAMES.iter().find(|(n, _)| *n == bare) {
         return Some(why);
     }
-    if bare.ends_with("from_pretrained") {
+    if bare.ends_with("from_pretrained") || bare == "from_config" {
         return Some("loads a model (and its remote code when allowed)");
     }
     let mut words = bare.split('_').filter(|w| !w.is_empty());

@@ -457,3 +457,61 @@ mod tests {
         }
     }
 }
+
+/// Issue 32: one table of dangerous callables. Every loader and download the code scanner
+/// watches is known to the pickle and config judges too (a table entry, or a called name that
+/// says it loads or downloads), so a loader added to [`LOADS`] or [`super::hub::DOWNLOADS`] without
+/// its `knowledge` entry fails here.
+#[cfg(test)]
+mod one_table {
+    use super::super::Callee;
+    use crate::knowledge::{ExtraLists, Verdict, classify_global, judge_by_name};
+
+    fn known_to_the_pickle_judge(qualified: &str) -> bool {
+        let (module, name) = qualified
+            .rsplit_once('.')
+            .unwrap_or(("builtins", qualified));
+        matches!(
+            classify_global(module, name, &ExtraLists::default()),
+            Verdict::Dangerous { .. }
+        ) || judge_by_name(module, name).is_some()
+    }
+
+    fn names(callee: &Callee) -> Vec<String> {
+        match callee {
+            Callee::Name(n) | Callee::EndsWith(n) => vec![n.to_string()],
+            // Class names are judged by their module (a constructor's name says nothing).
+            Callee::Last(l) if l.starts_with(|c: char| c.is_ascii_uppercase()) => {
+                vec![format!("sentence_transformers.{l}")]
+            }
+            Callee::Last(l) => vec![format!("any.module.{l}")],
+            Callee::Product(modules, functions) => modules
+                .iter()
+                .flat_map(|m| functions.iter().map(move |f| format!("{m}.{f}")))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn every_watched_loader_and_download_is_known_to_the_pickle_judge() {
+        let loads = super::LOADS.iter().flat_map(|w| w.callees.iter());
+        let downloads = super::super::hub::DOWNLOADS
+            .iter()
+            .flat_map(|w| w.callees.iter());
+        let mut missing = Vec::new();
+        for callee in loads.chain(downloads) {
+            for name in names(callee) {
+                // `pipeline` is the bare name after `from transformers import pipeline`.
+                let name = if name == "pipeline" {
+                    "transformers.pipeline".to_string()
+                } else {
+                    name
+                };
+                if !known_to_the_pickle_judge(&name) {
+                    missing.push(name);
+                }
+            }
+        }
+        assert!(missing.is_empty(), "unknown to knowledge: {missing:?}");
+    }
+}
