@@ -199,3 +199,4 @@ for fname, data in [
     ("name_benign_main_not_packaging.pkl", call2("acme.app", "main", "x")),
 ]:
     write("benign", fname, data)
+

@@ -311,6 +311,23 @@ pub fn inspect_tar(
     let limits = tar::Limits::from(&ctx.cfg.limits);
     let report = tar::walk(r, depth, &limits, &mut |m, stream| {
         let name = nest(container, &m.name);
+        // Issue 32: the pre-0.4 tar format's `storages` and `tensors` interleave pickles with
+        // raw records that torch.load never unpickles.
+        let records = match m.name.as_str() {
+            "storages" => Some(pickle::TarRecords::Storages),
+            "tensors" => Some(pickle::TarRecords::Tensors),
+            _ => None,
+        };
+        if let Some(kind) = records
+            && let Ok((head, mut replay)) = read::peek(stream, 4096)
+        {
+            if pickle::looks_like_pickle(&head) {
+                super::inspect_torch_tar_records(ctx, &mut replay, &name, kind);
+            } else {
+                let _ = inspect_member(ctx, &mut replay, &name, Some(m.size), depth + 1);
+            }
+            return;
+        }
         let _ = inspect_member(ctx, stream, &name, Some(m.size), depth + 1);
     });
     for p in &report.problems {

@@ -621,6 +621,19 @@ pub fn inspect_storage_record(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, member: &s
     record_pickle(ctx, &analysis, Some(member));
 }
 
+/// The `storages` or `tensors` member of a tar-based PyTorch file: its pickles, with the raw
+/// records between them skipped by their lengths (issue 32).
+pub fn inspect_torch_tar_records(
+    ctx: &mut Ctx<'_>,
+    r: &mut dyn BufRead,
+    member: &str,
+    kind: pickle::TarRecords,
+) {
+    let limits = pickle_limits(ctx.cfg);
+    let analysis = pickle::analyze_torch_tar_records(&mut &mut *r, kind, &limits);
+    record_pickle(ctx, &analysis, Some(member));
+}
+
 /// A legacy (non-zip) PyTorch file: its pickles as [`inspect_pickle_stream`] reads them, then
 /// its raw storage block against the storages the pickles declare (issue 16, FMT009).
 pub fn inspect_torch_legacy(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, member: Option<&str>) {

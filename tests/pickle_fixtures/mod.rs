@@ -659,3 +659,82 @@ fn issue_32_folded_sites_are_sarif_related_locations() {
         );
     }
 }
+
+/// A ustar archive of `members` (512-byte headers with their checksum, zero padding).
+fn ustar(members: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (name, body) in members {
+        let mut h = [0u8; 512];
+        h[..name.len()].copy_from_slice(name.as_bytes());
+        h[100..107].copy_from_slice(b"0000644");
+        h[108..115].copy_from_slice(b"0000000");
+        h[116..123].copy_from_slice(b"0000000");
+        h[124..135].copy_from_slice(format!("{:011o}", body.len()).as_bytes());
+        h[136..147].copy_from_slice(b"15132151200");
+        h[156] = b'0';
+        h[257..263].copy_from_slice(b"ustar\0");
+        h[263..265].copy_from_slice(b"00");
+        h[148..156].copy_from_slice(b"        ");
+        let sum: u32 = h.iter().map(|&b| u32::from(b)).sum();
+        h[148..155].copy_from_slice(format!("{sum:06o}\0").as_bytes());
+        out.extend_from_slice(&h);
+        out.extend_from_slice(body);
+        out.resize(out.len().div_ceil(512) * 512, 0);
+    }
+    out.resize(out.len() + 1024, 0);
+    out
+}
+
+/// Issue 32: the pre-0.4 tar format's `storages` member interleaves pickles with raw records. A
+/// ByteStorage of 37725 elements has the count `] 0x93 0 ..` (EMPTY_LIST, STACK_GLOBAL), which
+/// a generic read takes for a pickle and fails on; the records are skipped by their lengths, and
+/// the pickle after them is still read (here a record whose type is `os.system`-shaped would
+/// be judged: it imports `torch.ByteStorage` only).
+#[test]
+fn issue_32_tar_legacy_storage_records_are_not_pickles() {
+    let su = |s: &str| {
+        let mut b = vec![b'X'];
+        b.extend_from_slice(&(s.len() as u32).to_le_bytes());
+        b.extend_from_slice(s.as_bytes());
+        b
+    };
+    let record = |key: &str, ty: &str| {
+        let mut p = b"\x80\x02(".to_vec();
+        p.extend(su(key));
+        p.extend(su("cpu"));
+        p.extend_from_slice(format!("ctorch\n{ty}\nt.").as_bytes());
+        p
+    };
+    let mut storages = b"\x80\x02K\x02.".to_vec();
+    storages.extend(record("0", "ByteStorage"));
+    storages.extend_from_slice(&37725u64.to_le_bytes());
+    storages.resize(storages.len() + 37725, 0x80);
+    storages.extend(record("1", "FloatStorage"));
+    storages.extend_from_slice(&1u64.to_le_bytes());
+    storages.extend_from_slice(b"}\x93\x80?");
+    let tar = ustar(&[
+        ("sys_info", b"\x80\x02}."),
+        ("pickle", b"\x80\x02}."),
+        ("tensors", b"\x80\x02K\x00."),
+        ("storages", &storages),
+    ]);
+    let repo = Repo::new();
+    repo.file("model.pth.tar", &tar);
+    let (code, report) = scan_json(repo.path(), &[]);
+    assert_eq!(code, 0, "{:#}", report["findings"]);
+    assert_eq!(file(&report, "model.pth.tar")["format"], "pytorch-tar");
+    assert!(
+        findings(&report, "PKL004").is_empty(),
+        "{:#}",
+        report["findings"]
+    );
+    let globals = &file(&report, "model.pth.tar")["facts"]["pickle_globals"];
+    assert!(
+        globals
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|g| g == "torch.FloatStorage"),
+        "the second record's pickle is read: {globals}"
+    );
+}

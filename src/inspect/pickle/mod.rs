@@ -349,6 +349,124 @@ pub fn analyze_torch_legacy<R: BufRead>(r: &mut R, limits: &Limits) -> Analysis 
     })
 }
 
+/// The two members of the pre-0.4 tar-based `torch.save` format that interleave pickles with raw
+/// records (`torch/serialization.py` `legacy_load`): after a pickle of the record count, each
+/// record is a pickle followed by raw bytes that are never unpickled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TarRecords {
+    /// `storages`: `(key, location, storage_type)`, then an 8-byte little-endian element count
+    /// and that many elements of the storage type.
+    Storages,
+    /// `tensors`: `(key, storage_id, tensor_type)`, then a 4-byte `ndim` (read as 8), `ndim`
+    /// sizes and strides (8 bytes each) and an 8-byte storage offset.
+    Tensors,
+}
+
+/// Dimensions a legacy tensor record may claim (PyTorch tensors have at most 64).
+const MAX_TAR_NDIM: u64 = 64;
+
+/// [`analyze`] for the `storages` or `tensors` member of a tar-based PyTorch file (issue 32):
+/// every pickle is read, and the raw record after each is skipped by its own length fields,
+/// never parsed as opcodes whatever its first bytes are. A storage record whose type is not a
+/// known storage class cannot be sized; what follows it is left as [`Analysis::trailing`].
+pub fn analyze_torch_tar_records<R: BufRead>(
+    r: &mut R,
+    kind: TarRecords,
+    limits: &Limits,
+) -> Analysis {
+    let mut out = Analysis::default();
+    let mut src = Source::new(r, 0);
+    let mut budget = limits.max_opcodes;
+    if let Err(e) = tar_records(&mut src, kind, limits, &mut budget, &mut out) {
+        out.error = Some(e);
+    }
+    out.bytes_read = src.taken;
+    out
+}
+
+fn tar_records<R: BufRead>(
+    src: &mut Source<'_, R>,
+    kind: TarRecords,
+    limits: &Limits,
+    budget: &mut u64,
+    out: &mut Analysis,
+) -> Result<(), Malformed> {
+    machine::run_pickle(src, limits, 0, budget, out)?;
+    loop {
+        if src.lookahead(1)?.is_empty() {
+            return Ok(());
+        }
+        let index = out.pickles.len();
+        if index >= limits.max_pickles {
+            return Err(malformed(
+                src.pos,
+                "limit-pickles",
+                format!(
+                    "another record starts at offset {} after {index} pickles, the limit",
+                    src.pos
+                ),
+            ));
+        }
+        let first_import = out.imports.len();
+        machine::run_pickle(src, limits, index, budget, out)?;
+        let at = src.pos;
+        let raw = match kind {
+            TarRecords::Storages => {
+                let itemsize = out.imports.get(first_import..).and_then(|new| {
+                    new.iter().rev().find_map(|i| {
+                        let (m, n) = (i.module.as_deref()?, i.name.as_deref()?);
+                        let m = m.strip_prefix("torch.cuda").map_or(m, |_| "torch");
+                        crate::knowledge::torch_storage_itemsize(&format!("{m}.{n}"))
+                    })
+                });
+                let Some(itemsize) = itemsize else {
+                    // Unknown storage type: the record cannot be sized.
+                    out.trailing = Some(Trailing { offset: at });
+                    return Ok(());
+                };
+                let count = read_u64(src, "storage record count")?;
+                count.checked_mul(itemsize)
+            }
+            TarRecords::Tensors => {
+                let ndim = read_u64(src, "tensor record ndim")? & 0xffff_ffff;
+                if ndim > MAX_TAR_NDIM {
+                    return Err(malformed(
+                        at,
+                        "bad-argument",
+                        format!("tensor record at offset {at} claims {ndim} dimensions"),
+                    ));
+                }
+                Some(16 * ndim + 8)
+            }
+        };
+        let Some(raw) = raw else {
+            return Err(malformed(
+                at,
+                "bad-argument",
+                format!("record at offset {at} claims a size that overflows"),
+            ));
+        };
+        if src.skip(raw)? < raw {
+            return Err(malformed(
+                at,
+                "truncated",
+                format!("the raw record at offset {at} ends before its {raw} bytes"),
+            ));
+        }
+    }
+}
+
+/// An 8-byte little-endian count of a raw record.
+fn read_u64<R: BufRead>(src: &mut Source<'_, R>, what: &str) -> Result<u64, Malformed> {
+    let p = src.payload(8, 8, what)?;
+    let bytes: [u8; 8] = p
+        .head
+        .as_slice()
+        .try_into()
+        .map_err(|_| malformed(src.pos, "truncated", format!("{what} is cut short")))?;
+    Ok(u64::from_le_bytes(bytes))
+}
+
 /// A pickle hidden in bytes that no loader unpickles (a PyTorch storage record, issue 32): the
 /// analysis of the first pickle when the bytes start with a valid PROTO (2 to 5) and that
 /// pickle parses completely to its STOP; `None` otherwise. Raw tensor bytes that happen to

@@ -1686,3 +1686,59 @@ fn weights_only_accepts_a_torch_state_dict_and_names_what_it_refuses() {
     let extra = ExtraLists::from_policy(&["argparse.Namespace".into()], &[]);
     assert!(weights_only(&run(ns.bytes()), &extra).accepted());
 }
+
+#[test]
+fn tar_legacy_records_are_skipped_by_their_lengths_not_parsed() {
+    // Issue 32: `storages` of the pre-0.4 tar format: count, then (pickle, raw record) pairs
+    // whose raw bytes begin like opcodes.
+    let count = P::new().proto(2).op(b'K').op(2).stop();
+    let record = |key: &str| {
+        P::new()
+            .proto(2)
+            .mark()
+            .bu(key)
+            .bu("cpu")
+            .global("torch", "FloatStorage")
+            .tuple()
+            .stop()
+    };
+    let mut data = count.bytes().to_vec();
+    data.extend_from_slice(record("0").bytes());
+    data.extend_from_slice(&2u64.to_le_bytes());
+    data.extend_from_slice(b"}\x93\x00\x00\x80\x02\x00\x00");
+    data.extend_from_slice(record("1").bytes());
+    data.extend_from_slice(&1u64.to_le_bytes());
+    data.extend_from_slice(b"c\x00\x80?");
+    let a = analyze_torch_tar_records(&mut &data[..], TarRecords::Storages, &Limits::default());
+    assert_eq!(a.error, None, "{a:?}");
+    assert_eq!(a.pickles.len(), 3);
+    assert!(has(&a, "torch", "FloatStorage"));
+    // A record cut short is truncated; the generic read stops at the first raw record and
+    // never sees the pickles after it.
+    let cut = &data[..data.len() - 2];
+    let a = analyze_torch_tar_records(&mut &cut[..], TarRecords::Storages, &Limits::default());
+    assert_eq!(code(&a), Some("truncated"));
+    assert!(run(&data).pickles.len() < 3);
+
+    // `tensors`: ndim (4 bytes, read as 8), sizes, strides, offset.
+    let tensor = P::new()
+        .proto(2)
+        .mark()
+        .bu("0")
+        .bu("0")
+        .global("torch", "FloatTensor")
+        .tuple()
+        .stop();
+    let mut data = P::new().proto(2).op(b'K').op(1).stop().bytes().to_vec();
+    data.extend_from_slice(tensor.bytes());
+    data.extend_from_slice(&2u64.to_le_bytes());
+    data.extend_from_slice(&[0x80; 40]);
+    let a = analyze_torch_tar_records(&mut &data[..], TarRecords::Tensors, &Limits::default());
+    assert_eq!(a.error, None, "{a:?}");
+    assert_eq!(a.pickles.len(), 2);
+    let mut bad = P::new().proto(2).op(b'K').op(1).stop().bytes().to_vec();
+    bad.extend_from_slice(tensor.bytes());
+    bad.extend_from_slice(&1000u64.to_le_bytes());
+    let a = analyze_torch_tar_records(&mut &bad[..], TarRecords::Tensors, &Limits::default());
+    assert_eq!(code(&a), Some("bad-argument"));
+}
