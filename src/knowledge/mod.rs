@@ -780,6 +780,23 @@ const DANGEROUS: &[Danger] = &[
     ),
     // Model factories the code scanner watches as hub downloads (`provenance/code/hub.rs`):
     // building one fetches weights, and for pipelines the repository's code.
+    // OpenMMLab configs are python files `Config.fromfile` executes (mmcv/mmengine
+    // `config.py`, `_file2dict`); Ray's job and client APIs submit work to a cluster.
+    d(
+        "mmcv.Config.fromfile",
+        CODE,
+        "executes a python config file",
+    ),
+    d("mmcv.utils.config", CODE, "executes a python config file"),
+    d(
+        "mmengine.Config.fromfile",
+        CODE,
+        "executes a python config file",
+    ),
+    d("mmengine.config", CODE, "executes a python config file"),
+    d("ray.job_submission", NET, "submits jobs to a cluster"),
+    d("ray.util.client", NET, "connects to a cluster"),
+    d("ray.init", PROC, "starts or joins a cluster"),
     d(
         "transformers.pipeline",
         NET,
