@@ -1085,7 +1085,11 @@ fn fold_group(rule: RuleId, mut group: Vec<Detection>) -> Detection {
     };
     let listed: Vec<String> = group.iter().take(8).map(named).collect();
     let more = if count > 8 { ", ..." } else { "" };
-    let first = group.swap_remove(0);
+    // Located at the earliest site (the detections come sorted by name).
+    let earliest = (0..group.len())
+        .min_by_key(|&i| group.get(i).map(|d| (d.location.offset, d.location.line)))
+        .unwrap_or(0);
+    let first = group.swap_remove(earliest);
     let (key, message) = match rule {
         RuleId::PickleUnknownGlobal => (
             "unknown-globals",
