@@ -112,6 +112,7 @@ fn cases() -> Vec<Case> {
         opcodes.extend_from_slice(b"K\x01");
     }
     opcodes.extend_from_slice(b"e.");
+    let pyc = include_bytes!("../../tests/fixtures/bytecode/os_system.cpython-311.pyc").to_vec();
     let c = |limit, value, name, bytes: Vec<u8>, rule| Case {
         limit,
         value,
@@ -217,6 +218,9 @@ fn cases() -> Vec<Case> {
             Scan,
         ),
         c("numpy_header_bytes", 8, "a.npy", npy, Scan),
+        c("bytecode_bytes", 10, "m.pyc", pyc.clone(), Scan),
+        c("marshal_depth", 1, "m.pyc", pyc.clone(), Scan),
+        c("marshal_objects", 5, "m.pyc", pyc, Scan),
     ]
     .into_iter()
     .chain(std::iter::once(c(

@@ -112,6 +112,10 @@ limits! {
     hdf5_messages = 4096, [0, ANY], "object header messages read for an HDF5 root group";
     tflite_operator_codes = 4096, [0, ANY], "operator codes read from a TFLite model";
     numpy_header_bytes = 64 * KIB, [0, ANY], "NumPy `.npy` header dictionary size";
+    // Issue 31: Python bytecode and native objects.
+    bytecode_bytes = 64 * MIB, [0, ANY], "`.pyc` files read into memory to walk their marshal data";
+    marshal_depth = 1000, [0, ANY], "nesting depth of marshal objects (CPython allows 2000)";
+    marshal_objects = 10_000_000, [0, ANY], "objects read from one marshal stream";
 }
 
 /// A limit as a `usize` count or length (saturating on 32-bit targets, where a larger value
