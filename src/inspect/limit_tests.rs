@@ -113,6 +113,7 @@ fn cases() -> Vec<Case> {
     }
     opcodes.extend_from_slice(b"e.");
     let pyc = include_bytes!("../../tests/fixtures/bytecode/os_system.cpython-311.pyc").to_vec();
+    let macho = super::native::tests::build::macho_dylib(0, &["_system", "_printf"], false);
     let c = |limit, value, name, bytes: Vec<u8>, rule| Case {
         limit,
         value,
@@ -221,6 +222,8 @@ fn cases() -> Vec<Case> {
         c("bytecode_bytes", 10, "m.pyc", pyc.clone(), Scan),
         c("marshal_depth", 1, "m.pyc", pyc.clone(), Scan),
         c("marshal_objects", 5, "m.pyc", pyc, Scan),
+        c("native_bytes", 64, "libop.dylib", macho.clone(), Scan),
+        c("native_symbols", 1, "libop.dylib", macho, Scan),
     ]
     .into_iter()
     .chain(std::iter::once(c(

@@ -16,6 +16,7 @@ pub mod gguf;
 pub mod hdf5;
 pub mod keras;
 pub mod marshal;
+pub mod native;
 pub mod numpy;
 pub mod onnx;
 pub mod package;
@@ -508,6 +509,10 @@ fn dispatch(
         // Tensors only: a TensorProto has no graph, no operators, nothing that runs.
         Format::OnnxTensor | Format::Fasttext | Format::Word2vec | Format::TfCheckpoint => sniffed,
         Format::TfMetagraph => formats::inspect_tf_file(ctx, r, size, tf::GraphFile::MetaGraph),
+        Format::Elf | Format::Macho | Format::Pe => {
+            native::inspect_native(ctx, r)?;
+            sniffed
+        }
         Format::PythonBytecode => {
             bytecode::inspect_pyc(ctx, r)?;
             Format::PythonBytecode
