@@ -19,6 +19,8 @@ use crate::model::report::{FileRecord, GitFacts};
 use crate::model::rules::RuleId;
 use crate::provenance::{card, git, hfcache, lfs};
 
+mod native;
+
 /// Options the repository checks take from the policy.
 #[derive(Debug, Clone, Default)]
 pub struct RepoOptions {
@@ -317,10 +319,14 @@ pub fn model_code_paths<'a>(paths: impl IntoIterator<Item = &'a str> + Clone) ->
     let mut out = BTreeSet::new();
     for p in paths {
         let ext = classify::extension(p);
-        if ext != "py" && ext != "ipynb" {
+        if ext != "py" && ext != "ipynb" && ext != "pyc" {
             continue;
         }
-        let dir = parent(p);
+        let mut dir = parent(p);
+        // Bytecode in `__pycache__` belongs to the directory above it (issue 31).
+        if ext == "pyc" && classify::basename(dir) == "__pycache__" {
+            dir = parent(dir);
+        }
         let in_tree = trees.iter().any(|t| t == dir || is_within(dir, t));
         if dirs.contains(dir) || in_tree || classify::basename(p) == "hubconf.py" {
             out.insert(p.to_string());
@@ -449,10 +455,11 @@ pub fn check_model_dirs(
         }
         // Compiled Python runs the same way when a loader imports the directory (issue 15,
         // cause 8): `.pyc` next to the weights is code, not an unrecognised file.
-        for f in here
-            .iter()
-            .filter(|f| matches!(classify::extension(&f.path).as_str(), "pyc" | "pyo"))
-        {
+        // A `.pyc` that matches the source beside it is reported once, on the source (issue 31).
+        for f in here.iter().filter(|f| {
+            matches!(classify::extension(&f.path).as_str(), "pyc" | "pyo")
+                && !native::matches_its_source(f)
+        }) {
             detections.push(
                 Detection::new(
                     RuleId::CustomCode,
@@ -467,6 +474,7 @@ pub fn check_model_dirs(
         entry.insert("files".into(), json!(members));
         dirs.push(Value::Object(entry));
     }
+    detections.extend(native::check_native_code(files, side, &model_dirs(files)));
     (detections, dirs)
 }
 

@@ -364,6 +364,78 @@ pub fn inspect_pyc(
     Ok(Some(Inspected { pyc, sites, source }))
 }
 
+/// SRC006 for a `.pyc` judged on its own (model code whose source is absent or differs): each
+/// resolved site that the capability table (`knowledge::capabilities`) lists becomes a
+/// behaviour site, with the code object's qualified name, the line its line table gives and
+/// when it runs (import time for the module and module-level class bodies), recorded through
+/// the same `record_behaviour` as Python source, so the finding reads as the source's would.
+///
+/// Bytecode shows which callable is loaded, not the arguments the source judge weighs, so the
+/// severity is the capability's own: critical for running processes, installing packages,
+/// persisting and reading credentials; high for dynamic code and native loads (denied either
+/// way); medium for network access, deferral and dynamic imports, whose danger is in the
+/// arguments. Entries judged only by their path or value arguments (`open`, `os.environ`,
+/// `setattr`) are not sites here: their names still appear in the `bytecode` fact.
+pub fn judge(ctx: &mut super::Ctx<'_>, pyc: &Inspected) {
+    use crate::knowledge::capabilities::{self, Capability, Role};
+    use crate::model::finding::Severity;
+    use crate::provenance::code::behaviour;
+    if !ctx.cfg.model_code.contains(ctx.rel) {
+        return;
+    }
+    if matches!(&pyc.source, Some((_, Ok(())))) {
+        // Reported once, on the source it matches.
+        return;
+    }
+    let mut sites = Vec::new();
+    for s in &pyc.sites {
+        let Some(entry) = capabilities::lookup(&s.name) else {
+            continue;
+        };
+        let severity = match (entry.capability, entry.role) {
+            (_, Role::WritePath | Role::ReadPath | Role::ReadEnv | Role::SetAttr) => continue,
+            (
+                Capability::ProcessExecution
+                | Capability::PackageInstall
+                | Capability::Persistence
+                | Capability::CredentialAccess,
+                Role::Call | Role::Command,
+            ) => Severity::Critical,
+            (Capability::DynamicCode | Capability::NativeLoad, _) => Severity::High,
+            (Capability::ProcessExecution | Capability::PackageInstall, _) => Severity::Critical,
+            _ => Severity::Medium,
+        };
+        let when = match s.when {
+            When::Import => behaviour::When::Import,
+            When::Call => behaviour::When::Call {
+                function: s.code.clone(),
+                reached_from: Vec::new(),
+            },
+        };
+        sites.push(behaviour::Site {
+            capability: entry.capability,
+            severity,
+            confidence: behaviour::Confidence::High,
+            line: s.line.map_or(0, |l| l as usize),
+            column: 1,
+            call: capabilities::normalize(&s.name),
+            detail: format!("in compiled code object `{}`", s.code),
+            when,
+            cwe: entry.cwe,
+            decoded: None,
+            library: None,
+        });
+    }
+    if sites.is_empty() {
+        return;
+    }
+    let found = behaviour::Behaviour {
+        sites,
+        ..behaviour::Behaviour::default()
+    };
+    super::source::record_behaviour(ctx, &found, None);
+}
+
 /// The bytes of the source file at `rel` (relative to the scan root), found beside the `.pyc`
 /// being scanned on disk: a documented second read of another file, bounded by
 /// `code_file_bytes`, opened without following a final symlink. `None` when the `.pyc` is not

@@ -518,7 +518,9 @@ fn dispatch(
             sniffed
         }
         Format::PythonBytecode => {
-            bytecode::inspect_pyc(ctx, r)?;
+            if let Some(pyc) = bytecode::inspect_pyc(ctx, r)? {
+                bytecode::judge(ctx, &pyc);
+            }
             Format::PythonBytecode
         }
         Format::Tar => archive::inspect_tar(ctx, r, None, 0),

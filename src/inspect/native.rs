@@ -380,7 +380,11 @@ fn elf_facts<Elf: FileHeader<Endian = object::Endianness>>(
         }
         if !user.is_empty() {
             let named: Vec<String> = user.iter().take(8).filter_map(|&a| symbol_at(a)).collect();
-            let mut what = format!("{table} ({} entries)", user.len());
+            let mut what = format!(
+                "{table} ({} entr{})",
+                user.len(),
+                if user.len() == 1 { "y" } else { "ies" }
+            );
             if !named.is_empty() {
                 what = format!("{what}: {}", named.join(", "));
             }

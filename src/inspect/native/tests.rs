@@ -45,7 +45,7 @@ fn a_compiled_library_with_a_constructor_calling_system() {
     assert!(!f.architecture.is_empty());
     assert!(f.has_initialiser(), "{f:?}");
     assert!(
-        f.initialisers[0].starts_with(".init_array (1 entries)"),
+        f.initialisers[0].starts_with(".init_array (1 entry)"),
         "{f:?}"
     );
     assert_eq!(notable(&f), [("system".to_string(), ImportClass::Process)]);
