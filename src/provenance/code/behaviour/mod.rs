@@ -1276,7 +1276,9 @@ impl<'s> Analyzer<'s, '_, '_> {
                         brace_format(&fmt, &values, &named).map(|s| Blob::plain(s.into_bytes()))
                     );
                 }
-                "decode" | "encode" => {
+                "decode" | "encode"
+                    if !self.resolve(func).iter().any(|n| n.starts_with("codecs.")) =>
+                {
                     let enc = args
                         .arg(0, &["encoding"])
                         .and_then(|e| self.literal(e, depth + 1))
