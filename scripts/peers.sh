@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# Peers side by side (issue 30): a measurement, not a gate (.ci/run does not run it). Runs Bandit
+# and GuardDog (pinned, installed from PyPI into a temporary venv) and modelgate on every fixture
+# folder under tests/fixtures/behaviour, and prints one Markdown table row per folder: the
+# expected verdict (from tests/fixtures/behaviour/README.md), modelgate's verdict (deny/warn/pass
+# with the rules behind it), what Bandit reports (severity counts and test ids) and what GuardDog
+# reports (its risk label and the threat/capability rules that matched). Then a summary: each
+# tool's catch rate on the malicious folders, malicious folders a peer flags that modelgate does
+# not deny, and each tool's false alarms on benign and mention folders.
+#
+# What counts as "flagged": modelgate denies (exit 1 under the default policy); Bandit reports at
+# least one MEDIUM or HIGH severity issue (its `-ll` threshold; LOW issues such as B404 "import
+# subprocess" are listed but do not count); GuardDog 3 rates the folder medium_risk or high_risk
+# (its capability-* rules alone describe what code can do and only count through that rating).
+#
+# Usage: scripts/peers.sh [path/to/modelgate]   (default: builds target/debug/modelgate)
+# Environment: PEERS_VENV (reuse this venv instead of a temporary one; created when missing),
+# PEERS_ONLY (a substring: only folders whose `capability/case` contains it), PEERS_JOBS
+# (folders scanned in parallel, default 2), PIP_INDEX_URL as pip reads it.
+# GuardDog tries to refresh its typosquatting lists from GitHub; without that network it says so
+# on stderr (discarded) and scans anyway. Exit 0 unless a tool fails to run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BANDIT_VERSION=1.9.4
+GUARDDOG_VERSION=3.2.0
+if [ -n "${1:-}" ]; then
+  bin="$1"
+else
+  cargo build --quiet --bin modelgate
+  bin="${CARGO_TARGET_DIR:-target}/debug/modelgate"
+fi
+[ -x "$bin" ] || { echo "no modelgate binary at $bin" >&2; exit 2; }
+bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+venv="${PEERS_VENV:-$work/venv}"
+if [ ! -x "$venv/bin/guarddog" ] || [ ! -x "$venv/bin/bandit" ]; then
+  echo "== installing bandit $BANDIT_VERSION and guarddog $GUARDDOG_VERSION into $venv" >&2
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check \
+    "bandit==$BANDIT_VERSION" "guarddog==$GUARDDOG_VERSION" >&2
+fi
+
+BANDIT_VERSION=$BANDIT_VERSION GUARDDOG_VERSION=$GUARDDOG_VERSION python3 - "$bin" "$venv" "$work" <<'PY'
+import concurrent.futures, json, os, re, subprocess, sys
+
+binary, venv, work = sys.argv[1:4]
+root = "tests/fixtures/behaviour"
+only = os.environ.get("PEERS_ONLY", "")
+jobs = int(os.environ.get("PEERS_JOBS", "2"))
+row = re.compile(r"^\| `([^`]+)` \| (deny|pass) \|")
+expected = {}
+with open(os.path.join(root, "README.md")) as f:
+    for line in f:
+        if m := row.match(line):
+            expected[m.group(1)] = m.group(2)
+on_disk = sorted(f"{c}/{k}" for c in os.listdir(root) if os.path.isdir(os.path.join(root, c))
+                 for k in os.listdir(os.path.join(root, c)))
+missing = sorted(set(on_disk) ^ set(expected))
+if missing:
+    sys.exit(f"README.md and the folders disagree: {missing}")
+cases = [c for c in on_disk if only in c]
+
+
+def modelgate(path, key):
+    out = os.path.join(work, key.replace("/", "__") + ".json")
+    run = subprocess.run([binary, "scan", "--no-git", "--format", "json", "-o", out, path],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if run.returncode not in (0, 1):
+        raise RuntimeError(f"modelgate {path}: exit {run.returncode}: {run.stderr}")
+    with open(out) as f:
+        findings = json.load(f)["findings"]
+    deny = sorted({x["rule"] for x in findings if x["action"] == "deny"})
+    warn = sorted({x["rule"] for x in findings if x["action"] == "warn"})
+    if run.returncode == 1:
+        return True, "deny " + ",".join(deny)
+    if warn:
+        return False, "warn " + ",".join(warn)
+    return False, "pass"
+
+
+def bandit(path):
+    run = subprocess.run([os.path.join(venv, "bin", "bandit"), "-r", path, "-f", "json", "-q"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if run.returncode not in (0, 1):
+        raise RuntimeError(f"bandit {path}: exit {run.returncode}: {run.stderr}")
+    results = json.loads(run.stdout)["results"]
+    sev = {"HIGH": 0, "MEDIUM": 0, "LOW": 0}
+    ids = {}
+    for r in results:
+        sev[r["issue_severity"]] += 1
+        ids.setdefault(r["test_id"], r["issue_severity"][0])
+    flagged = sev["HIGH"] + sev["MEDIUM"] > 0
+    text = f"H{sev['HIGH']} M{sev['MEDIUM']} L{sev['LOW']}"
+    if ids:
+        text += " " + ",".join(f"{k}{v}" for k, v in sorted(ids.items()))
+    return flagged, text
+
+
+def guarddog(path):
+    run = subprocess.run([os.path.join(venv, "bin", "guarddog"), "pypi", "scan", path, "--output-format", "json"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        r = json.loads(run.stdout)
+    except json.JSONDecodeError:
+        raise RuntimeError(f"guarddog {path}: exit {run.returncode}: {run.stderr[-2000:]}")
+    label = (r.get("risk_score") or {}).get("label", "none")
+    rules = sorted(k for k, v in (r.get("results") or {}).items() if v)
+    threats = [k.removeprefix("threat-") for k in rules if k.startswith("threat-")]
+    caps = [k.removeprefix("capability-") for k in rules if k.startswith("capability-")]
+    other = [k for k in rules if not k.startswith(("threat-", "capability-"))]
+    flagged = label in ("medium_risk", "high_risk")
+    text = label
+    if threats or other:
+        text += " T:" + ",".join(threats + other)
+    if caps:
+        text += " C:" + ",".join(caps)
+    return flagged, text
+
+
+def one(key):
+    path = os.path.join(root, key)
+    return key, modelgate(path, key), bandit(path), guarddog(path)
+
+
+with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+    rows = list(pool.map(one, cases))
+
+print(f"modelgate `{binary}`, Bandit {os.environ['BANDIT_VERSION']}, GuardDog {os.environ['GUARDDOG_VERSION']}: "
+      f"{len(rows)} folders of {root}\n")
+print("| folder | expected | modelgate | Bandit | GuardDog |")
+print("|---|---|---|---|---|")
+mark = lambda flagged, text: ("**" + text + "**") if flagged else text
+for key, mg, bd, gd in rows:
+    print(f"| `{key}` | {expected[key]} | {mark(*mg)} | {mark(*bd)} | {mark(*gd)} |")
+
+mal = [r for r in rows if expected[r[0]] == "deny"]
+good = [r for r in rows if expected[r[0]] == "pass"]
+tools = (("modelgate", 1), ("Bandit", 2), ("GuardDog", 3))
+print(f"\n{len(mal)} malicious folders, {len(good)} benign or mention folders (flagged = bold).\n")
+print("| tool | malicious flagged | benign/mention flagged (false alarms) |")
+print("|---|---|---|")
+for name, i in tools:
+    print(f"| {name} | {sum(r[i][0] for r in mal)}/{len(mal)} | {sum(r[i][0] for r in good)}/{len(good)} |")
+for name, i in tools[1:]:
+    missed = [r[0] for r in mal if r[i][0] and not r[1][0]]
+    print(f"\nmalicious folders {name} flags and modelgate does not deny ({len(missed)}): " + (", ".join(missed) or "none"))
+for name, i in tools:
+    fa = [r[0] for r in good if r[i][0]]
+    print(f"\nfalse alarms of {name} ({len(fa)}): " + (", ".join(fa) or "none"))
+missed_all = [r[0] for r in mal if not r[1][0]]
+print(f"\nmalicious folders modelgate does not deny ({len(missed_all)}): " + (", ".join(missed_all) or "none"))
+PY
