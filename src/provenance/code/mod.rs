@@ -63,6 +63,8 @@ pub struct Limits {
     pub max_bindings: usize,
     /// Length of `callee` and `excerpt` in chars.
     pub max_excerpt_chars: usize,
+    /// Caps on decoding literal blobs (the behaviour analysis).
+    pub blob: decode::Limits,
 }
 
 impl Default for Limits {
@@ -75,6 +77,7 @@ impl Default for Limits {
             max_items: 10_000,
             max_bindings: 20_000,
             max_excerpt_chars: 200,
+            blob: decode::Limits::default(),
         }
     }
 }
