@@ -91,6 +91,11 @@ fn cases() -> Vec<Case> {
     // SavedModel{schema_version, meta_graphs{graph_def{node{op}}}}.
     let mut tf = vec![0x08, 0x01];
     tf.extend(field(2, &field(2, &field(1, &field(2, b"Relu")))));
+    // `exec` of a blob decoded twice whose payload runs another blob: two steps, two levels.
+    let blob = zip_stored(&[(
+        "handler.py",
+        b"import base64\nexec(base64.b64decode(base64.b64decode(\"YVcxd2IzSjBJR0poYzJVMk5BcGxlR1ZqS0dKaGMyVTJOQzVpTmpSa1pXTnZaR1VvSW1GWFVUMGlLU2tL\")))\n",
+    )]);
     let npy_header = b"{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }          \n";
     let mut npy = b"\x93NUMPY\x01\x00".to_vec();
     npy.extend(u16::try_from(npy_header.len()).unwrap().to_le_bytes());
@@ -219,6 +224,10 @@ fn cases() -> Vec<Case> {
             Scan,
         ),
         c("numpy_header_bytes", 8, "a.npy", npy, Scan),
+        // A `.py` member of a model archive gets the behaviour analysis (issue 30).
+        c("blob_decoded_bytes", 4, "handler.mar", blob.clone(), Scan),
+        c("blob_decode_steps", 1, "handler.mar", blob.clone(), Scan),
+        c("blob_nesting_depth", 1, "handler.mar", blob, Scan),
         c("bytecode_bytes", 10, "m.pyc", pyc.clone(), Scan),
         c("marshal_depth", 1, "m.pyc", pyc.clone(), Scan),
         c("marshal_objects", 5, "m.pyc", pyc, Scan),

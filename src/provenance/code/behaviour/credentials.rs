@@ -127,7 +127,7 @@ pub(super) fn judge_unlisted<'s>(a: &mut Analyzer<'s, '_, '_>, node: Node<'s>, f
         return;
     }
     let detail = format!("reads {} (`{}`)", class.what, a.excerpt(a.text(node)));
-    let call = format!("{}", a.excerpt(a.text(func)));
+    let call = a.excerpt(a.text(func));
     a.push(
         node,
         Capability::CredentialAccess,

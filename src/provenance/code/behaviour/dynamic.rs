@@ -84,6 +84,9 @@ pub(super) fn judge_evaluate<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSite<'
             );
         }
         Err(e) => {
+            if let Some(limit) = e.limit_name() {
+                a.limit_hit.get_or_insert(limit);
+            }
             a.push(
                 site.node,
                 Capability::DynamicCode,
@@ -130,10 +133,15 @@ pub(super) fn judge_deserialize<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSit
             None,
         ),
         Ok(None) => return,
-        Err(e) => (
-            format!("deserialises a literal blob that does not decode ({e})"),
-            None,
-        ),
+        Err(e) => {
+            if let Some(limit) = e.limit_name() {
+                a.limit_hit.get_or_insert(limit);
+            }
+            (
+                format!("deserialises a literal blob that does not decode ({e})"),
+                None,
+            )
+        }
     };
     let at = a.push(
         site.node,

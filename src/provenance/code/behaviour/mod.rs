@@ -141,6 +141,9 @@ pub struct Behaviour {
     pub syntax_errors: bool,
     /// The limit that stopped the analysis early, if any.
     pub truncated_by: Option<&'static str>,
+    /// A limit of the limits table that stopped decoding a blob (`blob_decoded_bytes`,
+    /// `blob_decode_steps`, `blob_nesting_depth`): what it hid was not analysed.
+    pub limit_hit: Option<&'static str>,
 }
 
 impl Behaviour {
@@ -233,6 +236,7 @@ pub(super) fn analyze_tree<'s>(
         sites: Vec::new(),
         deferrals: Vec::new(),
         truncated_by: None,
+        limit_hit: None,
     };
     a.syntax_errors_from(root);
     a.collect(root);
@@ -285,6 +289,7 @@ pub(super) struct Analyzer<'s, 'b, 'c> {
     pub sites: Vec<Site>,
     deferrals: Vec<Deferral<'s>>,
     truncated_by: Option<&'static str>,
+    pub limit_hit: Option<&'static str>,
 }
 
 impl<'s> Analyzer<'s, '_, '_> {
@@ -1042,9 +1047,9 @@ impl<'s> Analyzer<'s, '_, '_> {
     /// Analyses decoded (or literal) Python source found at `node` again, one level deeper;
     /// its sites move to `node`'s position and carry the chain. Returns how many were added.
     pub fn analyze_payload(&mut self, node: Node<'s>, text: &str, chain: &[Codec]) -> usize {
-        let limits = decode::Limits::default();
+        let limits = self.sc.limits.blob;
         if self.depth >= limits.max_nesting {
-            self.truncated_by.get_or_insert("blob-nesting-depth");
+            self.limit_hit.get_or_insert("blob_nesting_depth");
             return 0;
         }
         let inner = analyze_nested(text, self.sc.limits, self.depth + 1);
@@ -1078,6 +1083,9 @@ impl<'s> Analyzer<'s, '_, '_> {
         }
         if let Some(by) = inner.truncated_by {
             self.truncated_by.get_or_insert(by);
+        }
+        if let Some(hit) = inner.limit_hit {
+            self.limit_hit.get_or_insert(hit);
         }
         added
     }
@@ -1117,6 +1125,7 @@ impl<'s> Analyzer<'s, '_, '_> {
             sites: self.sites,
             syntax_errors: false,
             truncated_by: self.truncated_by,
+            limit_hit: self.limit_hit,
         }
     }
 
@@ -1136,7 +1145,7 @@ impl<'s> Analyzer<'s, '_, '_> {
         if depth > MAX_EXPR_DEPTH {
             return Ok(None);
         }
-        let limits = decode::Limits::default();
+        let limits = self.sc.limits.blob;
         match node.kind() {
             "string" | "concatenated_string" => Ok(self.literal(node, depth).map(Blob::plain)),
             "parenthesized_expression" => match node.named_child(0) {
@@ -1276,7 +1285,9 @@ impl<'s> Analyzer<'s, '_, '_> {
                         brace_format(&fmt, &values, &named).map(|s| Blob::plain(s.into_bytes()))
                     );
                 }
-                "decode" | "encode" => {
+                "decode" | "encode"
+                    if !self.resolve(func).iter().any(|n| n.starts_with("codecs.")) =>
+                {
                     let enc = args
                         .arg(0, &["encoding"])
                         .and_then(|e| self.literal(e, depth + 1))

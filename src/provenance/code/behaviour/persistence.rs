@@ -300,10 +300,10 @@ fn is_literal(node: Node<'_>) -> bool {
         "unary_operator" => node.named_child(0).is_some_and(is_literal),
         "list" | "tuple" | "set" | "dictionary" => {
             let mut c = node.walk();
-            let all = node
-                .named_children(&mut c)
-                .all(|n| is_literal(n) || n.kind() == "pair");
-            all
+            let items: Vec<Node<'_>> = node.named_children(&mut c).collect();
+            items
+                .into_iter()
+                .all(|n| is_literal(n) || n.kind() == "pair")
         }
         _ => false,
     }
