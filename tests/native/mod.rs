@@ -279,3 +279,76 @@ fn bytecode_compiled_by_python3_when_present() {
     assert_eq!(b["evidence"]["call"], "os.system");
     assert_eq!(b["location"]["line"], 4);
 }
+
+#[test]
+fn sbom_components_carry_native_and_bytecode_facts() {
+    let repo = model_repo();
+    repo.file(
+        "m/helper.dll",
+        build::pe_image(true, &["CreateProcessA"], false),
+    )
+    .file("m/clean.py", CLEAN_PY)
+    .file("m/clean.pyc", CLEAN_PYC);
+    let out_dir = tempfile::tempdir().unwrap();
+    let sbom = out_dir.path().join("model.cdx.json");
+    modelgate()
+        .args(["scan", "--no-git", "--sbom"])
+        .arg(&sbom)
+        .arg(repo.path())
+        .output()
+        .unwrap();
+    let sbom: Value = serde_json::from_slice(&std::fs::read(&sbom).unwrap()).unwrap();
+    // Files are components nested in their model directory's component.
+    fn all(c: &Value, out: &mut Vec<Value>) {
+        for x in c["components"].as_array().into_iter().flatten() {
+            out.push(x.clone());
+            all(x, out);
+        }
+    }
+    let mut components = Vec::new();
+    all(&sbom, &mut components);
+    let props = |name: &str| -> Vec<(String, String)> {
+        let c = components
+            .iter()
+            .find(|c| c["name"].as_str().is_some_and(|n| n.ends_with(name)))
+            .unwrap_or_else(|| panic!("no component {name}"));
+        c["properties"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                (
+                    p["name"].as_str().unwrap().to_string(),
+                    p["value"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let dll = props("helper.dll");
+    for want in [
+        ("modelgate:native:format", "pe"),
+        ("modelgate:native:architecture", "x86_64"),
+        ("modelgate:native:kind", "library"),
+        ("modelgate:native:notable-import", "CreateProcessA"),
+        (
+            "modelgate:native:initialiser",
+            "DllMain entry point at RVA 0x1000",
+        ),
+    ] {
+        assert!(
+            dll.contains(&(want.0.to_string(), want.1.to_string())),
+            "{want:?} in {dll:?}"
+        );
+    }
+    let pyc = props("clean.pyc");
+    for want in [
+        ("modelgate:bytecode:python", "3.11"),
+        ("modelgate:bytecode:code-objects", "4"),
+        ("modelgate:bytecode:matches-source", "true"),
+    ] {
+        assert!(
+            pyc.contains(&(want.0.to_string(), want.1.to_string())),
+            "{want:?} in {pyc:?}"
+        );
+    }
+}
