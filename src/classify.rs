@@ -514,7 +514,9 @@ pub fn kind_of(rel: &str, format: Format) -> Kind {
     }
     match ext.as_str() {
         "py" | "pyi" | "ipynb" | "sh" | "bash" | "js" | "ts" | "rs" | "c" | "cc" | "cpp" | "cu"
-        | "h" | "hpp" | "go" | "java" | "rb" | "pl" | "ps1" | "bat" | "cmd" => Kind::Code,
+        | "h" | "hpp" | "go" | "java" | "rb" | "pl" | "ps1" | "bat" | "cmd" | "jar" | "class" => {
+            Kind::Code
+        }
         "json" | "yaml" | "yml" | "toml" | "cfg" | "ini" | "conf" => Kind::Config,
         "csv" | "tsv" | "parquet" | "arrow" | "jsonl" | "txt" | "feather" | "avro" | "tfrecord" => {
             Kind::Data

@@ -189,7 +189,7 @@ fn native_detection(f: &FileRecord, loads: Option<&BTreeSet<LoadSite>>) -> Optio
     if !f.format.is_native() {
         return None;
     }
-    let facts = f.facts.fact(Fact::Native).cloned().unwrap_or(Value::Null);
+    let info = f.facts.fact(Fact::Native).cloned().unwrap_or(Value::Null);
     let kind = facts
         .get("kind")
         .and_then(Value::as_str)
@@ -198,9 +198,9 @@ fn native_detection(f: &FileRecord, loads: Option<&BTreeSet<LoadSite>>) -> Optio
         .get("architecture")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let inits = initialisers(&facts);
-    let process = imports_of(&facts, "process");
-    let load = imports_of(&facts, "load");
+    let inits = initialisers(&info);
+    let process = imports_of(&info, "process");
+    let load = imports_of(&info, "load");
     let listed = |s: &BTreeSet<String>| {
         s.iter()
             .map(|n| format!("`{n}`"))
@@ -281,8 +281,8 @@ pub(super) fn matches_its_source(f: &FileRecord) -> bool {
 }
 
 fn bytecode_detection(f: &FileRecord) -> Option<Detection> {
-    let facts = f.facts.fact(Fact::Bytecode).cloned().unwrap_or(Value::Null);
-    let source = facts.get("source");
+    let info = f.facts.fact(Fact::Bytecode).cloned().unwrap_or(Value::Null);
+    let source = info.get("source");
     if matches_its_source(f) {
         // Reported once, on the source it matches.
         return None;
@@ -310,10 +310,10 @@ fn bytecode_detection(f: &FileRecord) -> Option<Detection> {
     )
     .with("format", "python-bytecode")
     .with("source", if source.is_some() { "differs" } else { "none" });
-    if let Some(n) = facts.get("code_objects") {
+    if let Some(n) = info.get("code_objects") {
         d.evidence.insert("code_objects".into(), n.clone());
     }
-    if let Some(v) = facts.get("python") {
+    if let Some(v) = info.get("python") {
         d.evidence.insert("python".into(), v.clone());
     }
     Some(d)

@@ -352,3 +352,22 @@ fn sbom_components_carry_native_and_bytecode_facts() {
         );
     }
 }
+
+#[test]
+fn a_java_archive_in_a_model_directory_is_src007() {
+    let repo = model_repo();
+    repo.file(
+        "m/tokenizer-plugin.zip",
+        zip_stored(&[
+            ("META-INF/MANIFEST.MF", b"Manifest-Version: 1.0\n"),
+            ("org/x/Main.class", b"\xca\xfe\xba\xbe\x00\x00\x00\x34"),
+        ]),
+    );
+    let (code, r) = scan_json(repo.path(), &[]);
+    assert_eq!(code, 0, "{:#}", r["findings"]);
+    let f = only(&r, "SRC007", "m/tokenizer-plugin.zip");
+    assert_eq!(
+        (f["action"].as_str(), f["evidence"]["format"].as_str()),
+        (Some("warn"), Some("jar"))
+    );
+}

@@ -269,3 +269,38 @@ fn opcode_tables_cover_every_version_and_fold_extended_args() {
     assert_eq!((ins[0].offset, ins[0].op, ins[0].arg), (0, 101, 0x102));
     assert_eq!((ins[1].offset, ins[1].arg), (6, 3));
 }
+
+#[test]
+fn the_311_code_layout_is_read_under_the_312_to_314_magics() {
+    // 3.12-3.14 marshal code objects exactly as 3.11 does (same fields, same order): a 3.11
+    // body under their magics walks the same, which is what the committed fixtures can show
+    // without those interpreters (the opcodes differ; the resolver is not asked here).
+    for magic in [3531u16, 3571, 3627] {
+        let mut b = OS_SYSTEM.to_vec();
+        b[..2].copy_from_slice(&magic.to_le_bytes());
+        let pyc = parse_pyc(&b, &limits()).unwrap();
+        assert_eq!(
+            pyc.module.code[0].names,
+            ["__doc__", "os", "system", "helper"]
+        );
+    }
+}
+
+#[test]
+fn a_36_header_is_twelve_bytes() {
+    let mut b = 3379u16.to_le_bytes().to_vec();
+    b.extend_from_slice(b"\r\n");
+    b.extend_from_slice(&7u32.to_le_bytes());
+    b.extend_from_slice(&42u32.to_le_bytes());
+    let h = parse_header(&b).unwrap();
+    assert_eq!((h.minor, h.len, h.flags), (6, 12, 0));
+    assert_eq!(
+        h.kind,
+        PycKind::Timestamp {
+            mtime: 7,
+            source_size: 42
+        }
+    );
+    b.push(b'N');
+    assert_eq!(parse_pyc(&b, &limits()).unwrap_err().code, "pyc-not-code");
+}
