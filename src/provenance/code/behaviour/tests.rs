@@ -477,3 +477,34 @@ fn hostile_inputs_are_bounded() {
         Some(Severity::Critical)
     );
 }
+
+#[test]
+fn callables_passed_as_values_and_loaders_of_in_memory_blobs() {
+    assert_eq!(
+        worst(
+            "import os\nlist(map(os.system, ['id']))\n",
+            Capability::ProcessExecution
+        ),
+        Some(Severity::Critical)
+    );
+    assert_eq!(
+        worst(
+            "import functools, subprocess\nfunctools.partial(subprocess.run, 'id')()\n",
+            Capability::ProcessExecution
+        ),
+        Some(Severity::Critical)
+    );
+    assert_eq!(
+        worst(
+            "import io, torch, base64\ntorch.load(io.BytesIO(base64.b64decode('gASVAAAA')))\n",
+            Capability::DynamicCode
+        ),
+        Some(Severity::Critical)
+    );
+    // A path is not a payload.
+    assert_eq!(
+        caps_of("import torch, pickle\ntorch.load('model.bin')\npickle.load('x.pkl')\n"),
+        vec![]
+    );
+    assert_eq!(caps_of("import os\nprint(os.path.join)\n"), vec![]);
+}
