@@ -266,7 +266,14 @@ pub(super) fn judge_assignment<'s>(a: &mut Analyzer<'s, '_, '_>, node: Node<'s>)
                 return;
             };
             let names = a.resolve(value);
-            let what = if names.iter().any(|n| n == "sys.modules") {
+            // `sys.modules[__name__] = _LazyModule(…)`: a package replacing its own entry (the
+            // lazy-import pattern of transformers' `__init__.py`) tampers with nothing else.
+            let own = left
+                .child_by_field_name("subscript")
+                .is_some_and(|k| a.text(k) == "__name__");
+            let what = if own {
+                return;
+            } else if names.iter().any(|n| n == "sys.modules") {
                 "sys.modules"
             } else if names.iter().any(|n| {
                 matches!(

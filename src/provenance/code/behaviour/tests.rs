@@ -508,3 +508,20 @@ fn callables_passed_as_values_and_loaders_of_in_memory_blobs() {
     );
     assert_eq!(caps_of("import os\nprint(os.path.join)\n"), vec![]);
 }
+
+#[test]
+fn a_package_replacing_its_own_module_entry_is_not_tampering() {
+    assert_eq!(
+        caps_of(
+            "import sys\nsys.modules[__name__] = _LazyModule(__name__, globals()['__file__'])\n"
+        ),
+        vec![]
+    );
+    assert_eq!(
+        worst(
+            "import sys\nsys.modules['transformers'] = fake\n",
+            Capability::Persistence
+        ),
+        Some(Severity::Critical)
+    );
+}
