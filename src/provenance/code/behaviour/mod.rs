@@ -210,7 +210,9 @@ fn analyze_nested(source: &str, limits: &Limits, depth: usize) -> Behaviour {
         report: super::CodeReport::default(),
     };
     scanner.collect_bindings(tree.root_node());
-    analyze_tree(&mut scanner, tree.root_node(), depth)
+    let mut behaviour = analyze_tree(&mut scanner, tree.root_node(), depth);
+    behaviour.syntax_errors = tree.root_node().has_error();
+    behaviour
 }
 
 /// Analyses a parsed source whose bindings `scanner` has collected (the call scanner's pass

@@ -525,3 +525,31 @@ fn a_package_replacing_its_own_module_entry_is_not_tampering() {
         Some(Severity::Critical)
     );
 }
+
+#[test]
+fn one_parse_for_the_call_scan_and_the_behaviour_finds_what_each_finds_alone() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/behaviour");
+    let mut checked = 0;
+    for cap in std::fs::read_dir(&dir).unwrap() {
+        let cap = cap.unwrap().path();
+        if !cap.is_dir() {
+            continue;
+        }
+        for case in std::fs::read_dir(&cap).unwrap() {
+            let file = case.unwrap().path().join("modeling_tiny.py");
+            let Ok(src) = std::fs::read_to_string(&file) else {
+                continue;
+            };
+            let limits = Limits::default();
+            let (report, together) = super::super::scan_and_analyze(&src, &limits);
+            assert_eq!(together.sites, analyze(&src, &limits).sites, "{file:?}");
+            assert_eq!(
+                report.calls,
+                super::super::scan_python(&src, &limits).calls,
+                "{file:?}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 100, "{checked}");
+}
