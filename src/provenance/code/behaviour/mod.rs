@@ -1294,6 +1294,19 @@ impl<'s> Analyzer<'s, '_, '_> {
                 Ok(None)
             }
             "call" => self.blob_call(node, depth, &limits),
+            // `bytes([105, 109, …])`: a list of byte values (only ever read through `bytes`).
+            "list" | "tuple" => {
+                let mut c = node.walk();
+                let items: Vec<Node<'s>> = node.named_children(&mut c).collect();
+                if items.len() > MAX_STRING_BYTES {
+                    return Ok(None);
+                }
+                let bytes: Option<Vec<u8>> = items
+                    .into_iter()
+                    .map(|i| self.int(i).and_then(|v| u8::try_from(v).ok()))
+                    .collect();
+                Ok(bytes.map(Blob::plain))
+            }
             _ => Ok(None),
         }
     }

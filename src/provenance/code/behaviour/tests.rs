@@ -553,3 +553,36 @@ fn one_parse_for_the_call_scan_and_the_behaviour_finds_what_each_finds_alone() {
     }
     assert!(checked >= 100, "{checked}");
 }
+
+#[test]
+fn byte_lists_host_tuples_and_path_objects_opened_for_writing() {
+    let bytes: Vec<String> = "import os; os.system('id')"
+        .bytes()
+        .map(|b| b.to_string())
+        .collect();
+    let src = format!("exec(bytes([{}]))\n", bytes.join(", "));
+    assert_eq!(
+        worst(&src, Capability::ProcessExecution),
+        Some(Severity::Critical),
+        "{:?}",
+        sites(&src)
+    );
+    assert_eq!(
+        worst(
+            "import socket\nsocket.create_connection(('203.0.113.7', 4444))\n",
+            Capability::Network
+        ),
+        Some(Severity::High)
+    );
+    assert_eq!(
+        worst(
+            "from pathlib import Path\nPath('~/.bashrc').expanduser().open('a').write('x')\n",
+            Capability::Persistence
+        ),
+        Some(Severity::Critical)
+    );
+    assert_eq!(
+        caps_of("from pathlib import Path\nPath('out/config.json').open('w')\n"),
+        vec![]
+    );
+}
