@@ -443,6 +443,30 @@ pub const ENTRIES: &[Entry] = &[
         "CPython shelve; Bandit B301",
     ),
     e(
+        "torch.load",
+        Dyn,
+        Role::Deserialize,
+        "PyTorch torch.load docs (pickle unless weights_only)",
+    ),
+    e(
+        "joblib.load",
+        Dyn,
+        Role::Deserialize,
+        "joblib docs (pickle-based)",
+    ),
+    e(
+        "numpy.load",
+        Dyn,
+        Role::Deserialize,
+        "NumPy docs (allow_pickle)",
+    ),
+    e(
+        "pandas.read_pickle",
+        Dyn,
+        Role::Deserialize,
+        "pandas docs; Bandit B301",
+    ),
+    e(
         "jsonpickle.decode",
         Dyn,
         Role::Deserialize,

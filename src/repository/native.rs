@@ -190,11 +190,11 @@ fn native_detection(f: &FileRecord, loads: Option<&BTreeSet<LoadSite>>) -> Optio
         return None;
     }
     let info = f.facts.fact(Fact::Native).cloned().unwrap_or(Value::Null);
-    let kind = facts
+    let kind = info
         .get("kind")
         .and_then(Value::as_str)
         .unwrap_or("unknown");
-    let arch = facts
+    let arch = info
         .get("architecture")
         .and_then(Value::as_str)
         .unwrap_or_default();
@@ -287,7 +287,7 @@ fn bytecode_detection(f: &FileRecord) -> Option<Detection> {
         // Reported once, on the source it matches.
         return None;
     }
-    let version = facts
+    let version = info
         .get("python")
         .and_then(Value::as_str)
         .map(|v| format!("Python {v}"))

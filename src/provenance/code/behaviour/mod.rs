@@ -210,7 +210,9 @@ fn analyze_nested(source: &str, limits: &Limits, depth: usize) -> Behaviour {
         report: super::CodeReport::default(),
     };
     scanner.collect_bindings(tree.root_node());
-    analyze_tree(&mut scanner, tree.root_node(), depth)
+    let mut behaviour = analyze_tree(&mut scanner, tree.root_node(), depth);
+    behaviour.syntax_errors = tree.root_node().has_error();
+    behaviour
 }
 
 /// Analyses a parsed source whose bindings `scanner` has collected (the call scanner's pass
@@ -536,6 +538,8 @@ impl<'s> Analyzer<'s, '_, '_> {
                 "import",
                 self.module_calls.iter().copied().collect::<Vec<_>>(),
             )));
+        // The function itself is not "reached from" its own name.
+        let roots = roots.filter(|(label, _)| *label != function);
         for (label, starts) in roots {
             let mut seen: BTreeSet<&str> = BTreeSet::new();
             let mut stack: Vec<&str> = starts;
@@ -868,6 +872,28 @@ impl<'s> Analyzer<'s, '_, '_> {
         false
     }
 
+    /// The content of an in-memory file object (`io.BytesIO(x)`, `io.StringIO(x)`): `x`.
+    pub fn file_object_content(&self, node: Node<'s>) -> Option<Node<'s>> {
+        let node = match node.kind() {
+            "identifier" => self.value_of(self.sc.text(node)).unwrap_or(node),
+            _ => node,
+        };
+        if node.kind() != "call" {
+            return None;
+        }
+        let func = node.child_by_field_name("function")?;
+        let wraps = self.resolve(func).iter().any(|n| {
+            matches!(
+                n.as_str(),
+                "io.BytesIO" | "io.StringIO" | "BytesIO" | "StringIO"
+            )
+        });
+        if !wraps {
+            return None;
+        }
+        self.sc.args(node).positional.first().copied()
+    }
+
     // ---- the judges -------------------------------------------------------------------------
 
     fn judge_all(&mut self) {
@@ -943,8 +969,12 @@ impl<'s> Analyzer<'s, '_, '_> {
                 Role::Import => {}
             }
             // One table entry decides a call.
+            if !matches!(entry.role, Role::Defer) {
+                self.judge_passed_callables(node);
+            }
             return;
         }
+        self.judge_passed_callables(node);
         // Calls the table does not name but whose method reads a path, connects or hooks imports.
         credentials::judge_unlisted(self, node, func);
         network::judge_unlisted(self, node, func);
@@ -1011,6 +1041,48 @@ impl<'s> Analyzer<'s, '_, '_> {
                 Some((found.0, format!("`{fname}`, which runs {}", found.1)))
             }
             _ => None,
+        }
+    }
+
+    /// A process or evaluation entry handed to another call as a value (`map(os.system, cmds)`,
+    /// `functools.partial(subprocess.run, cmd)`, `pool.submit(os.system, "…")`): it runs when
+    /// that call calls it.
+    fn judge_passed_callables(&mut self, call: Node<'s>) {
+        let args = self.sc.args(call);
+        let values: Vec<Node<'s>> = args
+            .positional
+            .iter()
+            .copied()
+            .chain(args.keywords.iter().map(|(_, v)| *v))
+            .filter(|v| matches!(v.kind(), "identifier" | "attribute"))
+            .collect();
+        for value in values {
+            for name in self.resolve(value) {
+                let Some(entry) = caps::lookup(&name) else {
+                    continue;
+                };
+                if !matches!(entry.role, Role::Command | Role::Evaluate) {
+                    continue;
+                }
+                let Some(confidence) = self.confidence_of(value, &name, entry) else {
+                    continue;
+                };
+                let callee = call
+                    .child_by_field_name("function")
+                    .map(|f| self.excerpt(self.text(f)))
+                    .unwrap_or_default();
+                let norm = caps::normalize(&name);
+                self.push(
+                    value,
+                    entry.capability,
+                    Severity::Critical,
+                    confidence,
+                    &norm,
+                    format!("is passed to `{callee}`, which calls it"),
+                    entry.cwe,
+                );
+                break;
+            }
         }
     }
 
@@ -1222,6 +1294,19 @@ impl<'s> Analyzer<'s, '_, '_> {
                 Ok(None)
             }
             "call" => self.blob_call(node, depth, &limits),
+            // `bytes([105, 109, …])`: a list of byte values (only ever read through `bytes`).
+            "list" | "tuple" => {
+                let mut c = node.walk();
+                let items: Vec<Node<'s>> = node.named_children(&mut c).collect();
+                if items.len() > MAX_STRING_BYTES {
+                    return Ok(None);
+                }
+                let bytes: Option<Vec<u8>> = items
+                    .into_iter()
+                    .map(|i| self.int(i).and_then(|v| u8::try_from(v).ok()))
+                    .collect();
+                Ok(bytes.map(Blob::plain))
+            }
             _ => Ok(None),
         }
     }

@@ -120,6 +120,13 @@ pub(super) fn judge_unlisted<'s>(a: &mut Analyzer<'s, '_, '_>, node: Node<'s>, f
 
 /// The host of a literal URL (`https://host:port/...`) or bare host name.
 pub(super) fn literal_host<'s>(a: &Analyzer<'s, '_, '_>, node: Node<'s>) -> Option<String> {
+    // `(host, port)`, as `socket.create_connection` and `asyncio.open_connection` take it.
+    if node.kind() == "tuple" {
+        return node
+            .named_child(0)
+            .and_then(|h| a.string(h))
+            .and_then(|h| host_of(&h));
+    }
     let text = match a.string(node) {
         Some(s) => s,
         None => {
