@@ -17,7 +17,8 @@
 //! and the line the line table gives its instruction. A name bound at module level is seen by
 //! nested code objects (`LOAD_GLOBAL`). What is not followed: values passed through the stack
 //! across calls, containers, `getattr` with computed names; those still show in the names
-//! (`co_names`) and string constants, which [`names_mention`] checks conservatively.
+//! (`co_names`, listed in the `bytecode` fact) and string constants, and a `.pyc` whose names
+//! or strings its source lacks never passes as that source's ([`first_unexplained`]).
 //!
 //! # Matching a `.pyc` with its source
 //!
@@ -30,7 +31,7 @@
 //! not; one that passes both holds nothing the source does not say, and is reported once, on the
 //! source.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::marshal::{CodeObject, Module, PycHeader, PycKind, opcodes};
 
@@ -426,6 +427,52 @@ pub fn judge(ctx: &mut super::Ctx<'_>, pyc: &Inspected) {
             library: None,
         });
     }
+    // Names the bytecode only holds as data: `getattr(os, "sys" + "tem")` compiles to the name
+    // `os` and the folded constant `"system"`. A code object whose names include a module and
+    // whose string constants include one of that module's dangerous callables is a site too
+    // (high: the pairing is evidence, not a resolved call).
+    let resolved: BTreeSet<&str> = sites.iter().map(|s| s.call.as_str()).collect();
+    let mut paired = Vec::new();
+    for (index, code) in pyc.pyc.module.code.iter().enumerate() {
+        for module in &code.names {
+            for attr in code.const_strings.iter().filter(|c| is_identifier(c)) {
+                let name = format!("{module}.{attr}");
+                let Some(entry) = capabilities::lookup(&name) else {
+                    continue;
+                };
+                if entry.matching != capabilities::Match::Exact
+                    || !matches!(entry.role, Role::Call | Role::Command | Role::Evaluate)
+                    || resolved.contains(name.as_str())
+                {
+                    continue;
+                }
+                paired.push(behaviour::Site {
+                    capability: entry.capability,
+                    severity: Severity::High,
+                    confidence: behaviour::Confidence::Medium,
+                    line: code.first_line as usize,
+                    column: 1,
+                    call: name,
+                    detail: format!(
+                        "in compiled code object `{}`, named as data (`{module}` and the string `\"{attr}\"`)",
+                        code.qualname
+                    ),
+                    when: match when_of(&pyc.pyc.module, index) {
+                        When::Import => behaviour::When::Import,
+                        When::Call => behaviour::When::Call {
+                            function: code.qualname.clone(),
+                            reached_from: Vec::new(),
+                        },
+                    },
+                    cwe: entry.cwe,
+                    decoded: None,
+                    library: None,
+                });
+            }
+        }
+    }
+    paired.dedup_by(|a, b| a.call == b.call && a.line == b.line);
+    sites.extend(paired);
     if sites.is_empty() {
         return;
     }
@@ -434,6 +481,16 @@ pub fn judge(ctx: &mut super::Ctx<'_>, pyc: &Inspected) {
         ..behaviour::Behaviour::default()
     };
     super::source::record_behaviour(ctx, &found, None);
+}
+
+/// A Python identifier (ASCII subset): what an attribute name in a string constant looks like.
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && s.len() <= 64
 }
 
 /// The bytes of the source file at `rel` (relative to the scan root), found beside the `.pyc`

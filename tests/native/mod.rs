@@ -371,3 +371,19 @@ fn a_java_archive_in_a_model_directory_is_src007() {
         (Some("warn"), Some("jar"))
     );
 }
+
+#[test]
+fn bytecode_naming_a_callable_as_data_is_still_judged() {
+    // `getattr(o, "sys" + "tem")` after `import os as o`: the name `os` and the folded
+    // constant "system" in one code object.
+    let repo = model_repo();
+    repo.file(
+        "m/loader.pyc",
+        include_bytes!("../fixtures/bytecode/getattr_os.cpython-311.pyc"),
+    );
+    let (code, r) = scan_json(repo.path(), &[]);
+    assert_eq!(code, 1, "{:#}", r["findings"]);
+    let b = only(&r, "SRC006", "m/loader.pyc");
+    assert_eq!(b["evidence"]["call"], "os.system");
+    assert_eq!(b["severity"], "high");
+}
