@@ -476,7 +476,7 @@ fn hostile_inputs_are_bounded() {
     let blob = base64_encode("import os\nos.system('id')\n".repeat(20).as_bytes());
     let many = format!(
         "import base64\n{}",
-        format!("exec(base64.b64decode('{blob}'))\n").repeat(3_000)
+        format!("exec(base64.b64decode('{blob}'))\n").repeat(300)
     );
     let started = std::time::Instant::now();
     let found = analyze(&many, &Limits::default());
