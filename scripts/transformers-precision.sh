@@ -212,14 +212,24 @@ with zipfile.ZipFile(wheel) as z:
 
 
 def where(family, f):
+    """One finding as `family/file:line RULE [severity/action]: message`, then its sites (SRC006
+    lists every site it found: line, resolved call, severity) or else its evidence."""
     loc = f.get("location") or {}
     line = loc.get("line")
     col = loc.get("column")
     pos = f":{line}" + (f":{col}" if col else "") if line else ""
-    ev = json.dumps(f.get("evidence", {}), sort_keys=True)
-    if len(ev) > 600:
-        ev = ev[:600] + "..."
-    return f"{family}/{f['path']}{pos} {f['rule']} [{f['severity']}/{f['action']}]: {f['message']}\n      evidence: {ev}"
+    out = f"{family}/{f['path']}{pos} {f['rule']} [{f['severity']}/{f['action']}]: {f['message']}"
+    ev = f.get("evidence") or {}
+    sites = ev.get("sites")
+    if isinstance(sites, list) and sites:
+        for site in sites:
+            if isinstance(site, dict):
+                out += (f"\n      - line {site.get('line')}: `{site.get('call')}` {site.get('detail', '')}"
+                        f" [{site.get('severity')}, {site.get('when')}]")
+    else:
+        text = json.dumps(ev, sort_keys=True)
+        out += "\n      evidence: " + (text[:600] + "..." if len(text) > 600 else text)
+    return out
 
 
 ndeny = sum(c["deny"] for c in per_rule.values())
