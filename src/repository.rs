@@ -291,6 +291,44 @@ pub fn model_dirs(files: &[FileRecord]) -> BTreeSet<String> {
         .collect()
 }
 
+/// The Python files of a crawl that a model loader can run, from the paths alone (decided before
+/// any file is read, so the read stage knows which files get the behaviour analysis, SRC006):
+/// `.py` and `.ipynb` files in a directory that holds `config.json` or a file with a weights
+/// extension (the by-name form of [`model_dirs`]), every `hubconf.py` (`torch.hub.load`), and
+/// everything under a TorchServe folder (`MAR-INF/MANIFEST.json`) or an MLflow model (`MLmodel`),
+/// whose `code/` directories are on the loader's import path. Library code elsewhere in the tree
+/// is not model code: a package that ships code next to no weights is judged by SRC004 alone.
+pub fn model_code_paths<'a>(paths: impl IntoIterator<Item = &'a str> + Clone) -> BTreeSet<String> {
+    let mut dirs: BTreeSet<&str> = BTreeSet::new();
+    let mut trees: BTreeSet<String> = BTreeSet::new();
+    for p in paths.clone() {
+        let name = classify::basename(p);
+        let ext = classify::extension(p);
+        if name == "config.json" || classify::WEIGHT_EXTENSIONS.contains(&ext.as_str()) {
+            dirs.insert(parent(p));
+        }
+        if name == "MLmodel" {
+            trees.insert(parent(p).to_string());
+        }
+        if name == "MANIFEST.json" && classify::basename(parent(p)) == "MAR-INF" {
+            trees.insert(parent(parent(p)).to_string());
+        }
+    }
+    let mut out = BTreeSet::new();
+    for p in paths {
+        let ext = classify::extension(p);
+        if ext != "py" && ext != "ipynb" {
+            continue;
+        }
+        let dir = parent(p);
+        let in_tree = trees.iter().any(|t| t == dir || is_within(dir, t));
+        if dirs.contains(dir) || in_tree || classify::basename(p) == "hubconf.py" {
+            out.insert(p.to_string());
+        }
+    }
+    out
+}
+
 /// Directory names that hold test data, not models anyone publishes (issue 15, cause 10).
 const TEST_DATA_DIRS: &[&str] = &[
     "test",

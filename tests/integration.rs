@@ -447,6 +447,7 @@ fn truncated_pickle_reports_imports_before_damage() {
 mod action;
 mod architecture;
 mod baseline;
+mod behaviour;
 mod configs;
 mod engine;
 mod hostile;

@@ -220,9 +220,16 @@ impl Scanner {
         if let Some(note) = cache.as_ref().and_then(|c| c.note.clone()) {
             stats.cache_notes.push(note);
         }
+        // Which Python files are model code is decided from the whole crawl before any is read.
+        let cfg = ScanConfig {
+            model_code: std::sync::Arc::new(crate::repository::model_code_paths(
+                units.iter().map(|u| u.rel.as_str()),
+            )),
+            ..self.cfg.clone()
+        };
         let scans = schedule::scan_all(
             &units,
-            &self.cfg,
+            &cfg,
             self.options.jobs,
             self.options.progress,
             &cpu,

@@ -530,6 +530,18 @@ fn check_torchserve(ctx: &mut Ctx<'_>, members: &[zip::Member]) {
     }
 }
 
+/// Whether the `.py` members of the archive at `rel` are model code: every archive but Python
+/// packaging (wheels, eggs) and compressed source distributions, whose `.py` files are a
+/// library's, not a model's.
+fn archive_holds_model_code(rel: &str) -> bool {
+    let lower = rel.to_ascii_lowercase();
+    ![
+        ".whl", ".egg", ".jar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar.zst",
+    ]
+    .iter()
+    .any(|e| lower.ends_with(e))
+}
+
 /// Inspects one member stream by content. Returns the member's format.
 pub fn inspect_member(
     ctx: &mut Ctx<'_>,
@@ -554,6 +566,20 @@ pub fn inspect_member(
         return Ok(Format::Json);
     }
     let (head, mut replay) = read::peek(r, 4096)?;
+    // Python in a model archive (a TorchServe `.mar` handler and its modules, a `.nemo`'s
+    // code) runs when the archive is served or loaded: the behaviour analysis (SRC006). A
+    // member named `.py` that holds a pickle or an archive still goes to the content dispatch.
+    if name.ends_with(".py")
+        && archive_holds_model_code(ctx.rel)
+        && matches!(
+            classify::sniff(&head, head.len() as u64),
+            Format::Text | Format::Unknown | Format::Empty
+        )
+        && !pickle::looks_like_pickle(&head)
+    {
+        super::source::inspect_python_member(ctx, &mut replay, name)?;
+        return Ok(Format::Python);
+    }
     let size_hint = size.unwrap_or(u64::MAX);
     let sniffed = classify::sniff(&head, size_hint.max(head.len() as u64));
     let format = match sniffed {

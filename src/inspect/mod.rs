@@ -64,6 +64,10 @@ pub struct ScanConfig {
     pub pickle_extra: crate::knowledge::ExtraLists,
     /// Revision forms that count as pinned besides a full commit (`tag`, `short-sha`).
     pub pinned_revisions: Vec<String>,
+    /// Paths (as scanned, `rel`) of the Python files that are model code: what a model loader
+    /// imports (`repository::model_code_paths`, from the crawl). Only these get the behaviour
+    /// analysis (SRC006); library code elsewhere in a tree is not model code.
+    pub model_code: std::sync::Arc<std::collections::BTreeSet<String>>,
 }
 
 /// What the scan learned about one file.

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use super::{Ctx, read};
 use crate::model::finding::{Location, Severity};
 use crate::model::rules::RuleId;
-use crate::provenance::code::{CodeItem, ItemKind, RepoRef, RevisionState, TrustValue};
+use crate::provenance::code::{CodeItem, ItemKind, RepoRef, RevisionState, TrustValue, behaviour};
 use crate::provenance::{automap, card, code, notebook};
 
 /// Reads the file as text within `limit`; a larger file gets SCAN004 and `None`.
@@ -197,12 +197,153 @@ fn code_limits(ctx: &Ctx<'_>) -> code::Limits {
     }
 }
 
-/// Python source: downloads, trust_remote_code, unsafe loads.
+/// Most sites listed in one SRC006 finding's evidence (the count says how many there were).
+const MAX_LISTED_SITES: usize = 100;
+
+/// SRC006: one detection per capability of a model code file (or archive member), listing every
+/// site; severity is the worst site's. Also records the `python_capabilities` fact.
+pub(super) fn record_behaviour(
+    ctx: &mut Ctx<'_>,
+    behaviour: &behaviour::Behaviour,
+    member: Option<&str>,
+) {
+    let mut facts = serde_json::Map::new();
+    for cap in behaviour.capabilities() {
+        let sites: Vec<&behaviour::Site> = behaviour
+            .sites
+            .iter()
+            .filter(|s| s.capability == cap)
+            .collect();
+        let Some(worst) = sites
+            .iter()
+            .copied()
+            .max_by(|a, b| a.severity.cmp(&b.severity).then(b.line.cmp(&a.line)))
+        else {
+            continue;
+        };
+        facts.insert(
+            cap.code().into(),
+            json!({"sites": sites.len(), "severity": worst.severity.as_str()}),
+        );
+        let more = match sites.len() {
+            1 => String::new(),
+            n => format!(
+                " (and {} more site{})",
+                n - 1,
+                if n == 2 { "" } else { "s" }
+            ),
+        };
+        let payload = worst
+            .decoded
+            .as_ref()
+            .map(|d| format!("; decoded ({}): `{}`", d.chain.join(" -> "), d.excerpt))
+            .unwrap_or_default();
+        let inside = member.map(|m| format!(" in `{m}`")).unwrap_or_default();
+        let message = format!(
+            "model code{inside} {}: `{}` {} at line {}, {}{payload}{more}",
+            cap.phrase(),
+            worst.call,
+            worst.detail,
+            worst.line,
+            worst.when.describe(),
+        );
+        let mut cwes: Vec<String> = sites.iter().map(|s| format!("CWE-{}", s.cwe)).collect();
+        cwes.sort();
+        cwes.dedup();
+        let listed: Vec<Value> = sites
+            .iter()
+            .take(MAX_LISTED_SITES)
+            .map(|s| site_json(s))
+            .collect();
+        let libraries: Vec<&str> = sites.iter().filter_map(|s| s.library.as_deref()).collect();
+        let key = match member {
+            Some(m) => format!("{m}:{}", cap.code()),
+            None => cap.code().to_owned(),
+        };
+        let loc = Location {
+            line: Some(worst.line as u64),
+            column: Some(worst.column as u64),
+            member: member.map(str::to_owned),
+            ..Location::default()
+        };
+        let d = ctx.detect(RuleId::CustomCodeBehaviour, key, message, loc);
+        d.severity = worst.severity;
+        d.evidence.insert("capability".into(), json!(cap.code()));
+        d.evidence.insert("call".into(), json!(worst.call));
+        d.evidence
+            .insert("confidence".into(), json!(worst.confidence.as_str()));
+        d.evidence
+            .insert("when".into(), json!(worst.when.describe()));
+        d.evidence.insert("cwe".into(), json!(cwes));
+        d.evidence.insert("site_count".into(), json!(sites.len()));
+        d.evidence.insert("sites".into(), Value::Array(listed));
+        if let Some(dec) = &worst.decoded {
+            d.evidence.insert("decode_chain".into(), json!(dec.chain));
+            d.evidence
+                .insert("payload_excerpt".into(), json!(dec.excerpt));
+        }
+        if !libraries.is_empty() {
+            d.evidence.insert("libraries".into(), json!(libraries));
+        }
+    }
+    if !facts.is_empty() && member.is_none() {
+        ctx.fact(Fact::PythonCapabilities, Value::Object(facts));
+    }
+}
+
+fn site_json(s: &behaviour::Site) -> Value {
+    let mut v = json!({
+        "line": s.line,
+        "column": s.column,
+        "call": s.call,
+        "detail": s.detail,
+        "when": s.when.describe(),
+        "severity": s.severity.as_str(),
+        "confidence": s.confidence.as_str(),
+        "cwe": format!("CWE-{}", s.cwe),
+    });
+    if let Value::Object(m) = &mut v {
+        if let behaviour::When::Call {
+            function,
+            reached_from,
+        } = &s.when
+        {
+            m.insert("function".into(), json!(function));
+            if !reached_from.is_empty() {
+                m.insert("reached_from".into(), json!(reached_from));
+            }
+        }
+        if let Some(d) = &s.decoded {
+            m.insert("decode_chain".into(), json!(d.chain));
+            m.insert("payload_excerpt".into(), json!(d.excerpt));
+        }
+        if let Some(l) = &s.library {
+            m.insert("library".into(), json!(l));
+        }
+    }
+    v
+}
+
+/// Python source: downloads, trust_remote_code, unsafe loads; for model code (a file a model
+/// loader imports), what it does (SRC006) from the same parse.
 pub fn inspect_python(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<()> {
     let limit = ctx.cfg.limits.code_file_bytes;
     let (bytes, more) = read::read_bounded(r, limit)?;
     if more {
         over_limit(ctx, limit, "code_file_bytes");
+        return Ok(());
+    }
+    if ctx.cfg.model_code.contains(ctx.rel) {
+        let text = String::from_utf8_lossy(&bytes);
+        let (report, behaviour) = code::scan_and_analyze(&text, &code_limits(ctx));
+        for item in &report.calls {
+            record_item(ctx, item, None);
+        }
+        record_behaviour(ctx, &behaviour, None);
+        ctx.fact(Fact::PythonSyntaxErrors, report.syntax_errors);
+        if let Some(by) = report.truncated_by.or(behaviour.truncated_by) {
+            ctx.fact(Fact::PythonTruncatedBy, by);
+        }
         return Ok(());
     }
     // The pre-filter runs on the bytes as read, before any decoding: most Python files cannot
@@ -223,6 +364,61 @@ pub fn inspect_python(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<()> 
     Ok(())
 }
 
+/// A `.py` member of a model archive: its behaviour (SRC006), located by member.
+pub(super) fn inspect_python_member(
+    ctx: &mut Ctx<'_>,
+    r: &mut dyn BufRead,
+    member: &str,
+) -> io::Result<()> {
+    let limit = ctx.cfg.limits.code_file_bytes;
+    let (bytes, more) = read::read_bounded(r, limit)?;
+    if more {
+        let cfg = ctx.cfg;
+        let d = ctx.detect(
+            RuleId::LimitExceeded,
+            format!("code_file_bytes:{member}"),
+            format!("archive member `{member}` is larger than the code_file_bytes limit ({limit} bytes); its code was not checked"),
+            Location {
+                member: Some(member.to_owned()),
+                ..Location::default()
+            },
+        );
+        super::name_limit(d, cfg, "code_file_bytes");
+        return Ok(());
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let behaviour = behaviour::analyze(&text, &code_limits(ctx));
+    record_behaviour(ctx, &behaviour, Some(member));
+    Ok(())
+}
+
+/// A notebook shipped in a model directory: its code cells' behaviour (SRC006), analysed as one
+/// source (bindings flow from cell to cell), each site named with its cell.
+fn notebook_behaviour(ctx: &mut Ctx<'_>, bytes: &[u8]) {
+    let Some(cells) = notebook::python_cells(bytes, &notebook::Limits::default()) else {
+        return;
+    };
+    let mut source = String::new();
+    let mut starts: Vec<(usize, usize)> = Vec::new();
+    let mut line = 1usize;
+    for (number, text) in &cells {
+        starts.push((line, *number));
+        source.push_str(text);
+        if !text.ends_with('\n') {
+            source.push('\n');
+        }
+        line = line.saturating_add(text.lines().count().max(1));
+    }
+    let mut behaviour = behaviour::analyze(&source, &code_limits(ctx));
+    for site in &mut behaviour.sites {
+        if let Some((first, number)) = starts.iter().rev().find(|(first, _)| *first <= site.line) {
+            site.line = site.line - first + 1;
+            site.detail = format!("{} (cell {number})", site.detail);
+        }
+    }
+    record_behaviour(ctx, &behaviour, None);
+}
+
 /// Jupyter notebook: each code cell scanned like a Python file.
 pub fn inspect_notebook(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<()> {
     let limit = ctx.cfg.limits.json_bytes;
@@ -236,6 +432,9 @@ pub fn inspect_notebook(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<()
         );
         d.evidence.insert("limit".into(), json!("json_bytes"));
         return Ok(());
+    }
+    if ctx.cfg.model_code.contains(ctx.rel) {
+        notebook_behaviour(ctx, &bytes);
     }
     match notebook::scan_notebook(&bytes, &notebook::Limits::default()) {
         Ok(report) => {

@@ -39,6 +39,8 @@
 //! methods run arbitrary library code, the class list changes with every release, and a team that
 //! trusts them can say so in its policy.
 
+pub mod capabilities;
+
 use std::borrow::Cow;
 
 /// The knowledge base's opinion of one imported global.

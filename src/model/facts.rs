@@ -99,6 +99,7 @@ facts! {
     // Code and configs.
     PythonSyntaxErrors = "python_syntax_errors", "Python: syntax errors met in the statements parsed (scanning goes on)";
     PythonTruncatedBy = "python_truncated_by", "Python: the limit that stopped the scan";
+    PythonCapabilities = "python_capabilities", "Python model code: the capabilities its behaviour analysis found (SRC006), each with its site count and worst severity";
     NotebookCellsScanned = "notebook_cells_scanned", "notebook: code cells scanned";
     NotebookLanguage = "notebook_language", "notebook: kernel language";
     NotebookError = "notebook_error", "notebook: why the JSON could not be read";

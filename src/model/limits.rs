@@ -112,6 +112,14 @@ limits! {
     hdf5_messages = 4096, [0, ANY], "object header messages read for an HDF5 root group";
     tflite_operator_codes = 4096, [0, ANY], "operator codes read from a TFLite model";
     numpy_header_bytes = 64 * KIB, [0, ANY], "NumPy `.npy` header dictionary size";
+    // Literal blobs in shipped Python (issue 30): payloads are kilobytes; a bigger output is a
+    // decompression bomb, not code anyone hides.
+    blob_decoded_bytes = 16 * MIB, [0, ANY],
+        "bytes one literal blob in Python code may decode to, at every step of its decode chain";
+    blob_decode_steps = 64, [0, ANY],
+        "codec steps (base64, zlib, rot13, ...) applied to one literal blob";
+    blob_nesting_depth = 8, [0, ANY],
+        "decoded payloads analysed again inside decoded payloads (code hidden in decoded code)";
 }
 
 /// A limit as a `usize` count or length (saturating on 32-bit targets, where a larger value

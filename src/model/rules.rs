@@ -162,6 +162,9 @@ rules! {
     ModelConfusion => "SRC005", "model-confusion", High, "source",
         "a hub download names what looks like a local folder (`checkpoints/…`, or a directory of this repository)",
         "`from_pretrained(\"checkpoints/best\")` loads the local folder when it exists and silently downloads the hub repository `checkpoints/best` when it does not (a missing output folder, a fresh clone): whoever registers that namespace on the hub serves the model (published 2025). Write local paths as `./checkpoints/best` or absolute paths; pin hub downloads to a commit.";
+    CustomCodeBehaviour => "SRC006", "custom-code-behaviour", Critical, "source",
+        "shipped code runs processes, evaluates dynamic or decoded code, reaches non-Hub hosts, reads credentials, persists or tampers, installs packages, or loads native code",
+        "A model loader that trusts the repository's code (`trust_remote_code=True`, `torch.hub.load`, TorchServe, MLflow) runs this file, and the file does something model code never needs to: the evidence lists every site with its resolved call, line and when it runs (at import or in which function), and the decoded payload of hidden blobs. Do not load the model; if the site is legitimate (a kernel it compiles, an image it fetches), review it and add an exception for this file's digest.";
     NoGitRepository => "PRV001", "no-git-repository", Low, "provenance",
         "the scan root is not in a git repository",
         "Without a git repository modelgate cannot record which revision was scanned. Scan a checkout so the report and SBOM name the commit.";

@@ -396,7 +396,7 @@ impl Policy {
                     f
                 }
                 None => {
-                    let action = self.level(d.rule);
+                    let action = graded(d.rule, d.severity, self.level(d.rule));
                     Finding::from_detection(d, action, digest.as_deref())
                 }
             };
@@ -452,6 +452,21 @@ impl Policy {
             d = d.with("expires", date.to_string());
         }
         Finding::from_detection(d, self.level(rule), None)
+    }
+}
+
+/// SRC006 grades its own verdict by severity: a `deny` level denies high and critical sites (a
+/// process, decoded code, a hard-coded host, a credential file) and only warns about medium and
+/// low ones (a URL the caller passes, one secret variable read, a compiled kernel), so ordinary
+/// model code that fetches an image is not blocked while every payload class is (issue 30).
+fn graded(rule: RuleId, severity: crate::model::rules::Severity, action: Action) -> Action {
+    if rule == RuleId::CustomCodeBehaviour
+        && action == Action::Deny
+        && severity < crate::model::rules::Severity::High
+    {
+        Action::Warn
+    } else {
+        action
     }
 }
 

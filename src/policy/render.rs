@@ -279,6 +279,9 @@ pub fn example(rule: RuleId) -> &'static str {
         RuleId::ModelConfusion => {
             "`AutoModel.from_pretrained(\"checkpoints/best\")` where `checkpoints/` is a training output folder"
         }
+        RuleId::CustomCodeBehaviour => {
+            "a `modeling_custom.py` named by `auto_map` that runs `exec(zlib.decompress(base64.b64decode(\"eJ…\")))` at import"
+        }
         RuleId::NoGitRepository => "scanning a downloaded snapshot directory that has no `.git`",
         RuleId::DirtyWorktree => "scanning a checkout with an uncommitted edit to `config.json`",
         RuleId::UntrackedWeights => {

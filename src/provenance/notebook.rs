@@ -82,6 +82,30 @@ pub struct NotebookItem {
 /// Cell magics whose body is still Python.
 const PYTHON_CELL_MAGICS: &[&str] = &["time", "timeit", "capture", "prun", "debug"];
 
+/// The Python of a notebook's code cells (IPython magics and shell lines removed), each with
+/// its cell's 1-based number; `None` for a notebook in another language or one that cannot be
+/// read (its scan reports why).
+pub fn python_cells(json: &[u8], limits: &Limits) -> Option<Vec<(usize, String)>> {
+    if json.len() > limits.max_notebook_bytes {
+        return None;
+    }
+    let cells = cells::read(json, limits.max_cells, limits.code.max_source_bytes).ok()?;
+    if cells
+        .language
+        .as_deref()
+        .is_some_and(|l| !l.eq_ignore_ascii_case("python"))
+    {
+        return None;
+    }
+    Some(
+        cells
+            .code
+            .into_iter()
+            .filter_map(|(index, source)| strip_ipython(source).map(|p| (index + 1, p)))
+            .collect(),
+    )
+}
+
 /// Scans a `.ipynb` file's code cells. A notebook whose code cells together cannot yield an
 /// item ([`code::may_report`] on their text) is not parsed: its report has no items and no
 /// syntax errors, and still counts the cells.

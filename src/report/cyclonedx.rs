@@ -70,6 +70,8 @@ pub mod prop {
     pub const DTYPES: &str = "modelgate:dtypes";
     /// One pickle global (`module.name`), repeatable.
     pub const PICKLE_GLOBAL: &str = "modelgate:pickle:globals";
+    /// A capability of a model code file (SRC006), one property per capability.
+    pub const CAPABILITY: &str = "modelgate:code:capability";
     /// One rule code with findings on this item, repeatable.
     pub const FINDING: &str = "modelgate:finding";
     /// `true` on a Git LFS pointer file: the hash is the pointer's oid.
@@ -536,6 +538,11 @@ fn file_component(f: &FileRecord, cx: &Cx<'_>) -> Component {
     }
     for g in strings(f.facts.fact(Fact::PickleGlobals), cx.limits.max_globals) {
         props.push(cx.prop(prop::PICKLE_GLOBAL, &g));
+    }
+    if let Some(Value::Object(caps)) = f.facts.fact(Fact::PythonCapabilities) {
+        for c in caps.keys().take(cx.limits.max_list) {
+            props.push(cx.prop(prop::CAPABILITY, c));
+        }
     }
     cx.finding_props(&f.path, &mut props);
     if !hashes.is_empty() {

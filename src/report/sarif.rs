@@ -139,6 +139,9 @@ struct SarifResult {
     level: &'static str,
     message: Text,
     locations: Vec<ResultLocation>,
+    /// Every site of a finding that lists several (SRC006: one finding per file and capability).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    related_locations: Vec<RelatedLocation>,
     partial_fingerprints: BTreeMap<&'static str, String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     suppressions: Option<Vec<Value>>,
@@ -149,6 +152,14 @@ struct SarifResult {
 #[serde(rename_all = "camelCase")]
 struct ResultLocation {
     physical_location: PhysicalLocation,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RelatedLocation {
+    id: usize,
+    physical_location: PhysicalLocation,
+    message: Text,
 }
 
 #[derive(Debug, Serialize)]
@@ -310,6 +321,25 @@ fn cwe_tags(r: RuleId) -> &'static [&'static str] {
         "FMT004" => &["CWE-22", "external/cwe/cwe-22"],
         "SCAN002" => &["CWE-59", "external/cwe/cwe-59"],
         "ST001" => &["CWE-20", "external/cwe/cwe-20"],
+        // Process execution, eval injection, download of code, credentials, hidden
+        // functionality, untrusted inclusion, process control (native loads): per finding,
+        // `properties.tags` names the ones its sites have.
+        "SRC006" => &[
+            "CWE-78",
+            "external/cwe/cwe-78",
+            "CWE-95",
+            "external/cwe/cwe-95",
+            "CWE-494",
+            "external/cwe/cwe-494",
+            "CWE-522",
+            "external/cwe/cwe-522",
+            "CWE-912",
+            "external/cwe/cwe-912",
+            "CWE-829",
+            "external/cwe/cwe-829",
+            "CWE-114",
+            "external/cwe/cwe-114",
+        ],
         _ => &[],
     }
 }
@@ -375,6 +405,56 @@ fn result(prefix: &str, policy: &str, f: &Finding) -> SarifResult {
     if !f.evidence.is_empty() {
         properties.insert("evidence".into(), json!(f.evidence));
     }
+    // A finding's own CWE ids (SRC006 sites carry them), in both tag forms.
+    if let Some(cwes) = f.evidence.get("cwe").and_then(Value::as_array) {
+        let tags: Vec<String> = cwes
+            .iter()
+            .filter_map(Value::as_str)
+            .flat_map(|c| {
+                [
+                    c.to_owned(),
+                    format!("external/cwe/{}", c.to_ascii_lowercase()),
+                ]
+            })
+            .collect();
+        properties.insert("tags".into(), json!(tags));
+    }
+    let related_locations = f
+        .evidence
+        .get("sites")
+        .and_then(Value::as_array)
+        .map(|sites| {
+            sites
+                .iter()
+                .filter_map(|s| {
+                    let line = s.get("line").and_then(Value::as_u64)?;
+                    let text = format!(
+                        "`{}` {} ({})",
+                        s.get("call").and_then(Value::as_str).unwrap_or_default(),
+                        s.get("detail").and_then(Value::as_str).unwrap_or_default(),
+                        s.get("when").and_then(Value::as_str).unwrap_or_default()
+                    );
+                    Some((line, s.get("column").and_then(Value::as_u64), text))
+                })
+                .enumerate()
+                .map(|(id, (line, column, text))| RelatedLocation {
+                    id,
+                    physical_location: PhysicalLocation {
+                        artifact_location: ArtifactLocation {
+                            uri: artifact_uri(prefix, &f.path),
+                            uri_base_id: SRCROOT,
+                        },
+                        region: Some(Region {
+                            start_line: Some(line.max(1)),
+                            start_column: column.map(|c| c.max(1)),
+                            byte_offset: None,
+                        }),
+                    },
+                    message: Text { text },
+                })
+                .collect()
+        })
+        .unwrap_or_default();
     SarifResult {
         rule_id: f.rule.code(),
         rule_index: rule_index(f.rule),
@@ -389,6 +469,7 @@ fn result(prefix: &str, policy: &str, f: &Finding) -> SarifResult {
                 region: region(f),
             },
         }],
+        related_locations,
         partial_fingerprints: BTreeMap::from([(FINGERPRINT_KEY, f.fingerprint.clone())]),
         suppressions: suppressions(f, policy),
         properties,

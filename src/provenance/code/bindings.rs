@@ -33,6 +33,25 @@ impl Bindings {
             .saturating_add(self.wildcards.len())
     }
 
+    /// The names an import bound `name` to, if it is an import alias (`sp` after
+    /// `import subprocess as sp`).
+    pub(super) fn alias(&self, name: &str) -> Option<&[String]> {
+        self.aliases.get(name).map(Vec::as_slice)
+    }
+
+    /// Whether any import binds a name to `module` or something under it.
+    pub(super) fn imports_module(&self, module: &str) -> bool {
+        self.aliases.values().flatten().any(|t| {
+            t.strip_prefix(module)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+        }) || self.wildcards.iter().any(|w| w == module)
+    }
+
+    /// How many assignments to `name` the file makes (any scope).
+    pub(super) fn assignments(&self, name: &str) -> u32 {
+        self.assigned.get(name).map_or(0, |(n, _)| *n)
+    }
+
     /// A name counts as a constant only if it is assigned exactly once anywhere: a second
     /// assignment (in a function with `global`, a loop, a later cell) could change it.
     fn constant(&self, name: &str) -> Option<&Const> {

@@ -29,7 +29,9 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use tree_sitter::{Node, ParseOptions, ParseState, Parser};
 
+pub mod behaviour;
 mod bindings;
+pub mod decode;
 pub mod hub;
 mod literals;
 mod loaders;
@@ -248,7 +250,7 @@ pub(super) fn scan_selection_with(
     bindings: &mut Bindings,
 ) -> CodeReport {
     let tree = match parse(&selection.text, limits) {
-        Ok(tree) if !tree.root_node().has_error() => tree,
+        Ok(tree) if !syntax_errors(&selection.text, tree.root_node()) => tree,
         _ => return scan_python_with(source, limits, bindings),
     };
     let mut scanner = Scanner {
@@ -261,6 +263,54 @@ pub(super) fn scan_selection_with(
     };
     scanner.collect_bindings_and_items(tree.root_node());
     scanner.report
+}
+
+/// Scans a model code file and analyses its behaviour from one parse of the whole source: the
+/// call scan ([`scan_python`]'s items, empty when [`may_report`] rejects the bytes, as there) and
+/// the capability sites ([`behaviour::analyze`]) share the tree and the import bindings.
+pub fn scan_and_analyze(source: &str, limits: &Limits) -> (CodeReport, behaviour::Behaviour) {
+    let tree = match parse(source, limits) {
+        Ok(tree) => tree,
+        Err(by) => {
+            let report = CodeReport {
+                truncated: true,
+                truncated_by: Some(by),
+                ..CodeReport::default()
+            };
+            let behaviour = behaviour::Behaviour {
+                truncated_by: Some(by),
+                ..behaviour::Behaviour::default()
+            };
+            return (report, behaviour);
+        }
+    };
+    let root = tree.root_node();
+    let mut bindings = Bindings::default();
+    let mut scanner = Scanner {
+        source,
+        selection: None,
+        limits,
+        bindings: &mut bindings,
+        nodes: 0,
+        report: CodeReport {
+            syntax_errors: root.has_error(),
+            ..CodeReport::default()
+        },
+    };
+    let wanted = may_report(source.as_bytes());
+    if wanted {
+        scanner.collect_bindings_and_items(root);
+    } else {
+        scanner.collect_bindings(root);
+    }
+    let report = if wanted {
+        std::mem::take(&mut scanner.report)
+    } else {
+        CodeReport::default()
+    };
+    let mut behaviour = behaviour::analyze_tree(&mut scanner, root, 0);
+    behaviour.syntax_errors = root.has_error();
+    (report, behaviour)
 }
 
 /// Scans one Python source without the pre-filter: always parses. For callers that ran
@@ -357,7 +407,7 @@ pub(super) fn scan_python_with(
         }
     };
     let root = tree.root_node();
-    report.syntax_errors = root.has_error();
+    report.syntax_errors = syntax_errors(source, root);
 
     let mut scanner = Scanner {
         source,
@@ -369,6 +419,12 @@ pub(super) fn scan_python_with(
     };
     scanner.collect_bindings_and_items(root);
     scanner.report
+}
+
+/// Whether the parse of `source` has syntax errors: error nodes, or lines tree-sitter joined
+/// into one statement where CPython ends a statement (see [`select::boundaries_agree`]).
+fn syntax_errors(source: &str, root: Node<'_>) -> bool {
+    root.has_error() || !select::boundaries_agree(source, root)
 }
 
 /// Parses `source` within the size, budget and time caps; `Err` names the cap that stopped it.
@@ -471,7 +527,7 @@ pub fn list_calls(source: &str, limits: &Limits) -> CallList {
         }
     };
     let root = tree.root_node();
-    out.syntax_errors = root.has_error();
+    out.syntax_errors = syntax_errors(source, root);
     let mut bindings = Bindings::default();
     let mut scanner = Scanner {
         source,

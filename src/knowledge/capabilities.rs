@@ -1,0 +1,1202 @@
+//! The capability table: which Python callables, paths and environment variables let code shipped
+//! with a model do something a model never needs to do (run a process, evaluate code, reach a
+//! host, read credentials, persist or tamper, install packages, load native code). Every code
+//! judge consults this one table: the behaviour analysis of shipped Python (`SRC006`), the
+//! bytecode and native-code judges (`SRC007`) and the pickle and config judges. It is data, with
+//! its sources named per entry; how bad a site is (severity, confidence) is decided by the judge
+//! that sees the call's arguments and context, not here.
+//!
+//! Sources (the `source` field of each entry names the one it comes from):
+//! - CPython library reference: `os` "Process Management", `subprocess`, `pty`, `asyncio`
+//!   "Subprocesses", `builtins` (`exec`, `eval`, `compile`), `types`, `marshal`, `pickle`,
+//!   `ctypes`, `atexit`, `threading`, `signal`, `sys.settrace`, `site` (`.pth`,
+//!   `sitecustomize`), `runpy`, `importlib`.
+//! - Bandit plugin ids: B102 exec_used, B307 eval, B301 pickle, B302 marshal, B310
+//!   urllib_urlopen, B321 ftplib, B401-B413 blacklist imports, B602-B607 subprocess/shell
+//!   (`start_process_with_*`), B609 wildcard injection.
+//! - GuardDog source-code rules (DataDog/guarddog `guarddog/analyzer/sourcecode/*.yml`):
+//!   `code-execution`, `exec-base64`, `download-executable`, `exfiltrate-sensitive-data`,
+//!   `cmd-overwrite`, `obfuscation`, `silent-process-execution`, `steganography`, `shady-links`.
+//! - PyTorch docs: `torch.ops.load_library`, `torch.classes.load_library`,
+//!   `torch.utils.cpp_extension.load`/`load_inline`; cffi docs: `ffi.dlopen`; TensorFlow docs:
+//!   `tf.load_op_library`, `tf.load_library`.
+//! - Hugging Face Hub docs: the token file (`~/.cache/huggingface/token`, `HF_HOME/token`) and the
+//!   `HF_TOKEN`/`HUGGING_FACE_HUB_TOKEN` variables; MITRE ATT&CK T1552.001 (credentials in files)
+//!   for the other credential paths and T1546.004/T1053.003/T1543.002 for shell profiles, cron
+//!   and systemd.
+//!
+//! # Matching
+//!
+//! [`lookup`] takes a qualified name as a code judge resolves it (import aliases applied:
+//! `sp.run` after `import subprocess as sp` is `subprocess.run`). It normalises the spellings
+//! that reach the same object (`builtins.`/`__builtin__.` prefixes, `posix`/`nt` for `os`,
+//! `cPickle`/`_pickle` for `pickle`), then finds an exact entry, then a [`Match::Module`] entry
+//! whose module is a dotted prefix of the name, then a [`Match::Method`] entry whose method is
+//! the name's last segment (for calls on objects the judge cannot resolve, like `ffi.dlopen`).
+//! Exceptions and constants of a module (`subprocess.CalledProcessError`, `subprocess.PIPE`)
+//! are deliberately not covered: only the callables are listed one by one.
+
+/// What a piece of code can do that a model never needs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Capability {
+    /// Starts another program: a shell command, an interpreter, any executable.
+    ProcessExecution,
+    /// Turns data into code and runs it: `exec`, `eval`, code objects, deserializers that call.
+    DynamicCode,
+    /// Opens a connection to another host.
+    Network,
+    /// Reads secrets: tokens, keys, credential files, the whole environment.
+    CredentialAccess,
+    /// Changes something outside the model's own folder that outlives the load, or replaces
+    /// functions other code relies on; or defers work to run later (exit, a timer, a signal).
+    Persistence,
+    /// Installs Python packages.
+    PackageInstall,
+    /// Loads native code into the process.
+    NativeLoad,
+}
+
+impl Capability {
+    /// Every capability, in report order.
+    pub const ALL: [Capability; 7] = [
+        Capability::ProcessExecution,
+        Capability::DynamicCode,
+        Capability::Network,
+        Capability::CredentialAccess,
+        Capability::Persistence,
+        Capability::PackageInstall,
+        Capability::NativeLoad,
+    ];
+
+    /// Stable kebab-case code, used in findings, facts and SBOM properties.
+    pub fn code(self) -> &'static str {
+        match self {
+            Capability::ProcessExecution => "process-execution",
+            Capability::DynamicCode => "dynamic-code",
+            Capability::Network => "network",
+            Capability::CredentialAccess => "credential-access",
+            Capability::Persistence => "persistence",
+            Capability::PackageInstall => "package-install",
+            Capability::NativeLoad => "native-load",
+        }
+    }
+
+    /// The capability named by [`Capability::code`].
+    pub fn from_code(code: &str) -> Option<Capability> {
+        Capability::ALL.into_iter().find(|c| c.code() == code)
+    }
+
+    /// Lowercase phrase for messages ("runs a process").
+    pub fn phrase(self) -> &'static str {
+        match self {
+            Capability::ProcessExecution => "runs another program",
+            Capability::DynamicCode => "evaluates dynamic code",
+            Capability::Network => "reaches the network",
+            Capability::CredentialAccess => "reads credentials",
+            Capability::Persistence => "persists or tampers outside the model",
+            Capability::PackageInstall => "installs packages",
+            Capability::NativeLoad => "loads native code",
+        }
+    }
+
+    /// The CWE a site of this capability is tagged with when its entry names none more precise.
+    pub fn cwe(self) -> u32 {
+        match self {
+            Capability::ProcessExecution => 78,
+            Capability::DynamicCode => 95,
+            Capability::Network => 494,
+            Capability::CredentialAccess => 522,
+            Capability::Persistence => 912,
+            Capability::PackageInstall => 829,
+            Capability::NativeLoad => 114,
+        }
+    }
+}
+
+/// How an entry's name is matched against a resolved call name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Match {
+    /// The whole qualified name.
+    Exact,
+    /// The module and anything under it (`pexpect` covers `pexpect.spawn`, `pexpect.pxssh.pxssh`).
+    Module,
+    /// The last dotted segment, on any receiver (`ffi.dlopen` for any `ffi`): used only for
+    /// methods distinctive enough that the receiver does not matter.
+    Method,
+}
+
+/// What calling the callable means; the judge looks at the call's arguments for the roles that
+/// are not dangerous by themselves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Calling it is the capability (`os.system`).
+    Call,
+    /// Runs its argument as a program: the capability is the call, and the argument vector says
+    /// what runs (`pip install` is [`Capability::PackageInstall`], `sys.executable` is Python).
+    Command,
+    /// Evaluates its argument as code (`exec`, `eval`): the argument says whether it is a
+    /// literal, a decoded blob or something computed.
+    Evaluate,
+    /// Deserialises with a format that calls code (`pickle.loads`, `marshal.loads`): dangerous
+    /// when the bytes are a literal, decoded or fetched, not when they are a file the caller names.
+    Deserialize,
+    /// Registers its callable argument to run later (`atexit.register`, `threading.Timer`): the
+    /// capability is what that callable does; by itself it is deferral.
+    Defer,
+    /// Writes to the path in its argument (`open(p, "w")`, `shutil.copy(src, p)`): judged by
+    /// [`path_class`].
+    WritePath,
+    /// Reads the path in its argument: judged by [`path_class`] (credential files).
+    ReadPath,
+    /// Reads one environment variable: judged by [`credential_variable`].
+    ReadEnv,
+    /// `setattr(target, name, value)`: tampering when the target is an imported module.
+    SetAttr,
+    /// Opens a connection or makes a request; the URL or host argument says where to.
+    Connect,
+    /// Imports a module named by its argument (`__import__`, `importlib.import_module`).
+    Import,
+}
+
+/// One dangerous callable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    /// Qualified name (`os.system`), module (`pexpect`) or method (`dlopen`), per `matching`.
+    pub name: &'static str,
+    /// How `name` is matched.
+    pub matching: Match,
+    /// What calling it can do.
+    pub capability: Capability,
+    /// What the judge looks at to decide.
+    pub role: Role,
+    /// CWE id for SARIF tags.
+    pub cwe: u32,
+    /// Where the entry comes from.
+    pub source: &'static str,
+}
+
+const fn e(name: &'static str, capability: Capability, role: Role, source: &'static str) -> Entry {
+    Entry {
+        name,
+        matching: Match::Exact,
+        capability,
+        role,
+        cwe: cwe_of(capability),
+        source,
+    }
+}
+
+const fn m(name: &'static str, capability: Capability, role: Role, source: &'static str) -> Entry {
+    Entry {
+        matching: Match::Module,
+        ..e(name, capability, role, source)
+    }
+}
+
+const fn method(
+    name: &'static str,
+    capability: Capability,
+    role: Role,
+    source: &'static str,
+) -> Entry {
+    Entry {
+        matching: Match::Method,
+        ..e(name, capability, role, source)
+    }
+}
+
+const fn cwe_of(capability: Capability) -> u32 {
+    match capability {
+        Capability::ProcessExecution => 78,
+        Capability::DynamicCode => 95,
+        Capability::Network => 494,
+        Capability::CredentialAccess => 522,
+        Capability::Persistence => 912,
+        Capability::PackageInstall => 829,
+        Capability::NativeLoad => 114,
+    }
+}
+
+use Capability::{
+    CredentialAccess as Cred, DynamicCode as Dyn, NativeLoad as Native, Network as Net,
+    PackageInstall as Install, Persistence as Persist, ProcessExecution as Proc,
+};
+
+const OS_PROC: &str = "CPython os: Process Management; Bandit B605/B606";
+const SUBPROCESS: &str = "CPython subprocess; Bandit B602-B604/B607; GuardDog code-execution";
+const DYN: &str = "CPython builtins/types; Bandit B102/B307; GuardDog exec-base64";
+const DESER: &str = "CPython pickle/marshal warnings; Bandit B301/B302";
+const NET: &str = "CPython urllib/http.client/socket/ftplib/smtplib; Bandit B310/B321; GuardDog exfiltrate-sensitive-data";
+const NET3: &str = "library docs (requests, httpx, aiohttp, urllib3, websocket-client, websockets, paramiko); GuardDog download-executable";
+const DEFER: &str = "CPython atexit/threading/signal/sys.settrace";
+const FILES: &str = "CPython open/shutil/os/pathlib; GuardDog cmd-overwrite";
+const NATIVE: &str = "CPython ctypes; cffi dlopen; PyTorch torch.ops.load_library, cpp_extension; TF load_op_library";
+
+/// The dangerous callables. Order within the table does not matter: [`lookup`] prefers exact
+/// entries, then the longest module, then methods.
+pub const ENTRIES: &[Entry] = &[
+    // ---- process execution -----------------------------------------------------------------
+    e("os.system", Proc, Role::Command, OS_PROC),
+    e("os.popen", Proc, Role::Command, OS_PROC),
+    e("os.popen2", Proc, Role::Command, OS_PROC),
+    e("os.popen3", Proc, Role::Command, OS_PROC),
+    e("os.popen4", Proc, Role::Command, OS_PROC),
+    e("os.execl", Proc, Role::Command, OS_PROC),
+    e("os.execle", Proc, Role::Command, OS_PROC),
+    e("os.execlp", Proc, Role::Command, OS_PROC),
+    e("os.execlpe", Proc, Role::Command, OS_PROC),
+    e("os.execv", Proc, Role::Command, OS_PROC),
+    e("os.execve", Proc, Role::Command, OS_PROC),
+    e("os.execvp", Proc, Role::Command, OS_PROC),
+    e("os.execvpe", Proc, Role::Command, OS_PROC),
+    e("os.spawnl", Proc, Role::Command, OS_PROC),
+    e("os.spawnle", Proc, Role::Command, OS_PROC),
+    e("os.spawnlp", Proc, Role::Command, OS_PROC),
+    e("os.spawnlpe", Proc, Role::Command, OS_PROC),
+    e("os.spawnv", Proc, Role::Command, OS_PROC),
+    e("os.spawnve", Proc, Role::Command, OS_PROC),
+    e("os.spawnvp", Proc, Role::Command, OS_PROC),
+    e("os.spawnvpe", Proc, Role::Command, OS_PROC),
+    e("os.posix_spawn", Proc, Role::Command, OS_PROC),
+    e("os.posix_spawnp", Proc, Role::Command, OS_PROC),
+    e("os.fork", Proc, Role::Call, OS_PROC),
+    e("os.forkpty", Proc, Role::Call, OS_PROC),
+    e("os.startfile", Proc, Role::Command, OS_PROC),
+    e("subprocess.call", Proc, Role::Command, SUBPROCESS),
+    e("subprocess.run", Proc, Role::Command, SUBPROCESS),
+    e("subprocess.Popen", Proc, Role::Command, SUBPROCESS),
+    e("subprocess.check_call", Proc, Role::Command, SUBPROCESS),
+    e("subprocess.check_output", Proc, Role::Command, SUBPROCESS),
+    e("subprocess.getoutput", Proc, Role::Command, SUBPROCESS),
+    e(
+        "subprocess.getstatusoutput",
+        Proc,
+        Role::Command,
+        SUBPROCESS,
+    ),
+    e(
+        "_posixsubprocess.fork_exec",
+        Proc,
+        Role::Command,
+        SUBPROCESS,
+    ),
+    e(
+        "commands.getoutput",
+        Proc,
+        Role::Command,
+        "Python 2 commands; Bandit B605",
+    ),
+    e(
+        "commands.getstatusoutput",
+        Proc,
+        Role::Command,
+        "Python 2 commands; Bandit B605",
+    ),
+    m(
+        "popen2",
+        Proc,
+        Role::Command,
+        "Python 2 popen2; Bandit B605",
+    ),
+    e(
+        "platform.popen",
+        Proc,
+        Role::Command,
+        "CPython platform (removed 3.8)",
+    ),
+    e(
+        "pty.spawn",
+        Proc,
+        Role::Command,
+        "CPython pty; GuardDog code-execution",
+    ),
+    e("pty.fork", Proc, Role::Call, "CPython pty"),
+    e(
+        "asyncio.create_subprocess_exec",
+        Proc,
+        Role::Command,
+        "CPython asyncio Subprocesses",
+    ),
+    e(
+        "asyncio.create_subprocess_shell",
+        Proc,
+        Role::Command,
+        "CPython asyncio Subprocesses",
+    ),
+    e(
+        "asyncio.subprocess.create_subprocess_exec",
+        Proc,
+        Role::Command,
+        "CPython asyncio Subprocesses",
+    ),
+    e(
+        "asyncio.subprocess.create_subprocess_shell",
+        Proc,
+        Role::Command,
+        "CPython asyncio Subprocesses",
+    ),
+    e(
+        "loop.subprocess_exec",
+        Proc,
+        Role::Command,
+        "CPython asyncio event loop",
+    ),
+    e(
+        "loop.subprocess_shell",
+        Proc,
+        Role::Command,
+        "CPython asyncio event loop",
+    ),
+    method(
+        "subprocess_shell",
+        Proc,
+        Role::Command,
+        "CPython asyncio event loop",
+    ),
+    method(
+        "subprocess_exec",
+        Proc,
+        Role::Command,
+        "CPython asyncio event loop",
+    ),
+    m("pexpect", Proc, Role::Command, "pexpect docs (spawn, run)"),
+    m("sh", Proc, Role::Command, "sh library docs"),
+    e(
+        "webbrowser.open",
+        Proc,
+        Role::Command,
+        "CPython webbrowser (runs a browser)",
+    ),
+    // ---- dynamic code ----------------------------------------------------------------------
+    e("exec", Dyn, Role::Evaluate, DYN),
+    e("eval", Dyn, Role::Evaluate, DYN),
+    e("compile", Dyn, Role::Evaluate, DYN),
+    e(
+        "execfile",
+        Dyn,
+        Role::Evaluate,
+        "Python 2 builtins; Bandit B102",
+    ),
+    e("types.FunctionType", Dyn, Role::Evaluate, DYN),
+    e("types.CodeType", Dyn, Role::Evaluate, DYN),
+    e("types.LambdaType", Dyn, Role::Evaluate, DYN),
+    e("code.interact", Dyn, Role::Evaluate, "CPython code"),
+    e(
+        "code.InteractiveInterpreter",
+        Dyn,
+        Role::Evaluate,
+        "CPython code",
+    ),
+    e(
+        "code.InteractiveConsole",
+        Dyn,
+        Role::Evaluate,
+        "CPython code",
+    ),
+    e("runpy.run_path", Dyn, Role::Evaluate, "CPython runpy"),
+    e("runpy.run_module", Dyn, Role::Evaluate, "CPython runpy"),
+    e(
+        "imp.load_source",
+        Dyn,
+        Role::Evaluate,
+        "CPython imp (removed 3.12)",
+    ),
+    e(
+        "imp.load_compiled",
+        Dyn,
+        Role::Evaluate,
+        "CPython imp (removed 3.12)",
+    ),
+    e("marshal.loads", Dyn, Role::Deserialize, DESER),
+    e("marshal.load", Dyn, Role::Deserialize, DESER),
+    e("pickle.loads", Dyn, Role::Deserialize, DESER),
+    e("pickle.load", Dyn, Role::Deserialize, DESER),
+    e("pickle.Unpickler", Dyn, Role::Deserialize, DESER),
+    e(
+        "dill.loads",
+        Dyn,
+        Role::Deserialize,
+        "dill docs; Bandit B301",
+    ),
+    e(
+        "dill.load",
+        Dyn,
+        Role::Deserialize,
+        "dill docs; Bandit B301",
+    ),
+    e(
+        "cloudpickle.loads",
+        Dyn,
+        Role::Deserialize,
+        "cloudpickle docs; Bandit B301",
+    ),
+    e(
+        "cloudpickle.load",
+        Dyn,
+        Role::Deserialize,
+        "cloudpickle docs; Bandit B301",
+    ),
+    e(
+        "shelve.open",
+        Dyn,
+        Role::Deserialize,
+        "CPython shelve; Bandit B301",
+    ),
+    e(
+        "jsonpickle.decode",
+        Dyn,
+        Role::Deserialize,
+        "jsonpickle docs",
+    ),
+    e(
+        "yaml.unsafe_load",
+        Dyn,
+        Role::Deserialize,
+        "PyYAML docs; Bandit B506",
+    ),
+    e("__import__", Dyn, Role::Import, "CPython builtins"),
+    e(
+        "importlib.import_module",
+        Dyn,
+        Role::Import,
+        "CPython importlib",
+    ),
+    e(
+        "importlib.__import__",
+        Dyn,
+        Role::Import,
+        "CPython importlib",
+    ),
+    // ---- network ---------------------------------------------------------------------------
+    e("socket.socket", Net, Role::Connect, NET),
+    e("socket.create_connection", Net, Role::Connect, NET),
+    e("socket.fromfd", Net, Role::Connect, NET),
+    e("socket.gethostbyname", Net, Role::Connect, NET),
+    e("socket.gethostbyname_ex", Net, Role::Connect, NET),
+    e("socket.getaddrinfo", Net, Role::Connect, NET),
+    e("dns.resolver.resolve", Net, Role::Connect, "dnspython docs"),
+    e("dns.resolver.query", Net, Role::Connect, "dnspython docs"),
+    e("asyncio.open_connection", Net, Role::Connect, NET),
+    e("urllib.request.urlopen", Net, Role::Connect, NET),
+    e("urllib.request.urlretrieve", Net, Role::Connect, NET),
+    e("urllib.request.Request", Net, Role::Connect, NET),
+    e("urllib.request.build_opener", Net, Role::Connect, NET),
+    e("urllib.urlopen", Net, Role::Connect, NET),
+    e("urllib.urlretrieve", Net, Role::Connect, NET),
+    e("urllib2.urlopen", Net, Role::Connect, NET),
+    e("urllib2.Request", Net, Role::Connect, NET),
+    e("http.client.HTTPConnection", Net, Role::Connect, NET),
+    e("http.client.HTTPSConnection", Net, Role::Connect, NET),
+    e("httplib.HTTPConnection", Net, Role::Connect, NET),
+    e("httplib.HTTPSConnection", Net, Role::Connect, NET),
+    e("ftplib.FTP", Net, Role::Connect, NET),
+    e("ftplib.FTP_TLS", Net, Role::Connect, NET),
+    e("smtplib.SMTP", Net, Role::Connect, NET),
+    e("smtplib.SMTP_SSL", Net, Role::Connect, NET),
+    e("telnetlib.Telnet", Net, Role::Connect, NET),
+    e("xmlrpc.client.ServerProxy", Net, Role::Connect, NET),
+    e("requests.get", Net, Role::Connect, NET3),
+    e("requests.post", Net, Role::Connect, NET3),
+    e("requests.put", Net, Role::Connect, NET3),
+    e("requests.patch", Net, Role::Connect, NET3),
+    e("requests.delete", Net, Role::Connect, NET3),
+    e("requests.head", Net, Role::Connect, NET3),
+    e("requests.options", Net, Role::Connect, NET3),
+    e("requests.request", Net, Role::Connect, NET3),
+    m("requests.api", Net, Role::Connect, NET3),
+    e("requests.Session", Net, Role::Connect, NET3),
+    e("requests.session", Net, Role::Connect, NET3),
+    e("httpx.get", Net, Role::Connect, NET3),
+    e("httpx.post", Net, Role::Connect, NET3),
+    e("httpx.put", Net, Role::Connect, NET3),
+    e("httpx.patch", Net, Role::Connect, NET3),
+    e("httpx.delete", Net, Role::Connect, NET3),
+    e("httpx.head", Net, Role::Connect, NET3),
+    e("httpx.request", Net, Role::Connect, NET3),
+    e("httpx.stream", Net, Role::Connect, NET3),
+    e("httpx.Client", Net, Role::Connect, NET3),
+    e("httpx.AsyncClient", Net, Role::Connect, NET3),
+    e("aiohttp.ClientSession", Net, Role::Connect, NET3),
+    e("aiohttp.request", Net, Role::Connect, NET3),
+    e("urllib3.PoolManager", Net, Role::Connect, NET3),
+    e("urllib3.request", Net, Role::Connect, NET3),
+    e("urllib3.connection_from_url", Net, Role::Connect, NET3),
+    e("websocket.create_connection", Net, Role::Connect, NET3),
+    e("websocket.WebSocket", Net, Role::Connect, NET3),
+    e("websocket.WebSocketApp", Net, Role::Connect, NET3),
+    m("websockets", Net, Role::Connect, NET3),
+    e("paramiko.SSHClient", Net, Role::Connect, NET3),
+    e("pycurl.Curl", Net, Role::Connect, NET3),
+    e("wget.download", Net, Role::Connect, NET3),
+    // ---- credential access -----------------------------------------------------------------
+    m(
+        "keyring",
+        Cred,
+        Role::Call,
+        "keyring docs; MITRE ATT&CK T1555",
+    ),
+    e(
+        "huggingface_hub.get_token",
+        Cred,
+        Role::Call,
+        "Hugging Face Hub docs (token)",
+    ),
+    e(
+        "huggingface_hub.HfFolder.get_token",
+        Cred,
+        Role::Call,
+        "Hugging Face Hub docs (token)",
+    ),
+    e(
+        "huggingface_hub.utils.get_token",
+        Cred,
+        Role::Call,
+        "Hugging Face Hub docs (token)",
+    ),
+    m("browser_cookie3", Cred, Role::Call, "MITRE ATT&CK T1539"),
+    e(
+        "win32crypt.CryptUnprotectData",
+        Cred,
+        Role::Call,
+        "MITRE ATT&CK T1555.003",
+    ),
+    e("os.getenv", Cred, Role::ReadEnv, "CPython os"),
+    e("os.environ.get", Cred, Role::ReadEnv, "CPython os"),
+    e("os.environ.__getitem__", Cred, Role::ReadEnv, "CPython os"),
+    e("os.getenvb", Cred, Role::ReadEnv, "CPython os"),
+    e("open", Cred, Role::ReadPath, FILES),
+    e("io.open", Cred, Role::ReadPath, FILES),
+    e("codecs.open", Cred, Role::ReadPath, FILES),
+    // ---- persistence, tampering and deferral -----------------------------------------------
+    e("atexit.register", Persist, Role::Defer, DEFER),
+    e("threading.Timer", Persist, Role::Defer, DEFER),
+    e("threading.Thread", Persist, Role::Defer, DEFER),
+    e("_thread.start_new_thread", Persist, Role::Defer, DEFER),
+    e("thread.start_new_thread", Persist, Role::Defer, DEFER),
+    e("multiprocessing.Process", Persist, Role::Defer, DEFER),
+    e("signal.signal", Persist, Role::Defer, DEFER),
+    e("sys.settrace", Persist, Role::Defer, DEFER),
+    e("sys.setprofile", Persist, Role::Defer, DEFER),
+    e("threading.settrace", Persist, Role::Defer, DEFER),
+    e("threading.setprofile", Persist, Role::Defer, DEFER),
+    e("sys.addaudithook", Persist, Role::Defer, DEFER),
+    e("os.register_at_fork", Persist, Role::Defer, DEFER),
+    e("weakref.finalize", Persist, Role::Defer, DEFER),
+    e(
+        "setattr",
+        Persist,
+        Role::SetAttr,
+        "CPython builtins; GuardDog cmd-overwrite",
+    ),
+    e(
+        "site.addsitedir",
+        Persist,
+        Role::Call,
+        "CPython site (.pth processing)",
+    ),
+    e(
+        "crontab.CronTab",
+        Persist,
+        Role::Call,
+        "python-crontab docs; MITRE ATT&CK T1053.003",
+    ),
+    m(
+        "winreg",
+        Persist,
+        Role::Call,
+        "CPython winreg; MITRE ATT&CK T1547.001",
+    ),
+    m(
+        "_winreg",
+        Persist,
+        Role::Call,
+        "CPython winreg; MITRE ATT&CK T1547.001",
+    ),
+    e("shutil.copy", Persist, Role::WritePath, FILES),
+    e("shutil.copy2", Persist, Role::WritePath, FILES),
+    e("shutil.copyfile", Persist, Role::WritePath, FILES),
+    e("shutil.move", Persist, Role::WritePath, FILES),
+    e("shutil.copytree", Persist, Role::WritePath, FILES),
+    e("os.rename", Persist, Role::WritePath, FILES),
+    e("os.replace", Persist, Role::WritePath, FILES),
+    e("os.symlink", Persist, Role::WritePath, FILES),
+    e("os.link", Persist, Role::WritePath, FILES),
+    method("write_text", Persist, Role::WritePath, FILES),
+    method("write_bytes", Persist, Role::WritePath, FILES),
+    // ---- package installs ------------------------------------------------------------------
+    e(
+        "pip.main",
+        Install,
+        Role::Call,
+        "pip docs (programmatic use is unsupported)",
+    ),
+    m(
+        "pip._internal",
+        Install,
+        Role::Call,
+        "pip docs (programmatic use is unsupported)",
+    ),
+    e("pip._internal.main", Install, Role::Call, "pip docs"),
+    e(
+        "ensurepip.bootstrap",
+        Install,
+        Role::Call,
+        "CPython ensurepip",
+    ),
+    m(
+        "setuptools.command.easy_install",
+        Install,
+        Role::Call,
+        "setuptools docs",
+    ),
+    e(
+        "pkg_resources.require",
+        Install,
+        Role::Call,
+        "setuptools pkg_resources",
+    ),
+    // ---- native loads ----------------------------------------------------------------------
+    e("ctypes.CDLL", Native, Role::Call, NATIVE),
+    e("ctypes.PyDLL", Native, Role::Call, NATIVE),
+    e("ctypes.WinDLL", Native, Role::Call, NATIVE),
+    e("ctypes.OleDLL", Native, Role::Call, NATIVE),
+    e("ctypes.cdll.LoadLibrary", Native, Role::Call, NATIVE),
+    e("ctypes.pydll.LoadLibrary", Native, Role::Call, NATIVE),
+    e("ctypes.windll.LoadLibrary", Native, Role::Call, NATIVE),
+    e("ctypes.oledll.LoadLibrary", Native, Role::Call, NATIVE),
+    e("ctypes.LibraryLoader", Native, Role::Call, NATIVE),
+    e("_ctypes.dlopen", Native, Role::Call, NATIVE),
+    e("_ctypes.LoadLibrary", Native, Role::Call, NATIVE),
+    method("dlopen", Native, Role::Call, NATIVE),
+    e("torch.ops.load_library", Native, Role::Call, NATIVE),
+    e("torch.classes.load_library", Native, Role::Call, NATIVE),
+    e("torch.utils.cpp_extension.load", Native, Role::Call, NATIVE),
+    e(
+        "torch.utils.cpp_extension.load_inline",
+        Native,
+        Role::Call,
+        NATIVE,
+    ),
+    e("tensorflow.load_op_library", Native, Role::Call, NATIVE),
+    e("tensorflow.load_library", Native, Role::Call, NATIVE),
+    e(
+        "tensorflow.experimental.register_filesystem_plugin",
+        Native,
+        Role::Call,
+        NATIVE,
+    ),
+    e(
+        "imp.load_dynamic",
+        Native,
+        Role::Call,
+        "CPython imp (removed 3.12)",
+    ),
+    e(
+        "importlib.machinery.ExtensionFileLoader",
+        Native,
+        Role::Call,
+        "CPython importlib",
+    ),
+];
+
+/// Spellings that reach the same module: a judge may see any of them.
+const MODULE_SYNONYMS: &[(&str, &str)] = &[
+    ("builtins", ""),
+    ("__builtin__", ""),
+    ("__builtins__", ""),
+    ("posix", "os"),
+    ("nt", "os"),
+    ("cPickle", "pickle"),
+    ("_pickle", "pickle"),
+    ("pickle5", "pickle"),
+    ("tf", "tensorflow"),
+    ("subprocess32", "subprocess"),
+];
+
+/// The canonical spelling of a resolved name (`posix.system` -> `os.system`,
+/// `builtins.exec` -> `exec`).
+pub fn normalize(name: &str) -> String {
+    let (first, rest) = name.split_once('.').unwrap_or((name, ""));
+    match MODULE_SYNONYMS.iter().find(|(from, _)| *from == first) {
+        Some((_, "")) if !rest.is_empty() => rest.to_owned(),
+        Some((_, to)) if !to.is_empty() && rest.is_empty() => (*to).to_owned(),
+        Some((_, to)) if !to.is_empty() => format!("{to}.{rest}"),
+        _ => name.to_owned(),
+    }
+}
+
+/// The entry for a resolved call name, if the callable is in the table (see "Matching").
+pub fn lookup(name: &str) -> Option<&'static Entry> {
+    let name = normalize(name);
+    if let Some(entry) = ENTRIES
+        .iter()
+        .find(|e| e.matching == Match::Exact && e.name == name)
+    {
+        return Some(entry);
+    }
+    let module = ENTRIES
+        .iter()
+        .filter(|e| {
+            e.matching == Match::Module
+                && name
+                    .strip_prefix(e.name)
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+        })
+        .max_by_key(|e| e.name.len());
+    if module.is_some() {
+        return module;
+    }
+    let last = name.rsplit('.').next().unwrap_or_default();
+    // A bare name is a local function, not a method on some object.
+    if last.len() == name.len() {
+        return None;
+    }
+    ENTRIES
+        .iter()
+        .find(|e| e.matching == Match::Method && e.name == last)
+}
+
+/// One decoding step a literal blob goes through (`base64.b64decode`, `zlib.decompress`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decoder {
+    /// Qualified callable name.
+    pub name: &'static str,
+    /// The codec step, as the blob decoder names it: `base64`, `urlsafe-base64`, `base32`,
+    /// `base85`, `ascii85`, `hex`, `rot13`, `zlib`, `gzip`, `bz2`, `lzma`, `marshal`.
+    pub codec: &'static str,
+}
+
+/// Calls that decode or decompress their argument, for following a literal blob to what runs.
+/// `codecs.decode(s, "rot13")` and `bytes.fromhex` are named here too; the codec of a
+/// `codecs.decode` comes from its second argument ([`codec_by_name`]).
+pub const DECODERS: &[Decoder] = &[
+    Decoder {
+        name: "base64.b64decode",
+        codec: "base64",
+    },
+    Decoder {
+        name: "base64.standard_b64decode",
+        codec: "base64",
+    },
+    Decoder {
+        name: "base64.decodebytes",
+        codec: "base64",
+    },
+    Decoder {
+        name: "base64.decodestring",
+        codec: "base64",
+    },
+    Decoder {
+        name: "base64.urlsafe_b64decode",
+        codec: "urlsafe-base64",
+    },
+    Decoder {
+        name: "base64.b32decode",
+        codec: "base32",
+    },
+    Decoder {
+        name: "base64.b85decode",
+        codec: "base85",
+    },
+    Decoder {
+        name: "base64.a85decode",
+        codec: "ascii85",
+    },
+    Decoder {
+        name: "base64.b16decode",
+        codec: "hex",
+    },
+    Decoder {
+        name: "binascii.a2b_base64",
+        codec: "base64",
+    },
+    Decoder {
+        name: "binascii.unhexlify",
+        codec: "hex",
+    },
+    Decoder {
+        name: "binascii.a2b_hex",
+        codec: "hex",
+    },
+    Decoder {
+        name: "bytes.fromhex",
+        codec: "hex",
+    },
+    Decoder {
+        name: "bytearray.fromhex",
+        codec: "hex",
+    },
+    Decoder {
+        name: "zlib.decompress",
+        codec: "zlib",
+    },
+    Decoder {
+        name: "gzip.decompress",
+        codec: "gzip",
+    },
+    Decoder {
+        name: "bz2.decompress",
+        codec: "bz2",
+    },
+    Decoder {
+        name: "lzma.decompress",
+        codec: "lzma",
+    },
+    Decoder {
+        name: "marshal.loads",
+        codec: "marshal",
+    },
+];
+
+/// The decoder for a resolved call name.
+pub fn decoder(name: &str) -> Option<&'static Decoder> {
+    let name = normalize(name);
+    DECODERS.iter().find(|d| d.name == name)
+}
+
+/// The codec step for a `codecs.decode`/`str.encode`-style codec name (`"rot13"`, `"rot_13"`,
+/// `"base64"`, `"hex"`, `"zlib"`, `"bz2"`), as Python's codec registry spells its aliases.
+pub fn codec_by_name(codec: &str) -> Option<&'static str> {
+    let c = codec.to_ascii_lowercase().replace(['-', ' '], "_");
+    Some(match c.as_str() {
+        "rot13" | "rot_13" => "rot13",
+        "base64" | "base_64" | "base64_codec" => "base64",
+        "hex" | "hex_codec" => "hex",
+        "zlib" | "zip" | "zlib_codec" => "zlib",
+        "bz2" | "bz2_codec" => "bz2",
+        _ => return None,
+    })
+}
+
+/// What a file path literal points at, for the read/write judges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PathClass {
+    /// A fragment of the path (matched case-insensitively after `\` becomes `/`).
+    pub fragment: &'static str,
+    /// What touching it is: [`Capability::CredentialAccess`] for reads of secrets,
+    /// [`Capability::Persistence`] for writes that survive or alter other programs.
+    pub capability: Capability,
+    /// What the path is, for messages.
+    pub what: &'static str,
+}
+
+const fn p(fragment: &'static str, capability: Capability, what: &'static str) -> PathClass {
+    PathClass {
+        fragment,
+        capability,
+        what,
+    }
+}
+
+/// Paths that hold credentials (read: [`Capability::CredentialAccess`]) or that make a write
+/// persist (write: [`Capability::Persistence`]). A credential path written to is persistence
+/// too (`~/.ssh/authorized_keys`).
+pub const PATHS: &[PathClass] = &[
+    p("huggingface/token", Cred, "the Hugging Face token file"),
+    p(".huggingface/token", Cred, "the Hugging Face token file"),
+    p(".ssh", Cred, "SSH keys"),
+    p(".aws/credentials", Cred, "AWS credentials"),
+    p(".aws/config", Cred, "AWS configuration"),
+    p(".aws", Cred, "AWS credentials"),
+    p(".netrc", Cred, "netrc passwords"),
+    p(".docker/config.json", Cred, "Docker registry credentials"),
+    p(".git-credentials", Cred, "git credentials"),
+    p(".gitconfig", Cred, "git configuration"),
+    p(".kube/config", Cred, "Kubernetes credentials"),
+    p(".pypirc", Cred, "PyPI upload credentials"),
+    p(".gnupg", Cred, "GnuPG keys"),
+    p(".config/gcloud", Cred, "Google Cloud credentials"),
+    p(".azure", Cred, "Azure credentials"),
+    p(".config/gh/hosts.yml", Cred, "GitHub CLI token"),
+    p(".local/share/keyrings", Cred, "the desktop keyring"),
+    p("/etc/shadow", Cred, "system password hashes"),
+    p("/etc/passwd", Cred, "the system user list"),
+    p(".bashrc", Persist, "a shell profile"),
+    p(".bash_profile", Persist, "a shell profile"),
+    p(".bash_login", Persist, "a shell profile"),
+    p(".profile", Persist, "a shell profile"),
+    p(".zshrc", Persist, "a shell profile"),
+    p(".zprofile", Persist, "a shell profile"),
+    p(".zshenv", Persist, "a shell profile"),
+    p("config/fish/config.fish", Persist, "a shell profile"),
+    p("/etc/profile", Persist, "a shell profile"),
+    p("/etc/bash.bashrc", Persist, "a shell profile"),
+    p(
+        "sitecustomize",
+        Persist,
+        "sitecustomize, run by every Python start",
+    ),
+    p(
+        "usercustomize",
+        Persist,
+        "usercustomize, run by every Python start",
+    ),
+    p("site-packages", Persist, "installed packages"),
+    p("dist-packages", Persist, "installed packages"),
+    p("crontab", Persist, "a crontab"),
+    p("/etc/cron", Persist, "a cron table"),
+    p("/var/spool/cron", Persist, "a cron table"),
+    p("systemd/system", Persist, "a systemd unit"),
+    p("systemd/user", Persist, "a systemd user unit"),
+    p(".config/autostart", Persist, "a desktop autostart entry"),
+    p("launchagents", Persist, "a macOS launch agent"),
+    p("launchdaemons", Persist, "a macOS launch daemon"),
+    p("/etc/rc.local", Persist, "a boot script"),
+    p(
+        "/etc/ld.so.preload",
+        Persist,
+        "the dynamic loader preload list",
+    ),
+    p("authorized_keys", Persist, "SSH authorized keys"),
+    p("/usr/bin", Persist, "system executables"),
+    p("/usr/local/bin", Persist, "system executables"),
+    p(".local/bin", Persist, "user executables"),
+];
+
+/// The class of a path literal: credential or persistence location, if it is one. The most
+/// specific (longest) fragment wins.
+pub fn path_class(path: &str) -> Option<&'static PathClass> {
+    let path = path.replace('\\', "/").to_ascii_lowercase();
+    PATHS
+        .iter()
+        .filter(|c| {
+            let f = c.fragment;
+            match path.find(f) {
+                // `.ssh` must be a whole path component (not `.sshconfig_template`); other
+                // fragments are distinctive enough as substrings. A `.pth` file is persistence
+                // only inside `site-packages` (which matches): `model.pth` is a checkpoint.
+                Some(at) if f.starts_with('.') && !f.contains('/') => {
+                    let end = at + f.len();
+                    let before_ok = at == 0
+                        || path.as_bytes().get(at - 1) == Some(&b'/')
+                        || path.as_bytes().get(at - 1) == Some(&b'~');
+                    let after_ok = matches!(path.as_bytes().get(end), None | Some(b'/'));
+                    before_ok && after_ok
+                }
+                Some(_) => true,
+                None => false,
+            }
+        })
+        .max_by_key(|c| c.fragment.len())
+}
+
+/// Environment variables that hold secrets; reading one is credential access (reading any
+/// other one variable is a setting, not a finding).
+pub const CREDENTIAL_VARIABLES: &[&str] = &[
+    "HF_TOKEN",
+    "HUGGING_FACE_HUB_TOKEN",
+    "HUGGINGFACE_TOKEN",
+    "HF_API_TOKEN",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SESSION_TOKEN",
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "AZURE_CLIENT_SECRET",
+    "WANDB_API_KEY",
+    "NPM_TOKEN",
+    "PYPI_TOKEN",
+    "TWINE_PASSWORD",
+    "SSH_AUTH_SOCK",
+];
+
+/// Whether reading the environment variable `name` reads a secret: a listed variable, or one
+/// whose name says it is a token, secret, password or key.
+pub fn credential_variable(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    CREDENTIAL_VARIABLES.contains(&upper.as_str())
+        || [
+            "TOKEN",
+            "SECRET",
+            "PASSWORD",
+            "PASSWD",
+            "API_KEY",
+            "ACCESS_KEY",
+            "PRIVATE_KEY",
+        ]
+        .iter()
+        .any(|w| upper.contains(w))
+}
+
+/// Hosts of the Hugging Face Hub: a connection to one of these is what a model loader does
+/// anyway. Matched on the host name or any subdomain.
+pub const HUB_HOSTS: &[&str] = &["huggingface.co", "hf.co", "huggingface.tech"];
+
+/// Whether `host` (no scheme, no port) is the Hub's.
+pub fn is_hub_host(host: &str) -> bool {
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    HUB_HOSTS
+        .iter()
+        .any(|h| host == *h || host.ends_with(&format!(".{h}")))
+}
+
+/// Modules whose attributes code must not replace (`torch.load = …`): assigning to an attribute
+/// of any imported module is tampering, and these are the ones named in messages as the usual
+/// targets. [`is_tamper_target`] accepts every module; this list is what the judges of other
+/// formats (pickle `setattr` gadgets, configs) use when they cannot see imports.
+pub const TAMPER_TARGETS: &[&str] = &[
+    "builtins",
+    "torch",
+    "pickle",
+    "os",
+    "sys",
+    "subprocess",
+    "importlib",
+    "transformers",
+    "safetensors",
+    "numpy",
+    "huggingface_hub",
+    "socket",
+    "requests",
+    "ssl",
+    "json",
+    "io",
+    "shutil",
+];
+
+/// Whether replacing an attribute of the module `module` (as resolved) is tampering with a
+/// module the judges know: the first segment is in [`TAMPER_TARGETS`].
+pub fn is_tamper_target(module: &str) -> bool {
+    let module = normalize(module);
+    let first = module.split('.').next().unwrap_or_default();
+    TAMPER_TARGETS.contains(&first)
+}
+
+/// Calls that return the directories Python imports from at start-up: a path built from one
+/// is a write into `site-packages` (a `.pth` or `sitecustomize.py` there runs at every start).
+pub const SITE_DIRECTORIES: &[&str] = &[
+    "site.getsitepackages",
+    "site.getusersitepackages",
+    "sysconfig.get_path",
+    "sysconfig.get_paths",
+    "distutils.sysconfig.get_python_lib",
+    "site.USER_SITE",
+];
+
+/// Whether the resolved name returns (or is) an import directory ([`SITE_DIRECTORIES`]).
+pub fn is_site_directory(name: &str) -> bool {
+    SITE_DIRECTORIES.contains(&normalize(name).as_str())
+}
+
+/// Words of a command line that install packages: the program (`pip`, `pip3`, `python -m pip`,
+/// `conda`, `uv`, `easy_install`) followed by an install verb.
+pub fn is_install_command(words: &[&str]) -> bool {
+    let programs = ["pip", "pip3", "conda", "mamba", "uv", "poetry", "pipx"];
+    let verbs = ["install", "add"];
+    let mut seen_program = false;
+    for w in words {
+        let base = w.rsplit('/').next().unwrap_or(w);
+        let base = base.split('.').next().unwrap_or(base);
+        if base == "easy_install" {
+            return true;
+        }
+        if programs
+            .iter()
+            .any(|p| base == *p || base.starts_with(&format!("{p}3.")))
+        {
+            seen_program = true;
+        } else if seen_program && verbs.contains(w) {
+            return true;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn looks_up_exact_names_after_normalising_spellings() {
+        assert_eq!(lookup("os.system").map(|e| e.capability), Some(Proc));
+        assert_eq!(lookup("posix.system").map(|e| e.name), Some("os.system"));
+        assert_eq!(
+            lookup("builtins.exec").map(|e| e.role),
+            Some(Role::Evaluate)
+        );
+        assert_eq!(
+            lookup("cPickle.loads").map(|e| e.name),
+            Some("pickle.loads")
+        );
+        assert_eq!(lookup("subprocess.CalledProcessError"), None);
+        assert_eq!(lookup("os.path.join"), None);
+        assert_eq!(lookup("system"), None);
+    }
+
+    #[test]
+    fn module_entries_cover_submodules_on_component_boundaries() {
+        assert_eq!(lookup("pexpect.spawn").map(|e| e.name), Some("pexpect"));
+        assert_eq!(lookup("pexpectations.run"), None);
+        assert_eq!(
+            lookup("pip._internal.cli.main.main").map(|e| e.capability),
+            Some(Install)
+        );
+        assert_eq!(
+            lookup("pip._internal.main").map(|e| e.matching),
+            Some(Match::Exact)
+        );
+    }
+
+    #[test]
+    fn method_entries_match_any_receiver_but_not_bare_names() {
+        assert_eq!(lookup("ffi.dlopen").map(|e| e.capability), Some(Native));
+        assert_eq!(lookup("dlopen"), None);
+    }
+
+    #[test]
+    fn every_entry_has_a_source_and_a_cwe_and_names_are_unique() {
+        let mut seen = std::collections::BTreeSet::new();
+        for entry in ENTRIES {
+            assert!(!entry.source.is_empty(), "{}", entry.name);
+            assert_eq!(entry.cwe, entry.capability.cwe(), "{}", entry.name);
+            assert!(
+                seen.insert((entry.name, entry.matching as u8)),
+                "{}",
+                entry.name
+            );
+        }
+        for c in Capability::ALL {
+            assert_eq!(Capability::from_code(c.code()), Some(c));
+        }
+    }
+
+    #[test]
+    fn decoders_and_codec_names() {
+        assert_eq!(decoder("base64.b64decode").map(|d| d.codec), Some("base64"));
+        assert_eq!(decoder("bytes.fromhex").map(|d| d.codec), Some("hex"));
+        assert_eq!(codec_by_name("ROT-13"), Some("rot13"));
+        assert_eq!(codec_by_name("utf-8"), None);
+    }
+
+    #[test]
+    fn classifies_credential_and_persistence_paths() {
+        let class = |p: &str| path_class(p).map(|c| c.capability);
+        assert_eq!(class("~/.ssh/id_rsa"), Some(Cred));
+        assert_eq!(class("/root/.cache/huggingface/token"), Some(Cred));
+        assert_eq!(class("~/.bashrc"), Some(Persist));
+        assert_eq!(class("/usr/lib/python3/site-packages/x.pth"), Some(Persist));
+        assert_eq!(class("sitecustomize.py"), Some(Persist));
+        assert_eq!(class("~/.ssh/authorized_keys"), Some(Persist));
+        assert_eq!(class("weights/.sshconfig"), None);
+        assert_eq!(class("model.pth"), None);
+        assert_eq!(class("pytorch_model.bin"), None);
+    }
+
+    #[test]
+    fn credential_variables_hosts_and_installs() {
+        assert!(credential_variable("HF_TOKEN"));
+        assert!(credential_variable("my_service_api_key"));
+        assert!(!credential_variable("CUDA_VISIBLE_DEVICES"));
+        assert!(is_hub_host("huggingface.co"));
+        assert!(is_hub_host("cdn-lfs.huggingface.co"));
+        assert!(!is_hub_host("huggingface.co.evil.example"));
+        assert!(is_install_command(&["python", "-m", "pip", "install", "x"]));
+        assert!(is_install_command(&["/usr/bin/pip3", "install", "x"]));
+        assert!(!is_install_command(&["pip", "list"]));
+        assert!(is_tamper_target("torch"));
+        assert!(is_tamper_target("builtins"));
+    }
+}

@@ -1,0 +1,1661 @@
+//! What shipped Python *does*: the capability sites of a source (`SRC006`).
+//!
+//! A model loader that trusts remote code (`trust_remote_code=True`, `torch.hub.load`,
+//! TorchServe, `mlflow.pyfunc.load_model`) imports the repository's Python. This module finds,
+//! in the same tree-sitter parse the call scanner uses, every call and assignment through which
+//! that code can run a process, evaluate dynamic or decoded code, reach a host that is not the
+//! Hub, read credentials, persist or tamper, install packages or load native code. Each site is
+//! decided from the syntax tree with the names resolved (import aliases, `from x import y as z`,
+//! `getattr(module, "name")`, `__import__`/`importlib.import_module` of names built from
+//! literals), located (line, column), and timed: at import (module level, class bodies,
+//! decorators, default arguments) or when a function runs, with the loader entry points
+//! (`__init__`, `forward`, `from_pretrained`, a TorchServe `initialize`/`handle`, MLflow
+//! `_load_pyfunc`, ...) that reach that function within the file.
+//!
+//! Which callables are dangerous is data (`crate::knowledge::capabilities`); how dangerous one
+//! site is depends on its arguments and is decided by the capability's judge, one small module
+//! each (`process`, `dynamic`, `network`, `credentials`, `persistence`, `install`, `native`),
+//! whose doc comment is its user documentation. Literal blobs (`exec(zlib.decompress(
+//! base64.b64decode("…")))`) are decoded with `super::decode` and the decoded text is analysed
+//! again, bounded by the limits table; its sites carry the outer location and the decode chain.
+//!
+//! Nothing is evaluated: strings are read from literals and joined, formatted or decoded the way
+//! Python would, never run. A name in a comment, string or docstring is never a site.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use tree_sitter::Node;
+
+use super::decode::{self, Codec};
+use super::{Args, Bindings, Kind, Limits, Scanner, StrVal, walk};
+use crate::knowledge::capabilities::{self as caps, Capability, Entry, Role};
+use crate::model::finding::Severity;
+
+mod credentials;
+mod dynamic;
+mod install;
+mod native;
+mod network;
+mod persistence;
+mod process;
+
+/// How sure the analysis is that a site does what it says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Confidence {
+    /// A guess from a method name on an object the analysis could not resolve.
+    Low,
+    /// Resolved, but through something computed (a name not imported, a dynamic lookup).
+    Medium,
+    /// Resolved through the file's imports (or a builtin) with the arguments visible.
+    High,
+}
+
+impl Confidence {
+    /// Lowercase name, for evidence.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Confidence::Low => "low",
+            Confidence::Medium => "medium",
+            Confidence::High => "high",
+        }
+    }
+}
+
+/// When the code at a site runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum When {
+    /// At import: module level, a class body, a decorator or a default argument.
+    Import,
+    /// When a function runs.
+    Call {
+        /// The function, qualified by its class (`Model.forward`).
+        function: String,
+        /// Loader entry points of the file (and `import` for module-level calls) from which a
+        /// chain of calls within the file reaches the function, sorted.
+        reached_from: Vec<String>,
+    },
+}
+
+impl When {
+    /// Short phrase for messages: "at import", "in `Model.forward` (reached from `__init__`)".
+    pub fn describe(&self) -> String {
+        match self {
+            When::Import => "at import".to_owned(),
+            When::Call {
+                function,
+                reached_from,
+            } if reached_from.is_empty() => format!("when `{function}` is called"),
+            When::Call {
+                function,
+                reached_from,
+            } => {
+                let from: Vec<String> = reached_from.iter().map(|f| format!("`{f}`")).collect();
+                format!("in `{function}`, reached from {}", from.join(", "))
+            }
+        }
+    }
+}
+
+/// A decoded literal blob at a site.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decoded {
+    /// Codec names, first applied first (`base64`, `zlib`).
+    pub chain: Vec<String>,
+    /// The start of the decoded payload (text, or `\xNN` escapes), bounded.
+    pub excerpt: String,
+}
+
+/// One place where the code exercises a capability.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Site {
+    /// What it can do.
+    pub capability: Capability,
+    /// How bad this site is.
+    pub severity: Severity,
+    /// How sure the analysis is.
+    pub confidence: Confidence,
+    /// 1-based line (of the outermost call, for sites inside decoded blobs).
+    pub line: usize,
+    /// 1-based column in chars.
+    pub column: usize,
+    /// The call as resolved (`os.system`, `subprocess.run`, `torch.load =`).
+    pub call: String,
+    /// What the site does, lowercase (`runs "curl … | sh"`).
+    pub detail: String,
+    /// When it runs.
+    pub when: When,
+    /// CWE id.
+    pub cwe: u32,
+    /// Set when the site was found in a decoded literal blob.
+    pub decoded: Option<Decoded>,
+    /// The library path of a native load, when it is a literal (for matching shipped files).
+    pub library: Option<String>,
+}
+
+/// The capability sites of one source.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Behaviour {
+    /// Sites in source order (decoded sites at their outer call's position).
+    pub sites: Vec<Site>,
+    /// tree-sitter had to recover from syntax errors.
+    pub syntax_errors: bool,
+    /// The limit that stopped the analysis early, if any.
+    pub truncated_by: Option<&'static str>,
+}
+
+impl Behaviour {
+    /// The capabilities found, each once, in [`Capability::ALL`] order.
+    pub fn capabilities(&self) -> Vec<Capability> {
+        let set: BTreeSet<Capability> = self.sites.iter().map(|s| s.capability).collect();
+        set.into_iter().collect()
+    }
+}
+
+/// Loader entry points: functions a model loader calls by name (transformers, torch.hub,
+/// TorchServe handlers, MLflow pyfunc, pickle protocol methods).
+pub const ENTRY_POINTS: &[&str] = &[
+    "__init__",
+    "forward",
+    "from_pretrained",
+    "from_config",
+    "load",
+    "initialize",
+    "handle",
+    "preprocess",
+    "inference",
+    "postprocess",
+    "_load_pyfunc",
+    "load_context",
+    "predict",
+    "__call__",
+    "generate",
+    "__setstate__",
+    "__reduce__",
+    "post_init",
+    "_init_weights",
+];
+
+/// Most functions whose calls are remembered for the reachability of entry points.
+const MAX_FUNCTIONS: usize = 20_000;
+/// Most string bytes one literal expression may build (join, concatenation, formatting).
+const MAX_STRING_BYTES: usize = 1 << 20;
+/// How deep string and blob expressions are followed.
+const MAX_EXPR_DEPTH: usize = 24;
+
+/// Analyses one Python source: parses it whole and finds its capability sites.
+pub fn analyze(source: &str, limits: &Limits) -> Behaviour {
+    analyze_nested(source, limits, 0)
+}
+
+fn analyze_nested(source: &str, limits: &Limits, depth: usize) -> Behaviour {
+    let tree = match super::parse(source, limits) {
+        Ok(tree) => tree,
+        Err(by) => {
+            return Behaviour {
+                truncated_by: Some(by),
+                ..Behaviour::default()
+            };
+        }
+    };
+    let mut bindings = Bindings::default();
+    let mut scanner = Scanner {
+        source,
+        selection: None,
+        limits,
+        bindings: &mut bindings,
+        nodes: 0,
+        report: super::CodeReport::default(),
+    };
+    scanner.collect_bindings(tree.root_node());
+    analyze_tree(&mut scanner, tree.root_node(), depth)
+}
+
+/// Analyses a parsed source whose bindings `scanner` has collected (the call scanner's pass
+/// 1, so one parse and one binding pass serve both).
+pub(super) fn analyze_tree<'s>(
+    scanner: &mut Scanner<'s, '_>,
+    root: Node<'s>,
+    depth: usize,
+) -> Behaviour {
+    let mut a = Analyzer {
+        sc: scanner,
+        depth,
+        calls: Vec::new(),
+        assignments: Vec::new(),
+        environ: Vec::new(),
+        functions: BTreeMap::new(),
+        callees: BTreeMap::new(),
+        module_calls: BTreeSet::new(),
+        once: BTreeMap::new(),
+        loops: BTreeMap::new(),
+        counts: BTreeMap::new(),
+        secrets: BTreeMap::new(),
+        sites: Vec::new(),
+        deferrals: Vec::new(),
+        truncated_by: None,
+    };
+    a.syntax_errors_from(root);
+    a.collect(root);
+    a.judge_all();
+    a.finish()
+}
+
+/// A call whose callee is in the capability table.
+pub(super) struct CallSite<'t> {
+    /// The `call` node.
+    pub node: Node<'t>,
+    /// The matching entry.
+    pub entry: &'static Entry,
+    /// The resolved name that matched.
+    pub name: String,
+    /// Its arguments.
+    pub args: Args<'t>,
+    /// How sure the resolution is.
+    pub confidence: Confidence,
+}
+
+/// A deferral (`atexit.register(f)`) waiting for the sites of what it defers.
+struct Deferral<'t> {
+    node: Node<'t>,
+    name: String,
+    targets: Vec<Node<'t>>,
+}
+
+pub(super) struct Analyzer<'s, 'b, 'c> {
+    pub sc: &'c mut Scanner<'s, 'b>,
+    depth: usize,
+    calls: Vec<Node<'s>>,
+    assignments: Vec<Node<'s>>,
+    /// `os.environ` references (identifiers or attributes resolving to it).
+    environ: Vec<Node<'s>>,
+    /// Function name -> its `function_definition` nodes.
+    functions: BTreeMap<&'s str, Vec<Node<'s>>>,
+    /// Function name -> last segments of the names it calls.
+    callees: BTreeMap<&'s str, BTreeSet<&'s str>>,
+    /// Last segments of names called at import time.
+    module_calls: BTreeSet<&'s str>,
+    /// Names assigned exactly once (any scope), with the value.
+    once: BTreeMap<&'s str, Node<'s>>,
+    /// Loop variables over a literal list or tuple (`for p in ("~/.bashrc", "~/.zshrc")`),
+    /// with the iterable: a path built from one of them is any of them.
+    loops: BTreeMap<&'s str, Node<'s>>,
+    counts: BTreeMap<&'s str, u32>,
+    /// Names holding a secret (a credential read or the environment), with what it is.
+    pub secrets: BTreeMap<&'s str, String>,
+    pub sites: Vec<Site>,
+    deferrals: Vec<Deferral<'s>>,
+    truncated_by: Option<&'static str>,
+}
+
+impl<'s> Analyzer<'s, '_, '_> {
+    fn syntax_errors_from(&mut self, root: Node<'s>) {
+        if self.sc.report.truncated_by.is_some() {
+            self.truncated_by = self.sc.report.truncated_by;
+        }
+        let _ = root;
+    }
+
+    pub fn text(&self, node: Node<'_>) -> &'s str {
+        self.sc.text(node)
+    }
+
+    pub fn excerpt(&self, text: &str) -> String {
+        self.sc.excerpt(text)
+    }
+
+    /// One walk: calls, assignments, `os.environ` references, functions and their callees.
+    fn collect(&mut self, root: Node<'s>) {
+        let mut nodes = 0usize;
+        let max = self.sc.limits.max_nodes;
+        let mut stopped = false;
+        let mut calls = Vec::new();
+        let mut assignments = Vec::new();
+        let mut attrs = Vec::new();
+        let mut defs = Vec::new();
+        walk(root, |node| {
+            nodes = nodes.saturating_add(1);
+            if nodes > max {
+                stopped = true;
+                return false;
+            }
+            match Kind::of(node) {
+                Kind::Call => calls.push(node),
+                Kind::Assignment | Kind::AugmentedAssignment => assignments.push(node),
+                _ => match node.kind() {
+                    "attribute" | "identifier" => attrs.push(node),
+                    "function_definition" => defs.push(node),
+                    "for_statement" | "for_in_clause" | "dictionary_splat" => attrs.push(node),
+                    _ => {}
+                },
+            }
+            true
+        });
+        if stopped {
+            self.truncated_by = Some("node-budget");
+        }
+        for node in &assignments {
+            self.note_assignment(*node);
+        }
+        for node in &attrs {
+            if node.kind() == "for_statement"
+                && let (Some(left), Some(right)) = (
+                    node.child_by_field_name("left"),
+                    node.child_by_field_name("right"),
+                )
+                && left.kind() == "identifier"
+                && matches!(right.kind(), "tuple" | "list")
+            {
+                self.loops.insert(self.sc.text(left), right);
+            }
+        }
+        for def in defs.iter().take(MAX_FUNCTIONS) {
+            if let Some(name) = def.child_by_field_name("name") {
+                self.functions
+                    .entry(self.sc.text(name))
+                    .or_default()
+                    .push(*def);
+            }
+        }
+        for call in &calls {
+            let Some(func) = call.child_by_field_name("function") else {
+                continue;
+            };
+            let last = self.last_segment(func);
+            let Some(last) = last else { continue };
+            match self.enclosing_def(*call) {
+                Some(def) => {
+                    if let Some(name) = def.child_by_field_name("name") {
+                        let name = self.sc.text(name);
+                        if self.callees.len() < MAX_FUNCTIONS || self.callees.contains_key(name) {
+                            self.callees.entry(name).or_default().insert(last);
+                        }
+                    }
+                }
+                None => {
+                    self.module_calls.insert(last);
+                }
+            }
+        }
+        self.environ = attrs
+            .into_iter()
+            .filter(|n| match n.kind() {
+                "attribute" | "identifier" => {
+                    // The outermost node of a dotted chain only (`os.environ`, not `os`).
+                    self.resolves_to(*n, "os.environ")
+                }
+                _ => false,
+            })
+            .collect();
+        let max_items = self.sc.limits.max_items;
+        if calls.len() > max_items {
+            self.truncated_by = Some("item-budget");
+            calls.truncate(max_items);
+        }
+        self.calls = calls;
+        self.assignments = assignments;
+    }
+
+    /// Remembers names assigned once, and names that hold secrets.
+    fn note_assignment(&mut self, node: Node<'s>) {
+        let (Some(left), Some(right)) = (
+            node.child_by_field_name("left"),
+            node.child_by_field_name("right"),
+        ) else {
+            return;
+        };
+        if matches!(left.kind(), "pattern_list" | "tuple_pattern")
+            && matches!(right.kind(), "expression_list" | "tuple")
+        {
+            // `a, b = "o", "s"`: each name gets its own value.
+            let mut lc = left.walk();
+            let mut rc = right.walk();
+            let names: Vec<Node<'s>> = left.named_children(&mut lc).collect();
+            let values: Vec<Node<'s>> = right.named_children(&mut rc).collect();
+            if names.len() == values.len() {
+                for (n, v) in names.into_iter().zip(values) {
+                    if n.kind() == "identifier" {
+                        self.note_value(self.sc.text(n), v, node.kind() == "assignment");
+                    }
+                }
+            }
+            return;
+        }
+        if left.kind() != "identifier" {
+            return;
+        }
+        let name = self.sc.text(left);
+        self.note_value(name, right, node.kind() == "assignment");
+    }
+
+    fn note_value(&mut self, name: &'s str, right: Node<'s>, plain: bool) {
+        let n = self.counts.entry(name).or_insert(0);
+        *n = n.saturating_add(1);
+        if *n == 1 && plain {
+            self.once.insert(name, right);
+        } else {
+            self.once.remove(name);
+        }
+    }
+
+    /// The value of a name assigned exactly once in the file (and never imported).
+    pub fn value_of(&self, name: &str) -> Option<Node<'s>> {
+        if self.sc.bindings.alias(name).is_some() {
+            return None;
+        }
+        self.once.get(name).copied()
+    }
+
+    fn last_segment(&self, func: Node<'s>) -> Option<&'s str> {
+        match func.kind() {
+            "identifier" => Some(self.sc.text(func)),
+            "attribute" => func
+                .child_by_field_name("attribute")
+                .map(|a| self.sc.text(a)),
+            _ => None,
+        }
+    }
+
+    /// The innermost `def` whose body holds `node`.
+    fn enclosing_def(&self, node: Node<'s>) -> Option<Node<'s>> {
+        let mut child = node;
+        let mut up = node.parent();
+        for _ in 0..512 {
+            let n = up?;
+            if n.kind() == "function_definition"
+                && n.child_by_field_name("body").map(|b| b.id()) == Some(child.id())
+            {
+                return Some(n);
+            }
+            child = n;
+            up = n.parent();
+        }
+        None
+    }
+
+    /// When the code at `node` runs.
+    pub fn when(&self, node: Node<'s>) -> When {
+        let mut child = node;
+        let mut up = node.parent();
+        for _ in 0..512 {
+            let Some(n) = up else { break };
+            let in_body = n.child_by_field_name("body").map(|b| b.id()) == Some(child.id());
+            if in_body && n.kind() == "lambda" {
+                return When::Call {
+                    function: "<lambda>".to_owned(),
+                    reached_from: Vec::new(),
+                };
+            }
+            if in_body && n.kind() == "function_definition" {
+                let name = n
+                    .child_by_field_name("name")
+                    .map_or("", |x| self.sc.text(x));
+                let class = self.enclosing_class(n);
+                let function = match class {
+                    Some(c) => format!("{c}.{name}"),
+                    None => name.to_owned(),
+                };
+                return When::Call {
+                    function: self.excerpt(&function),
+                    reached_from: self.reached_from(name),
+                };
+            }
+            child = n;
+            up = n.parent();
+        }
+        When::Import
+    }
+
+    fn enclosing_class(&self, def: Node<'s>) -> Option<&'s str> {
+        let mut up = def.parent();
+        for _ in 0..8 {
+            let n = up?;
+            match n.kind() {
+                "class_definition" => {
+                    return n.child_by_field_name("name").map(|x| self.sc.text(x));
+                }
+                "function_definition" => return None,
+                _ => up = n.parent(),
+            }
+        }
+        None
+    }
+
+    /// The entry points (and `import`) from which calls within the file reach `function`.
+    fn reached_from(&self, function: &str) -> Vec<String> {
+        let mut out = BTreeSet::new();
+        let roots = ENTRY_POINTS
+            .iter()
+            .filter(|e| self.functions.contains_key(**e))
+            .map(|e| (*e, vec![*e]))
+            .chain(std::iter::once((
+                "import",
+                self.module_calls.iter().copied().collect::<Vec<_>>(),
+            )));
+        for (label, starts) in roots {
+            let mut seen: BTreeSet<&str> = BTreeSet::new();
+            let mut stack: Vec<&str> = starts;
+            let mut steps = 0usize;
+            while let Some(f) = stack.pop() {
+                steps += 1;
+                if steps > 50_000 {
+                    break;
+                }
+                if !seen.insert(f) {
+                    continue;
+                }
+                if f == function {
+                    out.insert(label.to_owned());
+                    break;
+                }
+                if let Some(next) = self.callees.get(f) {
+                    stack.extend(next.iter().copied());
+                }
+            }
+        }
+        out.into_iter().collect()
+    }
+
+    // ---- resolution -------------------------------------------------------------------------
+
+    /// The names an expression may stand for: import aliases, `getattr(m, "n")`,
+    /// `__import__("m")`, `importlib.import_module("m")`, `m.__dict__["n"]`, and names assigned
+    /// once from any of those.
+    pub fn resolve(&self, node: Node<'s>) -> Vec<String> {
+        self.resolve_depth(node, 0)
+    }
+
+    fn resolve_depth(&self, node: Node<'s>, depth: usize) -> Vec<String> {
+        if depth > MAX_EXPR_DEPTH {
+            return Vec::new();
+        }
+        match node.kind() {
+            "identifier" => {
+                let name = self.sc.text(node);
+                if self.sc.bindings.alias(name).is_none()
+                    && let Some(value) = self.value_of(name)
+                    && matches!(
+                        value.kind(),
+                        "call" | "attribute" | "identifier" | "subscript"
+                    )
+                    && value.id() != node.id()
+                {
+                    let inner = self.resolve_depth(value, depth + 1);
+                    if !inner.is_empty() && inner.iter().all(|n| is_module_or_callable(n)) {
+                        return inner;
+                    }
+                }
+                self.sc.resolve(node)
+            }
+            "attribute" => {
+                let (Some(object), Some(attr)) = (
+                    node.child_by_field_name("object"),
+                    node.child_by_field_name("attribute"),
+                ) else {
+                    return Vec::new();
+                };
+                let attr = self.sc.text(attr);
+                if matches!(
+                    object.kind(),
+                    "call" | "subscript" | "parenthesized_expression"
+                ) || (object.kind() == "identifier"
+                    && self.value_of(self.sc.text(object)).is_some())
+                {
+                    let base = self.resolve_depth(object, depth + 1);
+                    if !base.is_empty() {
+                        return base.into_iter().map(|b| format!("{b}.{attr}")).collect();
+                    }
+                }
+                self.sc.resolve(node)
+            }
+            "parenthesized_expression" => node
+                .named_child(0)
+                .map(|n| self.resolve_depth(n, depth + 1))
+                .unwrap_or_default(),
+            "call" => self.resolve_call_result(node, depth),
+            "subscript" => {
+                // `m.__dict__["n"]`, `vars(m)["n"]`, `__builtins__["n"]`, `globals()["n"]`.
+                let (Some(value), Some(index)) = (
+                    node.child_by_field_name("value"),
+                    node.child_by_field_name("subscript"),
+                ) else {
+                    return Vec::new();
+                };
+                let Some(key) = self.string(index) else {
+                    return Vec::new();
+                };
+                let base = match value.kind() {
+                    "attribute"
+                        if value
+                            .child_by_field_name("attribute")
+                            .is_some_and(|a| self.sc.text(a) == "__dict__") =>
+                    {
+                        value
+                            .child_by_field_name("object")
+                            .map(|o| self.resolve_depth(o, depth + 1))
+                            .unwrap_or_default()
+                    }
+                    _ => {
+                        let names = self.resolve_depth(value, depth + 1);
+                        if names.iter().any(|n| {
+                            matches!(
+                                n.as_str(),
+                                "__builtins__" | "builtins" | "globals" | "locals" | "vars"
+                            )
+                        }) {
+                            vec!["builtins".to_owned()]
+                        } else {
+                            names
+                                .into_iter()
+                                .filter_map(|n| n.strip_prefix("vars.").map(str::to_owned))
+                                .collect()
+                        }
+                    }
+                };
+                base.into_iter().map(|b| format!("{b}.{key}")).collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// What a call expression evaluates to, when it is a module or attribute lookup.
+    fn resolve_call_result(&self, call: Node<'s>, depth: usize) -> Vec<String> {
+        let Some(func) = call.child_by_field_name("function") else {
+            return Vec::new();
+        };
+        let names = self.resolve_depth(func, depth + 1);
+        let args = self.sc.args(call);
+        for name in &names {
+            match caps::normalize(name).as_str() {
+                "__import__" | "importlib.import_module" | "importlib.__import__" => {
+                    if let Some(m) = args.positional.first().and_then(|a| self.string(*a)) {
+                        return vec![m];
+                    }
+                }
+                "getattr" => {
+                    let (Some(obj), Some(attr)) = (args.positional.first(), args.positional.get(1))
+                    else {
+                        return Vec::new();
+                    };
+                    let Some(attr) = self.string(*attr) else {
+                        return Vec::new();
+                    };
+                    return self
+                        .resolve_depth(*obj, depth + 1)
+                        .into_iter()
+                        .map(|b| format!("{b}.{attr}"))
+                        .collect();
+                }
+                "vars" => {
+                    if let Some(obj) = args.positional.first() {
+                        return self
+                            .resolve_depth(*obj, depth + 1)
+                            .into_iter()
+                            .map(|b| format!("vars.{b}"))
+                            .collect();
+                    }
+                }
+                "globals" | "locals" => return vec!["globals".to_owned()],
+                _ => {}
+            }
+        }
+        Vec::new()
+    }
+
+    /// Whether `node` resolves to `name`.
+    pub fn resolves_to(&self, node: Node<'s>, name: &str) -> bool {
+        // Only the outermost node of a chain: `os.environ` inside `os.environ.copy` counts, `os`
+        // inside `os.environ` does not resolve to it anyway.
+        if node.kind() == "identifier"
+            && node.parent().is_some_and(|p| {
+                p.kind() == "attribute"
+                    && p.child_by_field_name("attribute").map(|a| a.id()) == Some(node.id())
+            })
+        {
+            return false;
+        }
+        self.sc
+            .resolve(node)
+            .iter()
+            .any(|n| caps::normalize(n) == name)
+    }
+
+    /// How sure a resolved `name` is: imported (or a builtin nobody shadows) is high.
+    fn confidence_of(&self, func: Node<'s>, name: &str, entry: &Entry) -> Option<Confidence> {
+        let first = leftmost(self, func);
+        let imported = first.is_some_and(|f| self.sc.bindings.alias(f).is_some());
+        let dynamic = func.kind() == "call"
+            || func.kind() == "subscript"
+            || first
+                .is_some_and(|f| self.value_of(f).is_some() && self.sc.bindings.alias(f).is_none());
+        let bare = !name.contains('.') || name.starts_with("builtins.");
+        match entry.matching {
+            caps::Match::Method => Some(Confidence::Low),
+            _ if dynamic => Some(Confidence::Medium),
+            _ if imported => Some(Confidence::High),
+            _ if bare => {
+                // A builtin shadowed by a def or an assignment in the file is not the builtin.
+                let f = first.unwrap_or_default();
+                if self.functions.contains_key(f) || self.sc.bindings.assignments(f) > 0 {
+                    None
+                } else {
+                    Some(Confidence::High)
+                }
+            }
+            // `subprocess.run` without an import in this source (a notebook cell imported it,
+            // or a local object happens to share the module's name).
+            caps::Match::Module => None,
+            caps::Match::Exact => Some(Confidence::Medium),
+        }
+    }
+
+    // ---- strings ----------------------------------------------------------------------------
+
+    /// The value of a string expression built from literals: concatenation, `join`, f-strings,
+    /// `%` and `.format`, `chr`, slicing `[::-1]`, names assigned once. `None` when any part is
+    /// not known.
+    pub fn string(&self, node: Node<'s>) -> Option<String> {
+        let bytes = self.blob(node).ok()??;
+        String::from_utf8(bytes.bytes).ok()
+    }
+
+    /// All string literal fragments under `node` joined with `/` (bounded): the shape of a path
+    /// built with `os.path.join`, `/` on `Path`, f-strings or concatenation.
+    pub fn path_fragments(&self, node: Node<'s>) -> String {
+        let mut out = String::new();
+        let mut seen = 0usize;
+        let mut stack = vec![(node, 0usize)];
+        while let Some((n, depth)) = stack.pop() {
+            seen += 1;
+            if seen > 4096 || out.len() > 4096 {
+                break;
+            }
+            match n.kind() {
+                "string" | "concatenated_string" => {
+                    let s = self.string(n).unwrap_or_else(|| self.literal_parts(n));
+                    if !s.is_empty() {
+                        if !out.is_empty() {
+                            out.push('/');
+                        }
+                        out.push_str(&s);
+                    }
+                    // Interpolations of an f-string still count.
+                    let mut c = n.walk();
+                    for ch in n.named_children(&mut c) {
+                        if ch.kind() == "interpolation" {
+                            stack.push((ch, depth + 1));
+                        }
+                    }
+                }
+                "identifier" if depth < 6 => {
+                    let name = self.sc.text(n);
+                    if let Some(v) = self
+                        .value_of(name)
+                        .or_else(|| self.loops.get(name).copied())
+                        && v.id() != node.id()
+                    {
+                        stack.push((v, depth + 1));
+                    }
+                }
+                _ => {
+                    let mut c = n.walk();
+                    let children: Vec<Node<'s>> = n.named_children(&mut c).collect();
+                    for ch in children.into_iter().rev() {
+                        stack.push((ch, depth));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The literal text of a string whose interpolations are not known (`f"https://host/{x}"`
+    /// gives `https://host/`), escapes left as written.
+    fn literal_parts(&self, node: Node<'s>) -> String {
+        let mut out = String::new();
+        let mut stack = vec![node];
+        while let Some(n) = stack.pop() {
+            if out.len() > 4096 {
+                break;
+            }
+            match n.kind() {
+                "string_content" => out.push_str(self.sc.text(n)),
+                "string" | "concatenated_string" => {
+                    let mut c = n.walk();
+                    let children: Vec<Node<'s>> = n.children(&mut c).collect();
+                    stack.extend(children.into_iter().rev());
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// Whether the expression (following names assigned once, a few levels) uses `__file__`
+    /// of this file (`os.path.dirname(__file__)`): a path inside the repository.
+    pub fn uses_own_file(&self, node: Node<'s>) -> bool {
+        self.any_node(node, |a, n| {
+            n.kind() == "identifier" && a.sc.text(n) == "__file__"
+        })
+    }
+
+    /// Whether any node of the expression (names assigned once followed) satisfies `test`.
+    pub fn any_node(&self, node: Node<'s>, test: impl Fn(&Self, Node<'s>) -> bool) -> bool {
+        let mut stack = vec![(node, 0usize)];
+        let mut seen = 0usize;
+        while let Some((n, depth)) = stack.pop() {
+            seen += 1;
+            if seen > 4096 {
+                return false;
+            }
+            if test(self, n) {
+                return true;
+            }
+            if n.kind() == "identifier"
+                && depth < 6
+                && let Some(v) = self.value_of(self.sc.text(n))
+                && v.id() != n.id()
+            {
+                stack.push((v, depth + 1));
+            }
+            let mut c = n.walk();
+            stack.extend(n.named_children(&mut c).map(|ch| (ch, depth)));
+        }
+        false
+    }
+
+    // ---- the judges -------------------------------------------------------------------------
+
+    fn judge_all(&mut self) {
+        let calls = std::mem::take(&mut self.calls);
+        for call in calls {
+            self.judge_call(call);
+        }
+        let assignments = std::mem::take(&mut self.assignments);
+        for node in assignments {
+            persistence::judge_assignment(self, node);
+        }
+        let environ = std::mem::take(&mut self.environ);
+        for node in environ {
+            credentials::judge_environ(self, node);
+        }
+        // Network sends are judged after the secrets are known.
+        let deferrals = std::mem::take(&mut self.deferrals);
+        for d in deferrals {
+            persistence::judge_deferral(self, d.node, &d.name, &d.targets);
+        }
+    }
+
+    fn judge_call(&mut self, node: Node<'s>) {
+        let Some(func) = node.child_by_field_name("function") else {
+            return;
+        };
+        let names = self.resolve(func);
+        for name in names {
+            let Some(entry) = caps::lookup(&name) else {
+                continue;
+            };
+            let Some(confidence) = self.confidence_of(func, &name, entry) else {
+                continue;
+            };
+            let site = CallSite {
+                node,
+                entry,
+                name: caps::normalize(&name),
+                args: self.sc.args(node),
+                confidence,
+            };
+            match entry.role {
+                Role::Command => {
+                    process::judge(self, &site);
+                    install::judge_command(self, &site);
+                }
+                Role::Call => match entry.capability {
+                    Capability::ProcessExecution => process::judge(self, &site),
+                    Capability::CredentialAccess => credentials::judge_call(self, &site),
+                    Capability::Persistence => persistence::judge_call(self, &site),
+                    Capability::PackageInstall => install::judge_call(self, &site),
+                    Capability::NativeLoad => native::judge(self, &site),
+                    Capability::DynamicCode | Capability::Network => {}
+                },
+                Role::Evaluate => dynamic::judge_evaluate(self, &site),
+                Role::Deserialize => dynamic::judge_deserialize(self, &site),
+                Role::Connect => network::judge(self, &site),
+                Role::ReadEnv => credentials::judge_env_read(self, &site),
+                Role::ReadPath => {
+                    credentials::judge_path(self, &site);
+                    persistence::judge_write(self, &site);
+                }
+                Role::WritePath => persistence::judge_write(self, &site),
+                Role::SetAttr => persistence::judge_setattr(self, &site),
+                Role::Defer => {
+                    let targets = persistence::deferred_targets(&site);
+                    self.deferrals.push(Deferral {
+                        node,
+                        name: site.name.clone(),
+                        targets,
+                    });
+                }
+                Role::Import => {}
+            }
+            // One table entry decides a call.
+            return;
+        }
+        // Calls the table does not name but whose method reads a path, connects or hooks imports.
+        credentials::judge_unlisted(self, node, func);
+        network::judge_unlisted(self, node, func);
+        persistence::judge_unlisted(self, node, func);
+    }
+
+    /// Whether the file defines a function called `name`.
+    pub fn has_function(&self, name: &str) -> bool {
+        self.functions.contains_key(name)
+    }
+
+    /// The worst site a deferred callable runs, with a phrase for it: a lambda's body, a
+    /// function of this file (and what it calls within the file), or a table entry itself
+    /// (`atexit.register(os.system, "…")`).
+    fn deferred_sites(&self, target: Node<'s>) -> Option<(Severity, String)> {
+        let worst = |sites: Vec<&Site>| -> Option<(Severity, String)> {
+            let s = sites.into_iter().max_by_key(|s| s.severity)?;
+            Some((s.severity, format!("`{}` ({})", s.call, s.detail)))
+        };
+        match target.kind() {
+            "lambda" => {
+                let (start, _) = self.sc.position(target);
+                let end = target.end_position().row.saturating_add(1);
+                worst(
+                    self.sites
+                        .iter()
+                        .filter(|s| s.line >= start && s.line <= end)
+                        .collect(),
+                )
+            }
+            "identifier" | "attribute" => {
+                for name in self.resolve(target) {
+                    if let Some(e) = caps::lookup(&name)
+                        && matches!(e.role, Role::Command | Role::Evaluate)
+                    {
+                        return Some((Severity::Critical, format!("`{}`", caps::normalize(&name))));
+                    }
+                }
+                let fname = self.last_segment(target)?;
+                if !self.functions.contains_key(fname) {
+                    return None;
+                }
+                let mut reach: BTreeSet<&str> = BTreeSet::new();
+                let mut stack = vec![fname];
+                while let Some(f) = stack.pop() {
+                    if reach.len() > 10_000 || !reach.insert(f) {
+                        continue;
+                    }
+                    if let Some(next) = self.callees.get(f) {
+                        stack.extend(next.iter().copied());
+                    }
+                }
+                let found = worst(
+                    self.sites
+                        .iter()
+                        .filter(|s| match &s.when {
+                            When::Call { function, .. } => {
+                                reach.contains(function.rsplit('.').next().unwrap_or_default())
+                            }
+                            When::Import => false,
+                        })
+                        .collect(),
+                )?;
+                Some((found.0, format!("`{fname}`, which runs {}", found.1)))
+            }
+            _ => None,
+        }
+    }
+
+    /// Records a site at `node`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn push(
+        &mut self,
+        node: Node<'s>,
+        capability: Capability,
+        severity: Severity,
+        confidence: Confidence,
+        call: &str,
+        detail: String,
+        cwe: u32,
+    ) -> usize {
+        let (line, column) = self.sc.position(node);
+        let when = self.when(node);
+        self.sites.push(Site {
+            capability,
+            severity,
+            confidence,
+            line,
+            column,
+            call: self.excerpt(call),
+            detail,
+            when,
+            cwe,
+            decoded: None,
+            library: None,
+        });
+        self.sites.len() - 1
+    }
+
+    /// Analyses decoded (or literal) Python source found at `node` again, one level deeper;
+    /// its sites move to `node`'s position and carry the chain. Returns how many were added.
+    pub fn analyze_payload(&mut self, node: Node<'s>, text: &str, chain: &[Codec]) -> usize {
+        let limits = decode::Limits::default();
+        if self.depth >= limits.max_nesting {
+            self.truncated_by.get_or_insert("blob-nesting-depth");
+            return 0;
+        }
+        let inner = analyze_nested(text, self.sc.limits, self.depth + 1);
+        let (line, column) = self.sc.position(node);
+        let when = self.when(node);
+        let outer: Vec<String> = chain.iter().map(|c| c.name().to_owned()).collect();
+        let mut added = 0;
+        for mut site in inner.sites {
+            let mut full = outer.clone();
+            if let Some(d) = &site.decoded {
+                full.extend(d.chain.iter().cloned());
+            }
+            let excerpt = match site.decoded.take() {
+                Some(d) => d.excerpt,
+                None => self.payload_excerpt(text.as_bytes()),
+            };
+            site.decoded = Some(Decoded {
+                chain: full,
+                excerpt,
+            });
+            site.detail = format!("{} (in a decoded payload, line {})", site.detail, site.line);
+            site.line = line;
+            site.column = column;
+            site.when = when.clone();
+            // Code hidden in a blob is never a setting.
+            if !chain.is_empty() && site.severity < Severity::High {
+                site.severity = Severity::High;
+            }
+            self.sites.push(site);
+            added += 1;
+        }
+        if let Some(by) = inner.truncated_by {
+            self.truncated_by.get_or_insert(by);
+        }
+        added
+    }
+
+    /// A bounded excerpt of a payload: its text when it is UTF-8, `\xNN` escapes otherwise.
+    pub fn payload_excerpt(&self, bytes: &[u8]) -> String {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => self.excerpt(text),
+            Err(_) => {
+                let shown: String = bytes
+                    .iter()
+                    .take(self.sc.limits.max_excerpt_chars / 4)
+                    .map(|b| {
+                        if b.is_ascii_graphic() {
+                            (*b as char).to_string()
+                        } else {
+                            format!("\\x{b:02x}")
+                        }
+                    })
+                    .collect();
+                self.excerpt(&shown)
+            }
+        }
+    }
+
+    fn finish(mut self) -> Behaviour {
+        self.sites.sort_by(|a, b| {
+            (a.line, a.column, a.capability, &a.call).cmp(&(
+                b.line,
+                b.column,
+                b.capability,
+                &b.call,
+            ))
+        });
+        self.sites.dedup();
+        Behaviour {
+            sites: self.sites,
+            syntax_errors: false,
+            truncated_by: self.truncated_by,
+        }
+    }
+
+    // ---- blobs ------------------------------------------------------------------------------
+
+    /// The bytes an expression built from literals evaluates to, with the decoding steps that
+    /// produced them. `Ok(None)`: not a literal expression; `Err`: a step failed (named).
+    pub fn blob(&self, node: Node<'s>) -> Result<Option<Blob>, decode::DecodeError> {
+        self.blob_depth(node, 0)
+    }
+
+    fn blob_depth(
+        &self,
+        node: Node<'s>,
+        depth: usize,
+    ) -> Result<Option<Blob>, decode::DecodeError> {
+        if depth > MAX_EXPR_DEPTH {
+            return Ok(None);
+        }
+        let limits = decode::Limits::default();
+        match node.kind() {
+            "string" | "concatenated_string" => Ok(self.literal(node, depth).map(Blob::plain)),
+            "parenthesized_expression" => match node.named_child(0) {
+                Some(n) => self.blob_depth(n, depth + 1),
+                None => Ok(None),
+            },
+            "identifier" => {
+                let name = self.sc.text(node);
+                match self.sc.string_value(node) {
+                    StrVal::Constant { value, .. } => Ok(Some(Blob::plain(value.into_bytes()))),
+                    _ => match self.value_of(name) {
+                        Some(v) if v.id() != node.id() => self.blob_depth(v, depth + 1),
+                        _ => Ok(None),
+                    },
+                }
+            }
+            "binary_operator" => {
+                let (Some(l), Some(op), Some(r)) = (
+                    node.child_by_field_name("left"),
+                    node.child_by_field_name("operator"),
+                    node.child_by_field_name("right"),
+                ) else {
+                    return Ok(None);
+                };
+                match self.sc.text(op) {
+                    "+" => {
+                        let (Some(a), Some(b)) = (
+                            self.blob_depth(l, depth + 1)?,
+                            self.blob_depth(r, depth + 1)?,
+                        ) else {
+                            return Ok(None);
+                        };
+                        Ok(a.concat(b))
+                    }
+                    "%" => {
+                        let Some(fmt) = self.blob_depth(l, depth + 1)? else {
+                            return Ok(None);
+                        };
+                        let items: Vec<Node<'s>> = if r.kind() == "tuple" {
+                            let mut c = r.walk();
+                            r.named_children(&mut c).collect()
+                        } else {
+                            vec![r]
+                        };
+                        let mut values = Vec::new();
+                        for item in items {
+                            match self.string(item) {
+                                Some(v) => values.push(v),
+                                None => return Ok(None),
+                            }
+                        }
+                        let Ok(fmt) = String::from_utf8(fmt.bytes) else {
+                            return Ok(None);
+                        };
+                        Ok(percent_format(&fmt, &values).map(|s| Blob::plain(s.into_bytes())))
+                    }
+                    _ => Ok(None),
+                }
+            }
+            "subscript" => {
+                // `s[::-1]`
+                let (Some(value), Some(index)) = (
+                    node.child_by_field_name("value"),
+                    node.child_by_field_name("subscript"),
+                ) else {
+                    return Ok(None);
+                };
+                if index.kind() == "slice" && self.sc.text(index).replace(' ', "") == "::-1" {
+                    let Some(inner) = self.blob_depth(value, depth + 1)? else {
+                        return Ok(None);
+                    };
+                    return inner.step(Codec::Reverse, &limits).map(Some);
+                }
+                Ok(None)
+            }
+            "call" => self.blob_call(node, depth, &limits),
+            _ => Ok(None),
+        }
+    }
+
+    fn blob_call(
+        &self,
+        node: Node<'s>,
+        depth: usize,
+        limits: &decode::Limits,
+    ) -> Result<Option<Blob>, decode::DecodeError> {
+        let Some(func) = node.child_by_field_name("function") else {
+            return Ok(None);
+        };
+        let args = self.sc.args(node);
+        let encoding = args
+            .arg(1, &["encoding"])
+            .and_then(|e| self.literal(e, depth + 1))
+            .and_then(|b| String::from_utf8(b).ok());
+        // Method calls on a value: `"…".join([...])`, `"{}".format(...)`, `x.decode()`.
+        if func.kind() == "attribute"
+            && let (Some(object), Some(attr)) = (
+                func.child_by_field_name("object"),
+                func.child_by_field_name("attribute"),
+            )
+        {
+            let method = self.sc.text(attr);
+            match method {
+                "join" => {
+                    let (Some(sep), Some(items)) = (self.string(object), args.positional.first())
+                    else {
+                        return Ok(None);
+                    };
+                    let Some(parts) = self.string_items(*items, depth) else {
+                        return Ok(None);
+                    };
+                    let joined = parts.join(&sep);
+                    return Ok((joined.len() <= MAX_STRING_BYTES)
+                        .then(|| Blob::plain(joined.into_bytes())));
+                }
+                "format" => {
+                    let Some(fmt) = self.string(object) else {
+                        return Ok(None);
+                    };
+                    let mut values = Vec::new();
+                    for a in &args.positional {
+                        match self.string(*a) {
+                            Some(v) => values.push(v),
+                            None => return Ok(None),
+                        }
+                    }
+                    let mut named = BTreeMap::new();
+                    for (k, v) in &args.keywords {
+                        match self.string(*v) {
+                            Some(v) => {
+                                named.insert(*k, v);
+                            }
+                            None => return Ok(None),
+                        }
+                    }
+                    return Ok(
+                        brace_format(&fmt, &values, &named).map(|s| Blob::plain(s.into_bytes()))
+                    );
+                }
+                "decode" | "encode"
+                    if !self.resolve(func).iter().any(|n| n.starts_with("codecs.")) =>
+                {
+                    let enc = args
+                        .arg(0, &["encoding"])
+                        .and_then(|e| self.literal(e, depth + 1))
+                        .and_then(|b| String::from_utf8(b).ok());
+                    if let Some(codec) = Codec::of_method(method, enc.as_deref())
+                        && let Some(inner) = self.blob_depth(object, depth + 1)?
+                    {
+                        return inner.step(codec, limits).map(Some);
+                    }
+                    return Ok(None);
+                }
+                _ => {}
+            }
+        }
+        let names = self.resolve(func);
+        for name in &names {
+            let name = caps::normalize(name);
+            if name == "chr" {
+                let Some(n) = args.positional.first().and_then(|a| self.int(*a)) else {
+                    return Ok(None);
+                };
+                return Ok(char::from_u32(n).map(|c| Blob::plain(c.to_string().into_bytes())));
+            }
+            if let Some(codec) = Codec::of_call(&name, encoding.as_deref()) {
+                let Some(arg) = args.positional.first() else {
+                    return Ok(None);
+                };
+                let Some(inner) = self.blob_depth(*arg, depth + 1)? else {
+                    return Ok(None);
+                };
+                return inner.step(codec, limits).map(Some);
+            }
+        }
+        Ok(None)
+    }
+
+    fn string_items(&self, node: Node<'s>, depth: usize) -> Option<Vec<String>> {
+        match node.kind() {
+            "list" | "tuple" | "set" => {
+                let mut c = node.walk();
+                let items: Vec<Node<'s>> = node.named_children(&mut c).collect();
+                let mut out = Vec::new();
+                let mut total = 0usize;
+                for i in items {
+                    let s = self.string(i)?;
+                    total = total.saturating_add(s.len());
+                    if total > MAX_STRING_BYTES {
+                        return None;
+                    }
+                    out.push(s);
+                }
+                Some(out)
+            }
+            "string" | "concatenated_string" => {
+                let s = self.string(node)?;
+                Some(s.chars().map(String::from).collect())
+            }
+            "identifier" if depth < MAX_EXPR_DEPTH => {
+                let v = self.value_of(self.sc.text(node))?;
+                (v.id() != node.id()).then(|| self.string_items(v, depth + 1))?
+            }
+            // `"".join(chr(c) for c in [111, 115])` / `map(chr, [...])`
+            "generator_expression" | "list_comprehension" => {
+                let body = node.child_by_field_name("body")?;
+                let mut c = node.walk();
+                let clause = node
+                    .named_children(&mut c)
+                    .find(|n| n.kind() == "for_in_clause")?;
+                let var = clause.child_by_field_name("left")?;
+                let iter = clause.child_by_field_name("right")?;
+                let is_chr = body.kind() == "call"
+                    && body
+                        .child_by_field_name("function")
+                        .is_some_and(|f| self.sc.text(f) == "chr")
+                    && self
+                        .sc
+                        .args(body)
+                        .positional
+                        .first()
+                        .is_some_and(|a| self.sc.text(*a) == self.sc.text(var));
+                if !is_chr {
+                    return None;
+                }
+                self.ints_as_chars(iter)
+            }
+            "call" => {
+                let func = node.child_by_field_name("function")?;
+                let args = self.sc.args(node);
+                if self.sc.text(func) == "map"
+                    && args
+                        .positional
+                        .first()
+                        .is_some_and(|f| self.sc.text(*f) == "chr")
+                {
+                    return self.ints_as_chars(*args.positional.get(1)?);
+                }
+                None
+            }
+            _ => None,
+        }
+    }
+
+    fn ints_as_chars(&self, node: Node<'s>) -> Option<Vec<String>> {
+        if !matches!(node.kind(), "list" | "tuple") {
+            return None;
+        }
+        let mut c = node.walk();
+        let items: Vec<Node<'s>> = node.named_children(&mut c).collect();
+        if items.len() > MAX_STRING_BYTES {
+            return None;
+        }
+        items
+            .into_iter()
+            .map(|i| self.int(i).and_then(char::from_u32).map(String::from))
+            .collect()
+    }
+
+    fn int(&self, node: Node<'s>) -> Option<u32> {
+        if node.kind() != "integer" {
+            return None;
+        }
+        let t = self.sc.text(node).replace('_', "");
+        if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+            return u32::from_str_radix(h, 16).ok();
+        }
+        if let Some(o) = t.strip_prefix("0o").or_else(|| t.strip_prefix("0O")) {
+            return u32::from_str_radix(o, 8).ok();
+        }
+        t.parse().ok()
+    }
+
+    /// The bytes of a string literal (escapes decoded; f-string interpolations that are
+    /// themselves literal expressions filled in).
+    fn literal(&self, node: Node<'s>, depth: usize) -> Option<Vec<u8>> {
+        let parts: Vec<Node<'s>> = if node.kind() == "concatenated_string" {
+            let mut c = node.walk();
+            node.named_children(&mut c).collect()
+        } else if node.kind() == "string" {
+            vec![node]
+        } else {
+            return None;
+        };
+        let mut out = Vec::new();
+        for part in parts {
+            if part.kind() != "string" {
+                return None;
+            }
+            let mut raw = false;
+            let mut cursor = part.walk();
+            let children: Vec<Node<'s>> = part.children(&mut cursor).collect();
+            for child in children {
+                match child.kind() {
+                    "string_start" => raw = self.sc.text(child).to_ascii_lowercase().contains('r'),
+                    "string_content" => {
+                        let text = self.sc.text(child);
+                        if raw {
+                            out.extend_from_slice(text.as_bytes());
+                        } else {
+                            unescape(text, &mut out);
+                        }
+                    }
+                    "interpolation" => {
+                        let expr = child.named_child(0)?;
+                        if depth >= MAX_EXPR_DEPTH {
+                            return None;
+                        }
+                        let v = self.blob_depth(expr, depth + 1).ok()??;
+                        out.extend_from_slice(&v.bytes);
+                    }
+                    _ => {}
+                }
+                if out.len() > MAX_STRING_BYTES {
+                    return None;
+                }
+            }
+        }
+        Some(out)
+    }
+}
+
+/// A literal expression's bytes and the decoding steps that produced them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Blob {
+    /// The value.
+    pub bytes: Vec<u8>,
+    /// Decoding steps applied, first first (text re-encodings left out).
+    pub chain: Vec<Codec>,
+}
+
+impl Blob {
+    fn plain(bytes: Vec<u8>) -> Blob {
+        Blob {
+            bytes,
+            chain: Vec::new(),
+        }
+    }
+
+    fn concat(mut self, other: Blob) -> Option<Blob> {
+        if self.bytes.len().saturating_add(other.bytes.len()) > MAX_STRING_BYTES {
+            return None;
+        }
+        self.bytes.extend_from_slice(&other.bytes);
+        self.chain.extend(other.chain);
+        Some(self)
+    }
+
+    fn step(mut self, codec: Codec, limits: &decode::Limits) -> Result<Blob, decode::DecodeError> {
+        if self.chain.len() >= limits.max_steps {
+            return Err(decode::DecodeError {
+                step: self.chain.len().saturating_add(1),
+                codec,
+                kind: decode::ErrorKind::TooManySteps {
+                    limit: limits.max_steps,
+                },
+            });
+        }
+        let bytes = decode::decode_step(&self.bytes, codec, limits).map_err(|kind| {
+            decode::DecodeError {
+                step: self.chain.len().saturating_add(1),
+                codec,
+                kind,
+            }
+        })?;
+        self.bytes = bytes;
+        if codec != Codec::Text {
+            self.chain.push(codec);
+        }
+        Ok(self)
+    }
+
+    /// Whether any real decoding happened (not only re-encoding text).
+    pub fn is_decoded(&self) -> bool {
+        !self.chain.is_empty()
+    }
+}
+
+/// The first identifier of a dotted callee (`os` of `os.path.join`).
+fn leftmost<'s>(a: &Analyzer<'s, '_, '_>, mut node: Node<'s>) -> Option<&'s str> {
+    for _ in 0..64 {
+        match node.kind() {
+            "identifier" => return Some(a.sc.text(node)),
+            "attribute" => node = node.child_by_field_name("object")?,
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// Whether a resolved name looks like a module or callable path (not a local value).
+fn is_module_or_callable(name: &str) -> bool {
+    !name.contains("<expr>")
+}
+
+/// Python's escape sequences in a non-raw literal, as bytes (`\x`, octal, `\n`..., `\u`).
+fn unescape(text: &str, out: &mut Vec<u8>) {
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            let mut buf = [0u8; 4];
+            out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+            continue;
+        }
+        let Some(e) = chars.next() else {
+            out.push(b'\\');
+            break;
+        };
+        let simple = match e {
+            'n' => Some(b'\n'),
+            't' => Some(b'\t'),
+            'r' => Some(b'\r'),
+            '0'..='7' => {
+                let mut v = e.to_digit(8).unwrap_or(0);
+                for _ in 0..2 {
+                    match chars.peek().and_then(|c| c.to_digit(8)) {
+                        Some(d) => {
+                            v = v * 8 + d;
+                            chars.next();
+                        }
+                        None => break,
+                    }
+                }
+                Some((v & 0xff) as u8)
+            }
+            'x' => {
+                let h: String = chars.by_ref().take(2).collect();
+                u8::from_str_radix(&h, 16).ok()
+            }
+            'u' | 'U' => {
+                let n = if e == 'u' { 4 } else { 8 };
+                let h: String = chars.by_ref().take(n).collect();
+                if let Some(ch) = u32::from_str_radix(&h, 16).ok().and_then(char::from_u32) {
+                    let mut buf = [0u8; 4];
+                    out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                }
+                None
+            }
+            '\\' => Some(b'\\'),
+            '\'' => Some(b'\''),
+            '"' => Some(b'"'),
+            'a' => Some(7),
+            'b' => Some(8),
+            'f' => Some(12),
+            'v' => Some(11),
+            '\n' => None,
+            other => {
+                out.push(b'\\');
+                let mut buf = [0u8; 4];
+                out.extend_from_slice(other.encode_utf8(&mut buf).as_bytes());
+                None
+            }
+        };
+        if let Some(b) = simple {
+            out.push(b);
+        }
+    }
+}
+
+/// `fmt % values` for `%s`/`%r`/`%d` with string values and `%%`.
+fn percent_format(fmt: &str, values: &[String]) -> Option<String> {
+    let mut out = String::new();
+    let mut it = values.iter();
+    let mut chars = fmt.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.next()? {
+            '%' => out.push('%'),
+            's' | 'r' | 'd' | 'i' => out.push_str(it.next()?),
+            _ => return None,
+        }
+    }
+    (out.len() <= MAX_STRING_BYTES).then_some(out)
+}
+
+/// `fmt.format(*values, **named)` for `{}`, `{0}`, `{name}` (no format specs) and `{{`/`}}`.
+fn brace_format(fmt: &str, values: &[String], named: &BTreeMap<&str, String>) -> Option<String> {
+    let mut out = String::new();
+    let mut auto = 0usize;
+    let mut chars = fmt.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '{' if chars.peek() == Some(&'{') => {
+                chars.next();
+                out.push('{');
+            }
+            '}' if chars.peek() == Some(&'}') => {
+                chars.next();
+                out.push('}');
+            }
+            '{' => {
+                let mut field = String::new();
+                for d in chars.by_ref() {
+                    if d == '}' {
+                        break;
+                    }
+                    field.push(d);
+                }
+                let value = if field.is_empty() {
+                    auto += 1;
+                    values.get(auto - 1)?
+                } else if let Ok(i) = field.parse::<usize>() {
+                    values.get(i)?
+                } else {
+                    named.get(field.as_str())?
+                };
+                out.push_str(value);
+            }
+            _ => out.push(c),
+        }
+        if out.len() > MAX_STRING_BYTES {
+            return None;
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests;

