@@ -217,6 +217,31 @@ fn cases() -> Vec<Case> {
             Scan,
         ),
         c("numpy_header_bytes", 8, "a.npy", npy, Scan),
+        // Model code (`modeling_*.py` is marked as such by `scan`) that runs literal blobs:
+        // zlib in base64 (27 bytes out), and a payload that runs a blob of its own.
+        c(
+            "blob_decoded_bytes",
+            8,
+            "modeling_x.py",
+            b"import base64, zlib\nexec(zlib.decompress(base64.b64decode('eJzLzC3ILypRyC/myi/WK64sLknN1VDKTFHS5AIAgxQIyQ==')))\n"
+                .to_vec(),
+            Scan,
+        ),
+        c(
+            "blob_decode_steps",
+            1,
+            "modeling_x.py",
+            b"import base64, zlib\nexec(zlib.decompress(base64.b64decode('eJzLzC3ILypRyC/myi/WK64sLknN1VDKTFHS5AIAgxQIyQ==')))\n"
+                .to_vec(),
+            Scan,
+        ),
+        c(
+            "blob_nesting_depth",
+            1,
+            "modeling_x.py",
+            b"import base64\nexec(base64.b64decode('aW1wb3J0IGJhc2U2NApleGVjKGJhc2U2NC5iNjRkZWNvZGUoImFXMXdiM0owSUc5ekNtOXpMbk41YzNSbGJTZ2lhV1FpS1FvPSIpKQo='))\n".to_vec(),
+            Scan,
+        ),
     ]
     .into_iter()
     .chain(std::iter::once(c(
@@ -233,8 +258,13 @@ fn scan(case: &Case, limits: Limits) -> super::FileScan {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(case.name);
     std::fs::write(&path, &case.bytes).unwrap();
+    // Model code gets the behaviour analysis, and with it the blob limits.
+    let model_code = std::iter::once(case.name.to_owned())
+        .filter(|n| n.starts_with("modeling_"))
+        .collect();
     let cfg = ScanConfig {
         limits,
+        model_code: std::sync::Arc::new(model_code),
         ..ScanConfig::default()
     };
     scan_file(&path, case.name, case.bytes.len() as u64, &cfg)

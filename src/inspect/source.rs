@@ -193,6 +193,7 @@ fn record_item(ctx: &mut Ctx<'_>, item: &CodeItem, cell: Option<usize>) {
 fn code_limits(ctx: &Ctx<'_>) -> code::Limits {
     code::Limits {
         max_source_bytes: usize::try_from(ctx.cfg.limits.code_file_bytes).unwrap_or(usize::MAX),
+        blob: code::decode::Limits::from(&ctx.cfg.limits),
         ..code::Limits::default()
     }
 }
@@ -288,6 +289,25 @@ pub(super) fn record_behaviour(
     }
     if !facts.is_empty() && member.is_none() {
         ctx.fact(Fact::PythonCapabilities, Value::Object(facts));
+    }
+    // A blob whose decoding stopped at a limit hid its payload from the analysis (the call that
+    // runs it is still reported above): say which limit, and how to raise it.
+    for &name in &behaviour.limits_hit {
+        let cfg = ctx.cfg;
+        let inside = member.map(|m| format!(" in `{m}`")).unwrap_or_default();
+        let key = match member {
+            Some(m) => format!("{name}:{m}"),
+            None => name.to_owned(),
+        };
+        let loc = Location {
+            member: member.map(str::to_owned),
+            ..Location::default()
+        };
+        let message = format!(
+            "a literal blob in model code{inside} stopped decoding at the {name} limit; its payload was not analysed"
+        );
+        let d = ctx.detect(RuleId::LimitExceeded, key, message, loc);
+        super::name_limit(d, cfg, name);
     }
 }
 

@@ -63,6 +63,9 @@ pub struct Limits {
     pub max_bindings: usize,
     /// Length of `callee` and `excerpt` in chars.
     pub max_excerpt_chars: usize,
+    /// Caps on decoding the literal blobs the behaviour analysis follows (the limits table's
+    /// `blob_*`).
+    pub blob: decode::Limits,
 }
 
 impl Default for Limits {
@@ -75,6 +78,7 @@ impl Default for Limits {
             max_items: 10_000,
             max_bindings: 20_000,
             max_excerpt_chars: 200,
+            blob: decode::Limits::default(),
         }
     }
 }
@@ -285,6 +289,7 @@ pub fn scan_and_analyze(source: &str, limits: &Limits) -> (CodeReport, behaviour
         }
     };
     let root = tree.root_node();
+    let errors = syntax_errors(source, root);
     let mut bindings = Bindings::default();
     let mut scanner = Scanner {
         source,
@@ -293,7 +298,7 @@ pub fn scan_and_analyze(source: &str, limits: &Limits) -> (CodeReport, behaviour
         bindings: &mut bindings,
         nodes: 0,
         report: CodeReport {
-            syntax_errors: root.has_error(),
+            syntax_errors: errors,
             ..CodeReport::default()
         },
     };
@@ -309,7 +314,7 @@ pub fn scan_and_analyze(source: &str, limits: &Limits) -> (CodeReport, behaviour
         CodeReport::default()
     };
     let mut behaviour = behaviour::analyze_tree(&mut scanner, root, 0);
-    behaviour.syntax_errors = root.has_error();
+    behaviour.syntax_errors = errors;
     (report, behaviour)
 }
 

@@ -84,6 +84,7 @@ pub(super) fn judge_evaluate<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSite<'
             );
         }
         Err(e) => {
+            a.note_decode_error(&e);
             a.push(
                 site.node,
                 Capability::DynamicCode,
@@ -130,10 +131,13 @@ pub(super) fn judge_deserialize<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSit
             None,
         ),
         Ok(None) => return,
-        Err(e) => (
-            format!("deserialises a literal blob that does not decode ({e})"),
-            None,
-        ),
+        Err(e) => {
+            a.note_decode_error(&e);
+            (
+                format!("deserialises a literal blob that does not decode ({e})"),
+                None,
+            )
+        }
     };
     let at = a.push(
         site.node,

@@ -141,6 +141,9 @@ pub struct Behaviour {
     pub syntax_errors: bool,
     /// The limit that stopped the analysis early, if any.
     pub truncated_by: Option<&'static str>,
+    /// The limits of the table (`blob_decoded_bytes`, `blob_decode_steps`,
+    /// `blob_nesting_depth`) that kept a literal blob's payload from being analysed.
+    pub limits_hit: BTreeSet<&'static str>,
 }
 
 impl Behaviour {
@@ -233,6 +236,7 @@ pub(super) fn analyze_tree<'s>(
         sites: Vec::new(),
         deferrals: Vec::new(),
         truncated_by: None,
+        limits_hit: BTreeSet::new(),
     };
     a.syntax_errors_from(root);
     a.collect(root);
@@ -285,6 +289,7 @@ pub(super) struct Analyzer<'s, 'b, 'c> {
     pub sites: Vec<Site>,
     deferrals: Vec<Deferral<'s>>,
     truncated_by: Option<&'static str>,
+    limits_hit: BTreeSet<&'static str>,
 }
 
 impl<'s> Analyzer<'s, '_, '_> {
@@ -1042,9 +1047,9 @@ impl<'s> Analyzer<'s, '_, '_> {
     /// Analyses decoded (or literal) Python source found at `node` again, one level deeper;
     /// its sites move to `node`'s position and carry the chain. Returns how many were added.
     pub fn analyze_payload(&mut self, node: Node<'s>, text: &str, chain: &[Codec]) -> usize {
-        let limits = decode::Limits::default();
-        if self.depth >= limits.max_nesting {
+        if self.depth >= self.sc.limits.blob.max_nesting {
             self.truncated_by.get_or_insert("blob-nesting-depth");
+            self.limits_hit.insert("blob_nesting_depth");
             return 0;
         }
         let inner = analyze_nested(text, self.sc.limits, self.depth + 1);
@@ -1079,6 +1084,7 @@ impl<'s> Analyzer<'s, '_, '_> {
         if let Some(by) = inner.truncated_by {
             self.truncated_by.get_or_insert(by);
         }
+        self.limits_hit.extend(inner.limits_hit);
         added
     }
 
@@ -1117,6 +1123,14 @@ impl<'s> Analyzer<'s, '_, '_> {
             sites: self.sites,
             syntax_errors: false,
             truncated_by: self.truncated_by,
+            limits_hit: self.limits_hit,
+        }
+    }
+
+    /// Remembers the limit of the table a blob's decoding stopped at, if one did.
+    pub fn note_decode_error(&mut self, e: &decode::DecodeError) {
+        if let Some(name) = e.limit_name() {
+            self.limits_hit.insert(name);
         }
     }
 
@@ -1136,7 +1150,7 @@ impl<'s> Analyzer<'s, '_, '_> {
         if depth > MAX_EXPR_DEPTH {
             return Ok(None);
         }
-        let limits = decode::Limits::default();
+        let limits = self.sc.limits.blob;
         match node.kind() {
             "string" | "concatenated_string" => Ok(self.literal(node, depth).map(Blob::plain)),
             "parenthesized_expression" => match node.named_child(0) {
@@ -1286,7 +1300,7 @@ impl<'s> Analyzer<'s, '_, '_> {
                     {
                         return inner.step(codec, limits).map(Some);
                     }
-                    return Ok(None);
+                    // Not a method on a value: `codecs.decode(x, "rot13")` resolves below.
                 }
                 _ => {}
             }
