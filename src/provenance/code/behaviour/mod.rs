@@ -663,6 +663,16 @@ impl<'s> Analyzer<'s, '_, '_> {
                 .named_child(0)
                 .map(|n| self.resolve_depth(n, depth + 1))
                 .unwrap_or_default(),
+            // `a if cond else b`: either.
+            "conditional_expression" => {
+                let mut c = node.walk();
+                let parts: Vec<Node<'s>> = node.named_children(&mut c).collect();
+                let mut out = Vec::new();
+                for part in [parts.first(), parts.last()].into_iter().flatten() {
+                    out.extend(self.resolve_depth(*part, depth + 1));
+                }
+                out
+            }
             "call" => self.resolve_call_result(node, depth),
             "subscript" => {
                 // `m.__dict__["n"]`, `vars(m)["n"]`, `__builtins__["n"]`, `globals()["n"]`.
@@ -748,6 +758,20 @@ impl<'s> Analyzer<'s, '_, '_> {
                 }
                 "globals" | "locals" => return vec!["globals".to_owned()],
                 _ => {}
+            }
+        }
+        // `_runner()` where `def _runner(): return os.system`: what the file's function returns.
+        if func.kind() == "identifier"
+            && let Some(defs) = self.functions.get(self.sc.text(func))
+            && let Some(body) = defs.first().and_then(|d| d.child_by_field_name("body"))
+        {
+            let mut c = body.walk();
+            let ret = body
+                .named_children(&mut c)
+                .find(|s| s.kind() == "return_statement")
+                .and_then(|r| r.named_child(0));
+            if let Some(value) = ret {
+                return self.resolve_depth(value, depth + 1);
             }
         }
         Vec::new()
@@ -964,7 +988,29 @@ impl<'s> Analyzer<'s, '_, '_> {
         let Some(func) = node.child_by_field_name("function") else {
             return;
         };
-        let names = self.resolve(func);
+        let mut names = self.resolve(func);
+        // `operator.methodcaller("system", cmd)(os)`, `operator.attrgetter("system")(os)(cmd)`:
+        // the method named by a literal, on the module the outer call passes.
+        if func.kind() == "call"
+            && let Some(inner) = func.child_by_field_name("function")
+            && self
+                .resolve(inner)
+                .iter()
+                .any(|n| matches!(n.as_str(), "operator.methodcaller" | "operator.attrgetter"))
+            && let Some(method) = self
+                .sc
+                .args(func)
+                .positional
+                .first()
+                .and_then(|m| self.string(*m))
+            && let Some(target) = self.sc.args(node).positional.first().copied()
+        {
+            names = self
+                .resolve(target)
+                .into_iter()
+                .map(|m| format!("{m}.{method}"))
+                .collect();
+        }
         for name in names {
             let Some(entry) = caps::lookup(&name) else {
                 continue;
@@ -1428,6 +1474,58 @@ impl<'s> Analyzer<'s, '_, '_> {
                     let joined = parts.join(&sep);
                     return Ok((joined.len() <= MAX_STRING_BYTES)
                         .then(|| Blob::plain(joined.into_bytes())));
+                }
+                "lower" | "upper" | "strip" | "lstrip" | "rstrip" | "title" | "capitalize"
+                | "swapcase"
+                    if args.positional.is_empty() =>
+                {
+                    let Some(s) = self.string(object) else {
+                        return Ok(None);
+                    };
+                    let out = match method {
+                        "lower" => s.to_lowercase(),
+                        "upper" => s.to_uppercase(),
+                        "strip" => s.trim().to_owned(),
+                        "lstrip" => s.trim_start().to_owned(),
+                        "rstrip" => s.trim_end().to_owned(),
+                        "swapcase" => s
+                            .chars()
+                            .map(|c| {
+                                if c.is_uppercase() {
+                                    c.to_lowercase().collect::<String>()
+                                } else {
+                                    c.to_uppercase().collect()
+                                }
+                            })
+                            .collect(),
+                        _ => {
+                            let mut cs = s.chars();
+                            match cs.next() {
+                                Some(f) => f
+                                    .to_uppercase()
+                                    .chain(cs.flat_map(char::to_lowercase))
+                                    .collect(),
+                                None => String::new(),
+                            }
+                        }
+                    };
+                    return Ok(Some(Blob::plain(out.into_bytes())));
+                }
+                "replace" => {
+                    let (Some(s), Some(from), Some(to)) = (
+                        self.string(object),
+                        args.positional.first().and_then(|a| self.string(*a)),
+                        args.positional.get(1).and_then(|a| self.string(*a)),
+                    ) else {
+                        return Ok(None);
+                    };
+                    if from.is_empty() {
+                        return Ok(None);
+                    }
+                    let out = s.replace(&from, &to);
+                    return Ok(
+                        (out.len() <= MAX_STRING_BYTES).then(|| Blob::plain(out.into_bytes()))
+                    );
                 }
                 "format" => {
                     let Some(fmt) = self.string(object) else {
