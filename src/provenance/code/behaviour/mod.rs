@@ -627,7 +627,11 @@ impl<'s> Analyzer<'s, '_, '_> {
                     && let Some(value) = self.value_of(name)
                     && matches!(
                         value.kind(),
-                        "call" | "attribute" | "identifier" | "subscript"
+                        "call"
+                            | "attribute"
+                            | "identifier"
+                            | "subscript"
+                            | "conditional_expression"
                     )
                     && value.id() != node.id()
                 {
