@@ -643,6 +643,13 @@ pub const ENTRIES: &[Entry] = &[
     e("shutil.copytree", Persist, Role::WritePath, FILES),
     e("os.rename", Persist, Role::WritePath, FILES),
     e("os.replace", Persist, Role::WritePath, FILES),
+    e("os.open", Persist, Role::WritePath, FILES),
+    e(
+        "importlib.util.spec_from_file_location",
+        Native,
+        Role::Call,
+        "CPython importlib (an extension module by path)",
+    ),
     e("os.symlink", Persist, Role::WritePath, FILES),
     e("os.link", Persist, Role::WritePath, FILES),
     method("write_text", Persist, Role::WritePath, FILES),

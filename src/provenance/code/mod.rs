@@ -288,6 +288,7 @@ pub fn scan_and_analyze(source: &str, limits: &Limits) -> (CodeReport, behaviour
         }
     };
     let root = tree.root_node();
+    let errors = syntax_errors(source, root);
     let mut bindings = Bindings::default();
     let mut scanner = Scanner {
         source,
@@ -296,7 +297,7 @@ pub fn scan_and_analyze(source: &str, limits: &Limits) -> (CodeReport, behaviour
         bindings: &mut bindings,
         nodes: 0,
         report: CodeReport {
-            syntax_errors: root.has_error(),
+            syntax_errors: errors,
             ..CodeReport::default()
         },
     };
@@ -312,7 +313,7 @@ pub fn scan_and_analyze(source: &str, limits: &Limits) -> (CodeReport, behaviour
         CodeReport::default()
     };
     let mut behaviour = behaviour::analyze_tree(&mut scanner, root, 0);
-    behaviour.syntax_errors = root.has_error();
+    behaviour.syntax_errors = errors;
     (report, behaviour)
 }
 

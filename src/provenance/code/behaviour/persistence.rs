@@ -79,6 +79,18 @@ pub(super) fn is_write_mode<'s>(a: &Analyzer<'s, '_, '_>, site: &CallSite<'s>) -
 pub(super) fn judge_write<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSite<'s>) {
     let last = site.name.rsplit('.').next().unwrap_or_default();
     let target = match last {
+        // `os.open(p, os.O_WRONLY | os.O_APPEND | …)`: the flags say it writes.
+        "open" if site.name == "os.open" => {
+            let writes = site.args.arg(1, &["flags"]).is_some_and(|f| {
+                ["O_WRONLY", "O_RDWR", "O_APPEND", "O_CREAT", "O_TRUNC"]
+                    .iter()
+                    .any(|w| a.text(f).contains(w))
+            });
+            if !writes {
+                return;
+            }
+            site.args.arg(0, &["path"])
+        }
         "open" => {
             if !is_write_mode(a, site) {
                 return;
@@ -354,9 +366,15 @@ pub(super) fn judge_unlisted<'s>(a: &mut Analyzer<'s, '_, '_>, node: Node<'s>, f
     }
     let names = a.resolve(func);
     let Some(name) = names.iter().find(|n| {
-        ["sys.meta_path.", "sys.path_hooks.", "sys.modules."]
-            .iter()
-            .any(|p| n.starts_with(p))
+        [
+            "sys.meta_path.",
+            "sys.path_hooks.",
+            "sys.modules.",
+            "builtins.__dict__.",
+            "vars.builtins.",
+        ]
+        .iter()
+        .any(|p| n.starts_with(p))
     }) else {
         return;
     };

@@ -471,6 +471,23 @@ fn hostile_inputs_are_bounded() {
     let _ = sites(&deep);
     let long_join = format!("exec(''.join([{}]))\n", "'a',".repeat(10_000));
     let _ = sites(&long_join);
+    // Thousands of blob executions share one decoding budget, and a deep call graph is walked
+    // once per entry point, not once per site.
+    let blob = base64_encode("import os\nos.system('id')\n".repeat(20).as_bytes());
+    let many = format!(
+        "import base64\n{}",
+        format!("exec(base64.b64decode('{blob}'))\n").repeat(300)
+    );
+    let started = std::time::Instant::now();
+    let found = analyze(&many, &Limits::default());
+    assert!(!found.sites.is_empty());
+    let chain: String = (0..1_000)
+        .map(|i| format!("def f{i}():\n    f{}()\n    os.system('id')\n", i + 1))
+        .collect();
+    let deep = format!("import os\nclass M:\n    def forward(self):\n        f0()\n{chain}");
+    let found = analyze(&deep, &Limits::default());
+    assert_eq!(found.sites.len(), 1_000);
+    assert!(started.elapsed().as_secs() < 60, "{:?}", started.elapsed());
     let bad = "import base64\nexec(base64.b64decode('!!!'))\n";
     assert_eq!(
         worst(bad, Capability::DynamicCode),
