@@ -10,7 +10,7 @@ corpus=$(pwd)/corpus
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-targets="safetensors pickle zip tar compress numpy gguf onnx tf hdf5 keras tflite lfs policy archive_member card notebook code automap sign_bundle hub_api ranged"
+targets="safetensors pickle zip tar compress numpy gguf onnx tf hdf5 keras tflite lfs policy archive_member card notebook code automap sign_bundle hub_api ranged blob_decode marshal native"
 for t in $targets; do
   mkdir -p "$corpus/$t"
   if [ -d "seeds/$t" ]; then cp -f seeds/"$t"/* "$corpus/$t/" 2>/dev/null || true; fi
@@ -35,6 +35,14 @@ done
 printf '\x03\x00' | cat - "$root"/tests/fixtures/hdf5/keras2_lambda.h5 > "$corpus/ranged/keras2_lambda.h5"
 printf '\x04\x00' | cat - "$root"/tests/fixtures/tflite/flex_readfile.tflite > "$corpus/ranged/flex_readfile.tflite"
 printf '\x00\x00' | cat - "$root"/examples/risky-model/pytorch_model.bin > "$corpus/ranged/pytorch_model.bin"
+
+# Bytecode and native objects (issue 31): the committed .pyc fixtures, a marshal blob, a
+# compiled library when a C compiler is present, and the Mach-O/PE images the tests build.
+cp -f "$root"/tests/fixtures/bytecode/*.pyc "$root"/tests/fixtures/bytecode/*.marshal "$corpus/marshal/"
+if command -v cc >/dev/null; then
+  printf '#include <stdlib.h>\n__attribute__((constructor)) static void s(void){system("id");}\n' > "$tmp/lib.c"
+  cc -shared -fPIC -o "$corpus/native/constructor.so" "$tmp/lib.c" || true
+fi
 
 # Model signatures made by the reference tool (key, certificate, shards, keyless).
 cp -f "$root"/tests/fixtures/signing/*.sig "$corpus/sign_bundle/"

@@ -200,6 +200,14 @@ pub fn sniff(head: &[u8], size: u64) -> Format {
     if head.starts_with(b"Rar!\x1a\x07") {
         return Rar;
     }
+    if let Some(native) = native_format(head) {
+        return native;
+    }
+    // The pyc magic is two bytes and `\r\n`: text can start that way (` \r\r\n`), a header
+    // with its flags and sizes cannot be text.
+    if crate::model::format::is_pyc(head) && !is_text(head) {
+        return PythonBytecode;
+    }
     if head.starts_with(b"version https://git-lfs") || head.starts_with(b"version https://hawser") {
         return LfsPointer;
     }
@@ -216,6 +224,44 @@ pub fn sniff(head: &[u8], size: u64) -> Format {
         return Text;
     }
     Unknown
+}
+
+/// ELF (`\x7fELF`), PE (an `MZ` stub whose `e_lfanew` points at `PE\0\0` within `head`) or
+/// Mach-O (thin, either byte order, 32 or 64 bits; or fat/universal). These are strong
+/// signatures: the loader (`dlopen`, `ctypes`, the kernel) reads the same bytes whatever the
+/// name. A fat Mach-O shares `CA FE BA BE` with Java class files; it is only taken when the
+/// architecture count that follows is small (a class file has its major version, 45 or more,
+/// there), as `file(1)` decides.
+pub fn native_format(head: &[u8]) -> Option<Format> {
+    if head.starts_with(b"\x7fELF") {
+        return Some(Format::Elf);
+    }
+    if head.starts_with(b"MZ") {
+        let pe = head
+            .get(0x3c..0x40)
+            .and_then(|b| <[u8; 4]>::try_from(b).ok())
+            .map(u32::from_le_bytes)
+            .and_then(|off| usize::try_from(off).ok())
+            .and_then(|off| head.get(off..off.checked_add(4)?));
+        return (pe == Some(b"PE\0\0")).then_some(Format::Pe);
+    }
+    const THIN: [[u8; 4]; 4] = [
+        [0xfe, 0xed, 0xfa, 0xce],
+        [0xfe, 0xed, 0xfa, 0xcf],
+        [0xce, 0xfa, 0xed, 0xfe],
+        [0xcf, 0xfa, 0xed, 0xfe],
+    ];
+    if THIN.iter().any(|m| head.starts_with(m)) {
+        return Some(Format::Macho);
+    }
+    if head.starts_with(&[0xca, 0xfe, 0xba, 0xbe]) || head.starts_with(&[0xca, 0xfe, 0xba, 0xbf]) {
+        let n = head
+            .get(4..8)
+            .and_then(|b| <[u8; 4]>::try_from(b).ok())
+            .map(u32::from_be_bytes)?;
+        return (1..45).contains(&n).then_some(Format::Macho);
+    }
+    None
 }
 
 /// Content probes that need a parser's own sniffer. The inspector computes them (only for a file
@@ -447,6 +493,10 @@ pub fn kind_of(rel: &str, format: Format) -> Kind {
     if format == Format::OnnxTensor {
         return Kind::Data;
     }
+    // Issue 31: native objects and bytecode are code a loader can run, whatever their name.
+    if format.is_native() || format == Format::PythonBytecode {
+        return Kind::Code;
+    }
     if CARD_NAMES.contains(&name) {
         return Kind::ModelCard;
     }
@@ -464,7 +514,9 @@ pub fn kind_of(rel: &str, format: Format) -> Kind {
     }
     match ext.as_str() {
         "py" | "pyi" | "ipynb" | "sh" | "bash" | "js" | "ts" | "rs" | "c" | "cc" | "cpp" | "cu"
-        | "h" | "hpp" | "go" | "java" | "rb" | "pl" | "ps1" | "bat" | "cmd" => Kind::Code,
+        | "h" | "hpp" | "go" | "java" | "rb" | "pl" | "ps1" | "bat" | "cmd" | "jar" | "class" => {
+            Kind::Code
+        }
         "json" | "yaml" | "yml" | "toml" | "cfg" | "ini" | "conf" => Kind::Config,
         "csv" | "tsv" | "parquet" | "arrow" | "jsonl" | "txt" | "feather" | "avro" | "tfrecord" => {
             Kind::Data

@@ -19,6 +19,8 @@ use crate::model::report::{FileRecord, GitFacts};
 use crate::model::rules::RuleId;
 use crate::provenance::{card, git, hfcache, lfs};
 
+mod native;
+
 /// Options the repository checks take from the policy.
 #[derive(Debug, Clone, Default)]
 pub struct RepoOptions {
@@ -298,6 +300,8 @@ pub fn model_dirs(files: &[FileRecord]) -> BTreeSet<String> {
 /// everything under a TorchServe folder (`MAR-INF/MANIFEST.json`) or an MLflow model (`MLmodel`),
 /// whose `code/` directories are on the loader's import path. Library code elsewhere in the tree
 /// is not model code: a package that ships code next to no weights is judged by SRC004 alone.
+/// Compiled `.pyc` files count by the same rule, those in `__pycache__` by the directory above
+/// it (issue 31: bytecode judged on its own gets SRC006 like its source).
 pub fn model_code_paths<'a>(paths: impl IntoIterator<Item = &'a str> + Clone) -> BTreeSet<String> {
     let mut dirs: BTreeSet<&str> = BTreeSet::new();
     let mut trees: BTreeSet<String> = BTreeSet::new();
@@ -315,12 +319,22 @@ pub fn model_code_paths<'a>(paths: impl IntoIterator<Item = &'a str> + Clone) ->
         }
     }
     let mut out = BTreeSet::new();
+    // `pip install` of a model repository runs its root `setup.py` and in-tree PEP 517 hooks.
+    let has_models = !dirs.is_empty() || !trees.is_empty();
     for p in paths {
         let ext = classify::extension(p);
-        if ext != "py" && ext != "ipynb" {
+        if has_models && parent(p).is_empty() && ext == "py" {
+            out.insert(p.to_string());
             continue;
         }
-        let dir = parent(p);
+        if ext != "py" && ext != "ipynb" && ext != "pyc" {
+            continue;
+        }
+        let mut dir = parent(p);
+        // Bytecode in `__pycache__` belongs to the directory above it (issue 31).
+        if ext == "pyc" && classify::basename(dir) == "__pycache__" {
+            dir = parent(dir);
+        }
         let in_tree = trees.iter().any(|t| t == dir || is_within(dir, t));
         if dirs.contains(dir) || in_tree || classify::basename(p) == "hubconf.py" {
             out.insert(p.to_string());
@@ -449,10 +463,11 @@ pub fn check_model_dirs(
         }
         // Compiled Python runs the same way when a loader imports the directory (issue 15,
         // cause 8): `.pyc` next to the weights is code, not an unrecognised file.
-        for f in here
-            .iter()
-            .filter(|f| matches!(classify::extension(&f.path).as_str(), "pyc" | "pyo"))
-        {
+        // A `.pyc` that matches the source beside it is reported once, on the source (issue 31).
+        for f in here.iter().filter(|f| {
+            matches!(classify::extension(&f.path).as_str(), "pyc" | "pyo")
+                && !native::matches_its_source(f)
+        }) {
             detections.push(
                 Detection::new(
                     RuleId::CustomCode,
@@ -467,6 +482,7 @@ pub fn check_model_dirs(
         entry.insert("files".into(), json!(members));
         dirs.push(Value::Object(entry));
     }
+    detections.extend(native::check_native_code(files, side, &model_dirs(files)));
     (detections, dirs)
 }
 
@@ -764,6 +780,41 @@ pub fn check_git(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn model_code_is_python_next_to_weights_or_config_and_hub_torchserve_mlflow_code() {
+        let paths = [
+            "setup.py",
+            "lib/util.py",
+            "models/a/config.json",
+            "models/a/modeling_a.py",
+            "models/a/notes.ipynb",
+            "models/b/model.safetensors",
+            "models/b/handler.py",
+            "hub/hubconf.py",
+            "serve/MAR-INF/MANIFEST.json",
+            "serve/code/handler.py",
+            "mlflow/MLmodel",
+            "mlflow/code/pkg/loader.py",
+            "pkg/module.py",
+        ];
+        let got = model_code_paths(paths.iter().copied());
+        let want: BTreeSet<String> = [
+            "setup.py",
+            "models/a/modeling_a.py",
+            "models/a/notes.ipynb",
+            "models/b/handler.py",
+            "hub/hubconf.py",
+            "serve/code/handler.py",
+            "mlflow/code/pkg/loader.py",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(got, want);
+        // A library tree without weights or configs is not model code, its setup.py neither.
+        assert!(model_code_paths(["setup.py", "pkg/a.py"].iter().copied()).is_empty());
+    }
 
     #[test]
     fn shard_names_are_recognised() {

@@ -452,6 +452,7 @@ mod configs;
 mod engine;
 mod hostile;
 mod loaders;
+mod native;
 mod packages;
 mod pickle_fixtures;
 mod precision;

@@ -91,6 +91,11 @@ fn cases() -> Vec<Case> {
     // SavedModel{schema_version, meta_graphs{graph_def{node{op}}}}.
     let mut tf = vec![0x08, 0x01];
     tf.extend(field(2, &field(2, &field(1, &field(2, b"Relu")))));
+    // `exec` of a blob decoded twice whose payload runs another blob: two steps, two levels.
+    let blob = zip_stored(&[(
+        "handler.py",
+        b"import base64\nexec(base64.b64decode(base64.b64decode(\"YVcxd2IzSjBJR0poYzJVMk5BcGxlR1ZqS0dKaGMyVTJOQzVpTmpSa1pXTnZaR1VvSW1GWFVUMGlLU2tL\")))\n",
+    )]);
     let npy_header = b"{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }          \n";
     let mut npy = b"\x93NUMPY\x01\x00".to_vec();
     npy.extend(u16::try_from(npy_header.len()).unwrap().to_le_bytes());
@@ -112,6 +117,8 @@ fn cases() -> Vec<Case> {
         opcodes.extend_from_slice(b"K\x01");
     }
     opcodes.extend_from_slice(b"e.");
+    let pyc = include_bytes!("../../tests/fixtures/bytecode/os_system.cpython-311.pyc").to_vec();
+    let macho = super::native::tests::build::macho_dylib(0, &["_system", "_printf"], false);
     let c = |limit, value, name, bytes: Vec<u8>, rule| Case {
         limit,
         value,
@@ -217,6 +224,15 @@ fn cases() -> Vec<Case> {
             Scan,
         ),
         c("numpy_header_bytes", 8, "a.npy", npy, Scan),
+        // A `.py` member of a model archive gets the behaviour analysis (issue 30).
+        c("blob_decoded_bytes", 4, "handler.mar", blob.clone(), Scan),
+        c("blob_decode_steps", 1, "handler.mar", blob.clone(), Scan),
+        c("blob_nesting_depth", 1, "handler.mar", blob, Scan),
+        c("bytecode_bytes", 10, "m.pyc", pyc.clone(), Scan),
+        c("marshal_depth", 1, "m.pyc", pyc.clone(), Scan),
+        c("marshal_objects", 5, "m.pyc", pyc, Scan),
+        c("native_bytes", 64, "libop.dylib", macho.clone(), Scan),
+        c("native_symbols", 1, "libop.dylib", macho, Scan),
     ]
     .into_iter()
     .chain(std::iter::once(c(

@@ -8,12 +8,15 @@
 
 pub mod archive;
 pub mod blocks;
+pub mod bytecode;
 pub mod compress;
 pub mod config;
 pub mod formats;
 pub mod gguf;
 pub mod hdf5;
 pub mod keras;
+pub mod marshal;
+pub mod native;
 pub mod numpy;
 pub mod onnx;
 pub mod package;
@@ -330,7 +333,7 @@ fn judge(ctx: &mut Ctx<'_>, format: Format, head: &[u8]) -> Kind {
         && classify::claimed_format(ctx.rel).is_some_and(|c| !c.contains(&Format::Empty));
     if (kind == Kind::Weights
         || classify::WEIGHT_EXTENSIONS.contains(&classify::extension(ctx.rel).as_str()))
-        && (matches!(format, Format::Unknown | Format::Text) || empty_weights)
+        && (matches!(format, Format::Unknown | Format::Text) || empty_weights || format.is_native())
         && is_weight_name(ctx.rel)
     {
         if let Some(exe) = executable_kind(head) {
@@ -514,6 +517,16 @@ fn dispatch(
         // Tensors only: a TensorProto has no graph, no operators, nothing that runs.
         Format::OnnxTensor | Format::Fasttext | Format::Word2vec | Format::TfCheckpoint => sniffed,
         Format::TfMetagraph => formats::inspect_tf_file(ctx, r, size, tf::GraphFile::MetaGraph),
+        Format::Elf | Format::Macho | Format::Pe => {
+            native::inspect_native(ctx, r)?;
+            sniffed
+        }
+        Format::PythonBytecode => {
+            if let Some(pyc) = bytecode::inspect_pyc(ctx, r)? {
+                bytecode::judge(ctx, &pyc);
+            }
+            Format::PythonBytecode
+        }
         Format::Tar => archive::inspect_tar(ctx, r, None, 0),
         Format::Numpy => {
             archive::inspect_npy(ctx, r, None, Some(size))?;
@@ -1378,10 +1391,12 @@ fn big_number(n: u128) -> Value {
 fn check_claim(ctx: &mut Ctx<'_>, format: Format) {
     // Unrecognised content is FMT002's business (weight-like names only); FMT001 is for content
     // that is positively something else.
+    // A native executable under a weight name is FMT002 `executable` (high), said once.
     if matches!(
         format,
         Format::LfsPointer | Format::Empty | Format::Unknown | Format::Text
-    ) {
+    ) || (format.is_native() && is_weight_name(ctx.rel))
+    {
         return;
     }
     let Some(claimed) = classify::claimed_format(ctx.rel) else {

@@ -193,6 +193,7 @@ fn record_item(ctx: &mut Ctx<'_>, item: &CodeItem, cell: Option<usize>) {
 fn code_limits(ctx: &Ctx<'_>) -> code::Limits {
     code::Limits {
         max_source_bytes: usize::try_from(ctx.cfg.limits.code_file_bytes).unwrap_or(usize::MAX),
+        blob: code::decode::Limits::from(&ctx.cfg.limits),
         ..code::Limits::default()
     }
 }
@@ -285,6 +286,24 @@ pub(super) fn record_behaviour(
         if !libraries.is_empty() {
             d.evidence.insert("libraries".into(), json!(libraries));
         }
+    }
+    if let Some(limit) = behaviour.limit_hit {
+        // A blob the limits stopped is code nobody looked at: say so (SCAN004).
+        let cfg = ctx.cfg;
+        let inside = member.map(|m| format!(" in `{m}`")).unwrap_or_default();
+        let d = ctx.detect(
+            RuleId::LimitExceeded,
+            format!("{limit}{}", member.map(|m| format!(":{m}")).unwrap_or_default()),
+            format!(
+                "a literal blob{inside} was not decoded to the end: [limits] {limit} stopped it; {}",
+                super::raise_hint(limit)
+            ),
+            Location {
+                member: member.map(str::to_owned),
+                ..Location::default()
+            },
+        );
+        super::name_limit(d, cfg, limit);
     }
     if !facts.is_empty() && member.is_none() {
         ctx.fact(Fact::PythonCapabilities, Value::Object(facts));

@@ -119,6 +119,9 @@ facts! {
     Torchserve = "torchserve", "TorchServe .mar: MAR-INF/MANIFEST.json (handler, serialized file, model file, runtime)";
     Mlflow = "mlflow", "MLflow MLmodel: flavors and their model files, loader module, code paths";
     Coverage = "coverage", "header-mode remote scans: what was read of a file (level, bytes_read, unread, not_checked) or of the repository";
+    // Native code and bytecode (issue 31).
+    Native = "native", "ELF/Mach-O/PE: format, architecture, kind (executable, library, object), initialisers, notable imports, fat slices";
+    Bytecode = "bytecode", "compiled Python: python version, magic, header (timestamp or hash), code objects, names, resolved calls, the source it matches";
 }
 
 impl Fact {

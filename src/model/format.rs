@@ -103,6 +103,10 @@ formats! {
     Word2vec => "word2vec", "word2vec binary vectors (a count line, then words and floats; no code)";
     TfMetagraph => "tf-metagraph", "TensorFlow 1 checkpoint `.meta` (a MetaGraphDef protobuf)";
     TfCheckpoint => "tf-checkpoint", "TensorFlow checkpoint `.index` table or `.data-*` shard (tensors only)";
+    PythonBytecode => "python-bytecode", "compiled Python (`.pyc`): a CPython 3.6-3.14 magic, then a marshalled module";
+    Elf => "elf", "ELF executable, shared library or object file";
+    Macho => "mach-o", "Mach-O executable or library (thin or fat/universal)";
+    Pe => "pe", "PE (Windows) executable or DLL";
 }
 
 impl Serialize for Format {
@@ -112,6 +116,11 @@ impl Serialize for Format {
 }
 
 impl Format {
+    /// Native code (ELF, Mach-O, PE): what `SRC007` reports in a model directory.
+    pub fn is_native(self) -> bool {
+        matches!(self, Format::Elf | Format::Macho | Format::Pe)
+    }
+
     /// Formats that are serialized models (weights) whatever their name.
     pub fn is_weights(self) -> bool {
         matches!(
@@ -137,5 +146,38 @@ impl Format {
                 | Format::TfMetagraph
                 | Format::TfCheckpoint
         )
+    }
+}
+
+/// The `.pyc` magic numbers of each CPython 3.x release line, as data: `(minor, first, last)`,
+/// each line's range of magic numbers from its alphas to its final release
+/// (`Include/internal/pycore_magic_number.h`; `Lib/importlib/_bootstrap_external.py` before 3.13).
+/// The final release's number is the range's last. Since 3.11 line `3.n` starts at `2900 + 50n`.
+pub const PYC_MAGIC_RANGES: &[(u8, u16, u16)] = &[
+    (6, 3360, 3379),
+    (7, 3390, 3394),
+    (8, 3400, 3413),
+    (9, 3420, 3425),
+    (10, 3430, 3439),
+    (11, 3450, 3495),
+    (12, 3500, 3531),
+    (13, 3550, 3571),
+    (14, 3600, 3627),
+];
+
+/// The minor version whose magic number `magic` is, if it is a known 3.6–3.14 magic.
+pub fn pyc_version(magic: u16) -> Option<u8> {
+    PYC_MAGIC_RANGES
+        .iter()
+        .find(|(_, lo, hi)| (*lo..=*hi).contains(&magic))
+        .map(|(v, _, _)| *v)
+}
+
+/// Whether the first bytes are a `.pyc` header of a known version: a magic number from
+/// [`PYC_MAGIC_RANGES`] followed by `\r\n`.
+pub fn is_pyc(head: &[u8]) -> bool {
+    match head {
+        [a, b, b'\r', b'\n', ..] => pyc_version(u16::from_le_bytes([*a, *b])).is_some(),
+        _ => false,
     }
 }

@@ -120,6 +120,12 @@ limits! {
         "codec steps (base64, zlib, rot13, ...) applied to one literal blob";
     blob_nesting_depth = 8, [0, ANY],
         "decoded payloads analysed again inside decoded payloads (code hidden in decoded code)";
+    // Issue 31: Python bytecode and native objects.
+    bytecode_bytes = 64 * MIB, [0, ANY], "`.pyc` files read into memory to walk their marshal data";
+    marshal_depth = 1000, [0, ANY], "nesting depth of marshal objects (CPython allows 2000)";
+    marshal_objects = 10_000_000, [0, ANY], "objects read from one marshal stream";
+    native_bytes = 512 * MIB, [0, ANY], "ELF, Mach-O and PE files read into memory for their headers and imports";
+    native_symbols = 1_000_000, [0, ANY], "imported symbols read from one native object file";
 }
 
 /// A limit as a `usize` count or length (saturating on 32-bit targets, where a larger value

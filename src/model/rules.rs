@@ -168,6 +168,9 @@ rules! {
     CustomCodeBehaviour => "SRC006", "custom-code-behaviour", Critical, "source",
         "shipped code runs processes, evaluates dynamic or decoded code, reaches non-Hub hosts, reads credentials, persists or tampers, installs packages, or loads native code",
         "A model loader that trusts the repository's code (`trust_remote_code=True`, `torch.hub.load`, TorchServe, MLflow) runs this file, and the file does something model code never needs to: the evidence lists every site with its resolved call, line and when it runs (at import or in which function), and the decoded payload of hidden blobs. Do not load the model; if the site is legitimate (a kernel it compiles, an image it fetches), review it and add an exception for this file's digest.";
+    NativeCode => "SRC007", "native-code", Medium, "source",
+        "a model directory ships native code (ELF, Mach-O, PE executables and libraries, JARs) or Python bytecode that does not match its source",
+        "A library in a model directory runs its initialisers the moment modeling code loads it (`ctypes.CDLL`, `torch.ops.load_library`), and a `.pyc` is imported even with no `.py` beside it; neither can be reviewed as source. The evidence gives the format, architecture, initialisers and the imports that start processes or load code. Critical (denied by the default policy) when a library's initialiser can run a process (it has initialisers and imports `system`, `exec*`, `fork`, `posix_spawn`, `CreateProcess`, `WinExec`, `ShellExecute`, ...) or when the repository's code loads a shipped library that imports one. Ship sources (or build from them), or add an exception for the file's digest after review.";
     NoGitRepository => "PRV001", "no-git-repository", Low, "provenance",
         "the scan root is not in a git repository",
         "Without a git repository modelgate cannot record which revision was scanned. Scan a checkout so the report and SBOM name the commit.";

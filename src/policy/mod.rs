@@ -459,7 +459,17 @@ impl Policy {
 /// process, decoded code, a hard-coded host, a credential file) and only warns about medium and
 /// low ones (a URL the caller passes, one secret variable read, a compiled kernel), so ordinary
 /// model code that fetches an image is not blocked while every payload class is (issue 30).
+///
+/// SRC007 (native code and bytecode, issue 31) is graded the other way: at `warn` a critical
+/// finding (a library whose initialiser can start a process, a shipped library the repository's
+/// code loads that imports one) is still denied; `allow` records it, `deny` denies everything.
 fn graded(rule: RuleId, severity: crate::model::rules::Severity, action: Action) -> Action {
+    if rule == RuleId::NativeCode
+        && action == Action::Warn
+        && severity == crate::model::rules::Severity::Critical
+    {
+        return Action::Deny;
+    }
     if rule == RuleId::CustomCodeBehaviour
         && action == Action::Deny
         && severity < crate::model::rules::Severity::High

@@ -285,6 +285,9 @@ pub fn example(rule: RuleId) -> &'static str {
         RuleId::CustomCodeBehaviour => {
             "a `modeling_custom.py` named by `auto_map` that runs `exec(zlib.decompress(base64.b64decode(\"eJ…\")))` at import"
         }
+        RuleId::NativeCode => {
+            "a `libkernels.so` beside `model.safetensors` whose constructor calls `system()`, or a `__pycache__/modeling.cpython-311.pyc` that differs from `modeling.py`"
+        }
         RuleId::NoGitRepository => "scanning a downloaded snapshot directory that has no `.git`",
         RuleId::DirtyWorktree => "scanning a checkout with an uncommitted edit to `config.json`",
         RuleId::UntrackedWeights => {

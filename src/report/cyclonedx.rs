@@ -77,6 +77,22 @@ pub mod prop {
     pub const TORCH_WEIGHTS_ONLY_REFUSES: &str = "modelgate:torch:weights-only-refuses";
     /// A capability of a model code file (SRC006), one property per capability.
     pub const CAPABILITY: &str = "modelgate:code:capability";
+    /// Native object file (issue 31): its format (`elf`, `mach-o`, `mach-o-fat`, `pe`).
+    pub const NATIVE_FORMAT: &str = "modelgate:native:format";
+    /// Native object file: architecture(s), comma-separated for a fat Mach-O.
+    pub const NATIVE_ARCHITECTURE: &str = "modelgate:native:architecture";
+    /// Native object file: `executable`, `library`, `object`, `core` or `unknown`.
+    pub const NATIVE_KIND: &str = "modelgate:native:kind";
+    /// Native object file: one initialiser the loader runs, repeatable.
+    pub const NATIVE_INITIALISER: &str = "modelgate:native:initialiser";
+    /// Native object file: one import that runs a process or loads code, repeatable.
+    pub const NATIVE_IMPORT: &str = "modelgate:native:notable-import";
+    /// Python bytecode: the CPython version its magic number names (`3.11`).
+    pub const BYTECODE_PYTHON: &str = "modelgate:bytecode:python";
+    /// Python bytecode: the number of code objects.
+    pub const BYTECODE_CODE_OBJECTS: &str = "modelgate:bytecode:code-objects";
+    /// Python bytecode: `true` when it matches the source beside it.
+    pub const BYTECODE_MATCHES_SOURCE: &str = "modelgate:bytecode:matches-source";
     /// One rule code with findings on this item, repeatable.
     pub const FINDING: &str = "modelgate:finding";
     /// `true` on a Git LFS pointer file: the hash is the pointer's oid.
@@ -558,12 +574,84 @@ fn file_component(f: &FileRecord, cx: &Cx<'_>) -> Component {
             props.push(cx.prop(prop::CAPABILITY, c));
         }
     }
+    native_props(cx, f, &mut props);
     cx.finding_props(&f.path, &mut props);
     if !hashes.is_empty() {
         c.hashes = Some(Hashes(hashes));
     }
     c.properties = Some(Properties(props));
     c
+}
+
+/// Issue 31: the facts of native object files and Python bytecode (format, architecture, kind,
+/// initialisers, notable imports; bytecode version, code objects and whether it matches its
+/// source), bounded like every list copied from scanned files.
+fn native_props(cx: &Cx<'_>, f: &FileRecord, props: &mut Vec<Property>) {
+    if let Some(n) = f.facts.fact(Fact::Native) {
+        for (key, name) in [
+            ("format", prop::NATIVE_FORMAT),
+            ("architecture", prop::NATIVE_ARCHITECTURE),
+            ("kind", prop::NATIVE_KIND),
+        ] {
+            if let Some(v) = n.get(key).and_then(Value::as_str).filter(|v| !v.is_empty()) {
+                props.push(cx.prop(name, v));
+            }
+        }
+        let mut inits: Vec<String> = strings(n.get("initialisers"), cx.limits.max_list);
+        let mut imports: Vec<String> = n
+            .get("notable_imports")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|i| i.get("name").and_then(Value::as_str))
+            .map(str::to_string)
+            .collect();
+        for slice in n
+            .get("slices")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            inits.extend(strings(slice.get("initialisers"), cx.limits.max_list));
+            imports.extend(
+                slice
+                    .get("notable_imports")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|i| i.get("name").and_then(Value::as_str))
+                    .map(str::to_string),
+            );
+        }
+        inits.sort();
+        inits.dedup();
+        imports.sort();
+        imports.dedup();
+        for i in inits.iter().take(cx.limits.max_list) {
+            props.push(cx.prop(prop::NATIVE_INITIALISER, i));
+        }
+        for i in imports.iter().take(cx.limits.max_list) {
+            props.push(cx.prop(prop::NATIVE_IMPORT, i));
+        }
+    }
+    if let Some(b) = f.facts.fact(Fact::Bytecode) {
+        if let Some(v) = b.get("python").and_then(Value::as_str) {
+            props.push(cx.prop(prop::BYTECODE_PYTHON, v));
+        }
+        if let Some(n) = b.get("code_objects").and_then(scalar) {
+            props.push(cx.prop(prop::BYTECODE_CODE_OBJECTS, &n));
+        }
+        if let Some(m) = b
+            .get("source")
+            .and_then(|s| s.get("matches"))
+            .and_then(Value::as_bool)
+        {
+            props.push(cx.prop(
+                prop::BYTECODE_MATCHES_SOURCE,
+                if m { "true" } else { "false" },
+            ));
+        }
+    }
 }
 
 /// One model directory as the lead's repository facts describe it; every key is optional.

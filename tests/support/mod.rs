@@ -2,6 +2,8 @@
 //! binary. Nothing here needs Python, git or the network.
 #![allow(dead_code)]
 
+pub mod native;
+
 use std::path::{Path, PathBuf};
 use std::process::Output;
 

@@ -63,6 +63,8 @@ pub struct Limits {
     pub max_bindings: usize,
     /// Length of `callee` and `excerpt` in chars.
     pub max_excerpt_chars: usize,
+    /// Caps on decoding literal blobs (the behaviour analysis).
+    pub blob: decode::Limits,
 }
 
 impl Default for Limits {
@@ -75,6 +77,7 @@ impl Default for Limits {
             max_items: 10_000,
             max_bindings: 20_000,
             max_excerpt_chars: 200,
+            blob: decode::Limits::default(),
         }
     }
 }
@@ -250,7 +253,7 @@ pub(super) fn scan_selection_with(
     bindings: &mut Bindings,
 ) -> CodeReport {
     let tree = match parse(&selection.text, limits) {
-        Ok(tree) if !tree.root_node().has_error() => tree,
+        Ok(tree) if !syntax_errors(&selection.text, tree.root_node()) => tree,
         _ => return scan_python_with(source, limits, bindings),
     };
     let mut scanner = Scanner {
@@ -285,6 +288,7 @@ pub fn scan_and_analyze(source: &str, limits: &Limits) -> (CodeReport, behaviour
         }
     };
     let root = tree.root_node();
+    let errors = syntax_errors(source, root);
     let mut bindings = Bindings::default();
     let mut scanner = Scanner {
         source,
@@ -293,7 +297,7 @@ pub fn scan_and_analyze(source: &str, limits: &Limits) -> (CodeReport, behaviour
         bindings: &mut bindings,
         nodes: 0,
         report: CodeReport {
-            syntax_errors: root.has_error(),
+            syntax_errors: errors,
             ..CodeReport::default()
         },
     };
@@ -309,7 +313,7 @@ pub fn scan_and_analyze(source: &str, limits: &Limits) -> (CodeReport, behaviour
         CodeReport::default()
     };
     let mut behaviour = behaviour::analyze_tree(&mut scanner, root, 0);
-    behaviour.syntax_errors = root.has_error();
+    behaviour.syntax_errors = errors;
     (report, behaviour)
 }
 
@@ -407,7 +411,7 @@ pub(super) fn scan_python_with(
         }
     };
     let root = tree.root_node();
-    report.syntax_errors = root.has_error();
+    report.syntax_errors = syntax_errors(source, root);
 
     let mut scanner = Scanner {
         source,
@@ -419,6 +423,12 @@ pub(super) fn scan_python_with(
     };
     scanner.collect_bindings_and_items(root);
     scanner.report
+}
+
+/// Whether the parse of `source` has syntax errors: error nodes, or lines tree-sitter joined
+/// into one statement where CPython ends a statement (see [`select::boundaries_agree`]).
+fn syntax_errors(source: &str, root: Node<'_>) -> bool {
+    root.has_error() || !select::boundaries_agree(source, root)
 }
 
 /// Parses `source` within the size, budget and time caps; `Err` names the cap that stopped it.
@@ -521,7 +531,7 @@ pub fn list_calls(source: &str, limits: &Limits) -> CallList {
         }
     };
     let root = tree.root_node();
-    out.syntax_errors = root.has_error();
+    out.syntax_errors = syntax_errors(source, root);
     let mut bindings = Bindings::default();
     let mut scanner = Scanner {
         source,

@@ -38,9 +38,19 @@
 //! The whole file is parsed instead (exactly as before) whenever any of this could be wrong: a
 //! lexing anomaly, indentation that is not spaces or not consistent, a selected line that
 //! continues a statement (`else`, `elif`, `except`, `finally`, `try` with an inline body) or is
-//! a `match`/`case`, a file large enough for a budget of [`Limits`] to matter, and a selected
-//! source that does not parse without errors. `syntax_errors` then describes the statements
-//! parsed, not the whole file.
+//! a `match`/`case`, a file large enough for a budget of [`Limits`] to matter, an unchosen line
+//! that does not end its statement right before a chosen one, and a selected source that does
+//! not parse without errors. `syntax_errors` then describes the statements parsed, not the
+//! whole file.
+//!
+//! **Both paths agree on where statements end** (issue 30). tree-sitter-python skips a line
+//! break where its grammar expects more of the statement (`from x` then `import torch` is one
+//! `from x import torch` to it, with no error node), where CPython ends the statement and
+//! rejects the file, and where the outline cuts two logical lines. [`boundaries_agree`] finds
+//! such a join in any tree (a logical line that does not begin a statement) and the scans
+//! report it as a syntax error; the selection's own parse gets the same check, and the lines
+//! just before chosen ones are parsed on their own ([`Plan::lines_before_chosen`]), so a join
+//! that reaches a chosen line sends the source to the whole parse.
 
 use std::collections::HashSet;
 use std::ops::Range;
@@ -177,6 +187,18 @@ pub(in crate::provenance) fn select_parts(
     }
     for plan in &mut plans {
         plan.imports(&names.used);
+    }
+    // Issue 30: an unchosen line that tree-sitter would join with the chosen line after it
+    // (`from x` + `import torch`) makes the file a syntax error; the whole parse says so.
+    let mut before = String::new();
+    for plan in &plans {
+        plan.lines_before_chosen(&mut before);
+    }
+    if !before.is_empty() {
+        match super::parse(&before, limits) {
+            Ok(tree) if !super::syntax_errors(&before, tree.root_node()) => {}
+            _ => return Err("line before a chosen one does not end its statement"),
+        }
     }
     plans.into_iter().map(Plan::finish).collect()
 }
@@ -396,6 +418,34 @@ impl<'s> Plan<'s> {
         }
     }
 
+    /// Appends to `out`, each on its own line and without its indentation, every unchosen
+    /// logical line that a chosen one follows, block headers and decorators excepted. Parsed
+    /// together, they show whether each ends its statement where its line ends: tree-sitter
+    /// skips a line break where its grammar expects more of the statement, and a line it would
+    /// join with the chosen line after it (`from x` + `import torch`, `x =` + `torch.load(p)`)
+    /// joins the next one here too, or leaves an error. (A chosen line that does not end its
+    /// statement joins what follows it in the selection, which [`boundaries_agree`] sees.)
+    pub fn lines_before_chosen(&self, out: &mut String) {
+        let bytes = self.source.as_bytes();
+        for (i, prev) in self
+            .lines
+            .iter()
+            .enumerate()
+            .skip(1)
+            .map(|(i, _)| (i, &self.lines[i - 1]))
+        {
+            if !self.chosen[i]
+                || self.chosen[i - 1]
+                || opens_block(bytes, prev)
+                || bytes.get(prev.code) == Some(&b'@')
+            {
+                continue;
+            }
+            out.push_str(self.source.get(prev.code..=prev.last).unwrap_or_default());
+            out.push('\n');
+        }
+    }
+
     /// The selection, unless a chosen line cannot stand alone.
     pub fn finish(self) -> Result<Selection, &'static str> {
         let bytes = self.source.as_bytes();
@@ -410,6 +460,59 @@ impl<'s> Plan<'s> {
             &self.parents,
             &self.chosen,
         ))
+    }
+}
+
+/// Whether tree-sitter's statements in the error-free tree `root` of `source` begin where its
+/// logical lines do (issue 30). tree-sitter-python only emits its `_newline` token where the
+/// grammar expects one, and otherwise skips a line break as whitespace: `from x` then
+/// `import torch` on the next line parse as one `from x import torch`, without an error node,
+/// where CPython stops at the first line (a syntax error) and the statement selection cuts two
+/// logical lines. Any such join leaves a logical line that begins inside a statement; a source
+/// with one is a syntax error to CPython, so the scans report it as one, whichever statement
+/// tree-sitter joined and whatever the spelling. `true` when the lexing is uncertain (no
+/// logical lines to compare with: the selection is not used for such a source either).
+pub(super) fn boundaries_agree(source: &str, root: tree_sitter::Node<'_>) -> bool {
+    let Ok(outline) = literals::outline(source.as_bytes()) else {
+        return true;
+    };
+    let mut starts = Vec::with_capacity(outline.lines.len());
+    statement_starts(root, &mut starts);
+    starts.sort_unstable();
+    outline
+        .lines
+        .iter()
+        .all(|line| starts.binary_search(&line.code).is_ok())
+}
+
+/// The start of every statement, clause and decorator under `root` (a module), in any order:
+/// where a logical line may begin. Expressions are not entered, so the walk visits statements
+/// only (and the children of compound ones).
+fn statement_starts(root: tree_sitter::Node<'_>, out: &mut Vec<usize>) {
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            let statement_level = node.kind() == "module"
+                || node.kind() == "block"
+                || node.kind() == "decorated_definition"
+                || matches!(
+                    child.kind(),
+                    "block"
+                        | "elif_clause"
+                        | "else_clause"
+                        | "except_clause"
+                        | "except_group_clause"
+                        | "finally_clause"
+                        | "case_clause"
+                );
+            if statement_level {
+                if child.kind() != "block" {
+                    out.push(child.start_byte());
+                }
+                stack.push(child);
+            }
+        }
     }
 }
 
@@ -846,6 +949,131 @@ mod tests {
         assert!(!s.text.contains("comment"));
     }
 
+    /// Issue 30: tree-sitter skips a line break where its grammar expects no statement end, so
+    /// it reads an unfinished line and the next as one statement, without an error node, where
+    /// CPython rejects the file (each source below fails `compile` in CPython 3.11) and the
+    /// selection cuts two logical lines. The whole-file scan reports such a file as a syntax
+    /// error, so the paths are never held to agree on it; the last sources are valid twins.
+    #[test]
+    fn issue_30_lines_tree_sitter_joins_are_syntax_errors() {
+        let limits = Limits::default();
+        for src in [
+            "from x\nimport torch\ntorch.load(p)\n",
+            "import torch\nx =\ntorch.load(p)\n",
+            "import torch\ndef f\n(p): return torch.load(p)\n",
+            "import torch\nif torch.load(p)\n: pass\n",
+            "import torch\nm = torch.load(p) +\n1\n",
+            "import torch\nclass A:\n    x = \\\n    1\n    y =\n    torch.load(p)\n",
+            "import torch\nwith\ntorch.load(p) as m: pass\n",
+            "import torch\nfor x in\ntorch.load(p): pass\n",
+            "import torch\nv = not\ntorch.load(p)\n",
+            "import torch\nfrom os import\npath\ntorch.load(p)\n",
+            "import\ntorch\ntorch.load(p)\n",
+            "import torch\ndel\nx\ntorch.load(p)\n",
+            "import torch\nassert\ntorch.load(p)\n",
+        ] {
+            let whole = scan_python_unfiltered(src, &limits);
+            assert!(whole.syntax_errors, "{src}");
+            // The statement path finds the same items: a join next to a chosen line sends it to
+            // the whole parse, and a join elsewhere is outside the statements it parses.
+            let statements = scan_python_statements(src, &limits);
+            assert_eq!(statements.calls, whole.calls, "{src}");
+        }
+        // The fuzz case: the unfinished line comes right before a chosen one.
+        let fuzz = "from x\nimport torch\ntorch.load(p)\n";
+        assert_eq!(
+            select(fuzz, &limits),
+            Err("line before a chosen one does not end its statement")
+        );
+        same("import torch\nx = [1,\n2]\ntorch.load(p)\n");
+        for valid in [
+            "from x import (\n  y)\n",
+            "@d\n@e(1)\nasync def f(): pass\n",
+            "if a: pass\nelif b: pass\nelse:\n  pass\n",
+            "try:\n  pass\nexcept* E:\n  pass\nfinally: pass\n",
+            "match x:\n    case 1:\n        pass\n    case _: pass\n",
+            "for a in b:\n  pass\nelse: pass\nwhile c: pass\nelse:\n  pass\n",
+            "class A:\n  '''doc\n  string'''\n  x: int = 1; y = 2\n",
+        ] {
+            let whole = scan_python_unfiltered(valid, &limits);
+            assert!(!whole.syntax_errors, "{valid}");
+        }
+    }
+
+    /// The class, not the examples: every statement of the generator's pool and every block
+    /// header, broken in two at each space, is either a syntax error to the whole-file scan or
+    /// scanned alike on both paths.
+    #[test]
+    fn issue_30_statements_broken_at_any_space_never_split_the_paths() {
+        let limits = Limits::default();
+        let (mut broken, mut checked) = (0, 0);
+        let headers = HEADERS.iter().map(|h| h.lines().last().unwrap_or(h));
+        for stmt in POOL.iter().copied().chain(headers) {
+            let body = if stmt.ends_with(':') {
+                "\n    x = t.load(p)"
+            } else {
+                ""
+            };
+            for (k, _) in stmt.match_indices(' ') {
+                let cut = format!("{}\n{}", &stmt[..k], &stmt[k + 1..]);
+                let src = format!(
+                    "import torch as t, pickle\nfrom pickle import loads as L\nREV = 'main'\n{cut}{body}\nt.load(q)\n"
+                );
+                if scan_python_unfiltered(&src, &limits).syntax_errors {
+                    broken += 1;
+                } else {
+                    checked += 1;
+                    same(&src);
+                }
+            }
+        }
+        assert!(
+            broken > 40 && checked > 5,
+            "{broken} broken, {checked} checked"
+        );
+    }
+
+    /// Statements of the generator below.
+    const POOL: &[&str] = &[
+        "m = AutoModel.from_pretrained(MODEL, revision=REV)",
+        "m = AutoModel.from_pretrained('o/m', trust_remote_code=TRC)",
+        "REV = 'main'",
+        "MODEL = 'org/model'",
+        "TRC = True",
+        "import torch as t",
+        "from pickle import loads as L",
+        "from torch import *",
+        "x = t.load(p)",
+        "y = L(b)",
+        "z = load(p, weights_only=False)",
+        "hf_hub_download(repo_id=MODEL, filename='a')",
+        "'''torch.load(p) in a docstring'''",
+        "# torch.load(p) in a comment",
+        "d = {'trust_remote_code': TRC}",
+        "self.REV = REV",
+        "a, MODEL = 1, 2",
+        "REV: str",
+        "pass",
+        "x = [\n    torch.load(q),\n    1,\n]",
+        "np.load(p, allow_pickle=True)",
+        "yaml.load(s)",
+        "s = f'{t.load(p)}'",
+        "return snapshot_download(MODEL)",
+    ];
+
+    /// Block headers of the generator below.
+    const HEADERS: &[&str] = &[
+        "class C(B):",
+        "def f(self, x=REV):",
+        "if x:",
+        "for i in range(3):",
+        "while x:",
+        "with open(p) as f:",
+        "try:",
+        "@decorate(torch.load(p))\ndef g():",
+        "async def h():",
+    ];
+
     /// A small deterministic generator of nested Python: blocks of every kind around a pool of
     /// statements that report, bind, shadow or merely mention.
     struct Gen(u64);
@@ -864,17 +1092,7 @@ mod tests {
             let count = 1 + self.next(4);
             for _ in 0..count {
                 if depth < 4 && self.next(3) == 0 {
-                    let header = [
-                        "class C(B):",
-                        "def f(self, x=REV):",
-                        "if x:",
-                        "for i in range(3):",
-                        "while x:",
-                        "with open(p) as f:",
-                        "try:",
-                        "@decorate(torch.load(p))\ndef g():",
-                        "async def h():",
-                    ][self.next(9)];
+                    let header = HEADERS[self.next(HEADERS.len())];
                     for (k, line) in header.lines().enumerate() {
                         let _ = k;
                         out.push_str(&format!("{pad}{line}\n"));
@@ -891,32 +1109,7 @@ mod tests {
                     }
                     continue;
                 }
-                let stmt = [
-                    "m = AutoModel.from_pretrained(MODEL, revision=REV)",
-                    "m = AutoModel.from_pretrained('o/m', trust_remote_code=TRC)",
-                    "REV = 'main'",
-                    "MODEL = 'org/model'",
-                    "TRC = True",
-                    "import torch as t",
-                    "from pickle import loads as L",
-                    "from torch import *",
-                    "x = t.load(p)",
-                    "y = L(b)",
-                    "z = load(p, weights_only=False)",
-                    "hf_hub_download(repo_id=MODEL, filename='a')",
-                    "'''torch.load(p) in a docstring'''",
-                    "# torch.load(p) in a comment",
-                    "d = {'trust_remote_code': TRC}",
-                    "self.REV = REV",
-                    "a, MODEL = 1, 2",
-                    "REV: str",
-                    "pass",
-                    "x = [\n    torch.load(q),\n    1,\n]",
-                    "np.load(p, allow_pickle=True)",
-                    "yaml.load(s)",
-                    "s = f'{t.load(p)}'",
-                    "return snapshot_download(MODEL)",
-                ][self.next(24)];
+                let stmt = POOL[self.next(POOL.len())];
                 for line in stmt.lines() {
                     out.push_str(&format!("{pad}{line}\n"));
                 }
