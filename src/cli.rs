@@ -42,6 +42,9 @@ pub enum Command {
     Rules(RulesArgs),
     /// Explain one rule: help, default level per preset, an example.
     Explain(ExplainArgs),
+    /// Check the built binary's panic isolation (CI runs it on the release build; hidden).
+    #[command(hide = true)]
+    Selftest,
 }
 
 /// SBOM serialisation.
