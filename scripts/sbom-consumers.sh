@@ -245,7 +245,8 @@ if tool("mlbomdoc"):
 # not gated: syft up to at least 1.18 keeps only application/library/framework/OS components of
 # a CycloneDX input (anchore/syft#3447), and this SBOM has models, data and files only.
 syft = "-"
-if tool("syft"):
+# syft <= 1.18's CycloneDX decoder knows up to 1.6 and refuses a 1.7 document.
+if tool("syft") and spec in ("1.5", "1.6"):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "syft.json")
         r = subprocess.run([tool("syft"), "convert", path, "-o", f"syft-json={out}"],
