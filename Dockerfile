@@ -1,46 +1,44 @@
-# syntax=docker/dockerfile:1
-# modelgate as a container: a static musl binary in an empty image.
+# modelgate as a container: the release binary in an empty image.
 #
-#   docker build -t modelgate .
-#   docker run --rm -v "$PWD:/scan:ro" --user "$(id -u):$(id -g)" modelgate        # scan /scan
-#   docker run --rm -v "$PWD:/scan" modelgate scan /scan --format sarif -o /scan/out.sarif
+# The image is built from a release archive's contents, not from source: the binary in the image
+# is the very one the archive for that platform holds (built once, attested once). The build
+# context is a folder with one subfolder per platform, each an unpacked release archive:
 #
-# The builder compiles the dist profile on Alpine, whose Rust targets musl and links statically by
-# default (C dependencies included). The final image holds only the binary and its documents: no
-# shell, no package manager, nothing else to exploit or to scan. release.yml builds it for
-# linux/amd64 and linux/arm64 and pushes it to ghcr.io with a provenance attestation.
-
-# The crate's rust-version (Cargo.toml); a test keeps the two equal.
-ARG RUST_VERSION=1.88
-
-FROM rust:${RUST_VERSION}-alpine AS builder
-RUN apk add --no-cache musl-dev
-WORKDIR /src
-COPY Cargo.toml Cargo.lock ./
-COPY src ./src
-COPY policies ./policies
-# Cargo.toml declares the examples (`[[example]]`), so their sources must be in the context
-# (.dockerignore keeps only `examples/*.rs`).
-COPY examples ./examples
-COPY README.md LICENSE SECURITY.md ./
-RUN cargo build --locked --profile dist && \
-    ./target/dist/modelgate --version
-
+#   ctx/linux-amd64/{modelgate,README.md,LICENSE,SECURITY.md}   (x86_64-unknown-linux-musl)
+#   ctx/linux-arm64/{modelgate,README.md,LICENSE,SECURITY.md}   (aarch64-unknown-linux-musl)
+#
+#   docker build -f Dockerfile --build-arg TARGETARCH=amd64 -t modelgate ctx   # one platform
+#   docker buildx build --platform linux/amd64,linux/arm64 -f Dockerfile ctx  # release.yml
+#   docker run --rm -v "$PWD:/scan:ro" modelgate                                # scan /scan
+#   docker run --rm -v "$PWD:/scan:ro" -v "$PWD/out:/out" modelgate scan /scan --sarif /out/m.sarif
+#
+# The binary must be static (musl in releases; `.ci/run` builds the glibc target with
+# `-C target-feature=+crt-static`): the image has no libc, no shell, no CA files and no NSS
+# configuration. Remote scans need none of them: TLS trusts the Mozilla roots built into the
+# binary (webpki-roots; SSL_CERT_FILE names a private CA's bundle instead), and names resolve
+# without NSS modules: musl has none, and glibc >= 2.34 carries its `files` and `dns` lookups
+# inside libc, so a static glibc binary reads /etc/hosts and /etc/resolv.conf itself. Those two
+# files come from the container runtime (Docker, Podman and Kubernetes mount them into every
+# container); `.ci/run` scans hf:// from a loopback Hub reached as `localhost` to show it.
+# Nothing is pulled: `FROM scratch` is no image.
 FROM scratch
+# Set by BuildKit per platform; give it with --build-arg on the classic builder.
+ARG TARGETARCH=amd64
 ARG VERSION=0.1.0
 ARG REVISION=unknown
 LABEL org.opencontainers.image.title="modelgate" \
       org.opencontainers.image.description="Supply-chain policy gate for machine-learning model repositories" \
       org.opencontainers.image.source="https://github.com/modelgate/modelgate" \
-      org.opencontainers.image.documentation="https://github.com/modelgate/modelgate#install" \
+      org.opencontainers.image.documentation="https://github.com/modelgate/modelgate#container" \
       org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.vendor="modelgate" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${REVISION}"
-COPY --from=builder /src/target/dist/modelgate /usr/local/bin/modelgate
-COPY --from=builder /src/README.md /src/LICENSE /src/SECURITY.md /usr/share/doc/modelgate/
+COPY linux-${TARGETARCH}/modelgate /usr/local/bin/modelgate
+COPY linux-${TARGETARCH}/README.md linux-${TARGETARCH}/LICENSE linux-${TARGETARCH}/SECURITY.md /usr/share/doc/modelgate/
 ENV PATH=/usr/local/bin
-# Not root: "nonroot" of the distroless images. Mounted repositories are only read.
+# Not root: "nonroot" of the distroless images, numeric (there is no /etc/passwd). Mounted
+# repositories are only read; reports go to a mounted folder the user may write.
 USER 65532:65532
 WORKDIR /scan
 ENTRYPOINT ["modelgate"]

@@ -12,10 +12,13 @@
 #                         anchore/syft#3447)
 #   modelgate verify      exit 0 on every unchanged tree
 # on SBOMs of: a Hugging Face cache fixture, a git clone of a Hub repository (origin on
-# huggingface.co) and every example under examples/*-model. Installs the tools into a
+# huggingface.co), a plain-folder release (--no-git --sbom-supplier --sbom-version; 1.5 and 1.7)
+# and every example under examples/*-model. Installs the tools into a
 # throwaway venv (PyPI needed). Prints one line per SBOM; exit 1 when any check fails.
 # Usage: scripts/sbom-consumers.sh [path/to/modelgate]   (default: builds target/debug/modelgate)
 # Environment: PYTHON (an interpreter >= 3.12 to use), SBOM_VENV (an existing venv with the tools),
+# MODELGATE_VENV (the venv .ci/run shares between the interop scripts: the tools are installed
+# into it),
 # CDX_VALIDATE (cdxgen's cdx-validate, from `npm install @cyclonedx/cdxgen`: adds its CRA score,
 # which must be at least 75 %; cdxgen counts only application/library/... components as
 # inventory, so a model-only SBOM fails its two inventory controls and scores 6/8 at best).
@@ -50,9 +53,15 @@ pick_python() {
 
 venv="${SBOM_VENV:-}"
 if [ -z "$venv" ]; then
-  base="$(pick_python)" || { echo "skip: no python3" >&2; exit 0; }
-  venv="$work/venv"
-  "$base" -m venv "$venv"
+  if [ -n "${MODELGATE_VENV:-}" ]; then
+    # The venv .ci/run shares between the interop scripts (made with Python >= 3.12 when one
+    # exists): the tools are added to it.
+    venv="$MODELGATE_VENV"
+  else
+    base="$(pick_python)" || { echo "skip: no python3" >&2; exit 0; }
+    venv="$work/venv"
+    "$base" -m venv "$venv"
+  fi
   "$venv/bin/python" -m pip install -q --disable-pip-version-check lib4sbom cyclonedx-python-lib ||
     { echo "skip: lib4sbom / cyclonedx-python-lib not installable (no PyPI?)" >&2; exit 0; }
   "$venv/bin/python" -m pip install -q --disable-pip-version-check sbom2doc sbomaudit mlbomdoc ||
@@ -97,7 +106,14 @@ if command -v git >/dev/null 2>&1; then
   git -C "$clone" remote add origin https://huggingface.co/acme/tiny
 fi
 
-targets=("$cache" "$clone")
+# A release of a plain folder (no git, no Hub namespace), as a release job writes it: the
+# supplier and the version come from flags (issue 33: without them it grades D). Once as 1.5
+# (graded) and once as 1.7 (schema-checked by cyclonedx-python-lib; sbomgrader reads 1.5/1.6).
+for spec in 1.5 1.7; do
+  cp -R examples/clean-model "$work/release-$spec"
+done
+
+targets=("$cache" "$clone" "$work/release-1.5" "$work/release-1.7")
 for d in examples/*-model/; do targets+=("${d%/}"); done
 fail=0
 for t in "${targets[@]}"; do
@@ -107,6 +123,8 @@ for t in "${targets[@]}"; do
   case "$t" in
     examples/*) extra=(--sbom-supplier "modelgate examples"
       --sbom-supplier-url "https://github.com/modelgate/modelgate/security") ;;
+    "$work"/release-*) extra=(--no-git --sbom-supplier "Acme" --sbom-version "1.0.0"
+      --sbom-spec "${t##*release-}") ;;
   esac
   "$bin" scan --quiet --fail-on never --format json -o /dev/null --sbom "$out" \
     ${extra[@]+"${extra[@]}"} "$t" || true
@@ -160,7 +178,8 @@ if read < named:
 from cyclonedx.model.bom import Bom
 from cyclonedx.schema import SchemaVersion
 from cyclonedx.validation.json import JsonStrictValidator
-err = JsonStrictValidator(SchemaVersion.V1_5).validate_str(json.dumps(doc))
+spec = doc.get("specVersion")
+err = JsonStrictValidator(SchemaVersion.from_version(spec)).validate_str(json.dumps(doc))
 if err:
     problems.append(f"cyclonedx-python-lib: schema: {str(err)[:200]}")
 with warnings.catch_warnings(record=True) as w:
@@ -172,7 +191,7 @@ if any("ependenc" in str(x.message) for x in w):
 
 # sbomgrader: the generic release cookbook; B allows one SHOULD rule to fail.
 grade = "-"
-if importlib.util.find_spec("sbomgrader"):
+if importlib.util.find_spec("sbomgrader") and spec in ("1.5", "1.6"):
     # `-ct generic`: sbomgrader 0.2.5's content-type guess crashes on a string purl in
     # metadata.component. The last grade printed is the overall one.
     r = subprocess.run([sys.executable, "-m", "sbomgrader", "grade", "-ct", "generic",
@@ -206,7 +225,8 @@ if tool("sbom2doc"):
     if docs not in ("-", "error") and docs != str(want):
         problems.append(f"sbom2doc listed {docs} of {want} components")
 audit = "-"
-if tool("sbomaudit"):
+# sbomaudit 0.x lists CycloneDX 1.3-1.6 as known versions, so it calls any 1.7 document invalid.
+if tool("sbomaudit") and spec in ("1.5", "1.6"):
     r = subprocess.run([tool("sbomaudit"), "-i", path, "--offline"], capture_output=True,
                        text=True, timeout=300)
     audit = "valid" if "[x] Valid SBOM Format" in r.stdout else "invalid"
@@ -225,7 +245,8 @@ if tool("mlbomdoc"):
 # not gated: syft up to at least 1.18 keeps only application/library/framework/OS components of
 # a CycloneDX input (anchore/syft#3447), and this SBOM has models, data and files only.
 syft = "-"
-if tool("syft"):
+# syft <= 1.18's CycloneDX decoder knows up to 1.6 and refuses a 1.7 document.
+if tool("syft") and spec in ("1.5", "1.6"):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "syft.json")
         r = subprocess.run([tool("syft"), "convert", path, "-o", f"syft-json={out}"],
@@ -237,14 +258,14 @@ if tool("syft"):
         except Exception as e:
             syft = "error"
             problems.append(f"syft convert failed: {(r.stderr or str(e))[-200:]}")
-print(f"grade={grade} lib4sbom={got}/{want} cards={len(cards)} datasets={read} "
+print(f"spec={spec} grade={grade} lib4sbom={got}/{want} cards={len(cards)} datasets={read} "
       f"sbom2doc={docs} sbomaudit={audit} mlbomdoc={ml} syft={syft} "
       + ("; ".join(problems) or "ok"))
 PY
 )" || line="error running the consumers: $line"
   echo "$t: verify=$verify$cra $line"
   case "$line" in
-    grade=[AB-]*" ok") ;;
+    "spec=1.7 grade=-"*" ok" | spec=1.[56]" grade="[AB-]*" ok") ;;
     *) fail=1 ;;
   esac
   [ "$verify" = ok ] || fail=1

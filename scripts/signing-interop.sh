@@ -2,7 +2,8 @@
 # Interoperability with the reference OpenSSF Model Signing tool (PyPI `model-signing`):
 #   modelgate sign  -> model_signing verify   (key P-256, key P-384, certificate, shards)
 #   model_signing sign -> modelgate verify    (key, certificate)
-# Installs the reference into a temporary venv (or MS_VENV), builds modelgate (or MODELGATE).
+# Installs the reference into a temporary venv (or MODELGATE_VENV, the venv .ci/run shares between
+# the interop scripts; or uses MS_VENV as it is), builds modelgate (or MODELGATE).
 # Needs python3 and PyPI; .ci/run calls it when python3 is available (SKIP_INTEROP=1 skips).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +13,11 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
 VENV=${MS_VENV:-}
-if [ -z "$VENV" ]; then
+if [ -z "$VENV" ] && [ -n "${MODELGATE_VENV:-}" ]; then
+  # The venv .ci/run shares between the interop scripts: add the reference to it.
+  VENV=$MODELGATE_VENV
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check "model-signing==$MS_VERSION"
+elif [ -z "$VENV" ]; then
   VENV="$WORK/venv"
   python3 -m venv "$VENV"
   "$VENV/bin/pip" install -q "model-signing==$MS_VERSION"

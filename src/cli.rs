@@ -42,6 +42,9 @@ pub enum Command {
     Rules(RulesArgs),
     /// Explain one rule: help, default level per preset, an example.
     Explain(ExplainArgs),
+    /// Check the built binary's panic isolation (CI runs it on the release build; hidden).
+    #[command(hide = true)]
+    Selftest,
 }
 
 /// SBOM serialisation.
@@ -71,6 +74,9 @@ pub enum SbomSpecArg {
     /// CycloneDX 1.6 (JSON).
     #[value(name = "1.6")]
     V1_6,
+    /// CycloneDX 1.7 (JSON).
+    #[value(name = "1.7")]
+    V1_7,
 }
 
 impl From<SbomSpecArg> for modelgate::report::cyclonedx::SbomSpec {
@@ -78,6 +84,7 @@ impl From<SbomSpecArg> for modelgate::report::cyclonedx::SbomSpec {
         match a {
             SbomSpecArg::V1_5 => Self::V1_5,
             SbomSpecArg::V1_6 => Self::V1_6,
+            SbomSpecArg::V1_7 => Self::V1_7,
         }
     }
 }
@@ -177,13 +184,13 @@ pub struct ScanArgs {
     /// Write the report here instead of stdout.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Also write a CycloneDX SBOM of the tree (1.5 unless `--sbom-spec 1.6`).
+    /// Also write a CycloneDX SBOM of the tree (1.5 unless `--sbom-spec 1.6` or `1.7`).
     #[arg(long, value_name = "FILE")]
     pub sbom: Option<PathBuf>,
     /// SBOM serialisation.
     #[arg(long, value_enum, default_value = "json")]
     pub sbom_format: SbomFormatArg,
-    /// CycloneDX version of the SBOM (1.6 is JSON only).
+    /// CycloneDX version of the SBOM (1.6 and 1.7 are JSON only).
     #[arg(long, value_enum, default_value = "1.5")]
     pub sbom_spec: SbomSpecArg,
     /// Add the author of the scanned git HEAD commit to the SBOM's `metadata.authors`.
@@ -196,6 +203,11 @@ pub struct ScanArgs {
     /// The supplier's URL (its security contact page, for instance), with `--sbom-supplier`.
     #[arg(long, value_name = "URL", requires = "sbom_supplier")]
     pub sbom_supplier_url: Option<String>,
+    /// The released version the SBOM describes (`metadata.component.version`). Without it the
+    /// tag on the scanned commit is used (a clean tree with exactly one tag, or the highest
+    /// version-looking one), else the commit id; a plain folder has no version.
+    #[arg(long, value_name = "VERSION")]
+    pub sbom_version: Option<String>,
     /// An author of the SBOM, `metadata.authors` (repeatable).
     #[arg(long, value_name = "NAME")]
     pub sbom_author: Vec<String>,

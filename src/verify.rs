@@ -170,7 +170,7 @@ struct Sbom {
 }
 
 /// Reads an SBOM (JSON or XML, told apart by the first non-blank byte). CycloneDX 1.5 goes
-/// through the `cyclonedx-bom` crate; 1.6 JSON (which the crate's 1.5 model rejects) is read
+/// through the `cyclonedx-bom` crate; 1.6 and 1.7 JSON (which the crate's 1.5 model rejects) is read
 /// leniently with `serde_json`, taking only what verify needs.
 fn read_sbom(path: &Path, limits: &VerifyLimits) -> Result<Sbom> {
     let file = std::fs::File::open(path)
@@ -200,8 +200,11 @@ fn read_sbom(path: &Path, limits: &VerifyLimits) -> Result<Sbom> {
                         .map_err(|e| anyhow::anyhow!("invalid cyclonedx 1.5 json sbom: {e}"))?;
                     from_bom(&bom, limits)
                 }
-                Some("1.6") => from_json(&doc, limits),
-                Some(v) => bail!("cyclonedx {} sbom: verify reads 1.5 and 1.6", sanitize(v)),
+                Some("1.6" | "1.7") => from_json(&doc, limits),
+                Some(v) => bail!(
+                    "cyclonedx {} sbom: verify reads 1.5, 1.6 and 1.7",
+                    sanitize(v)
+                ),
                 None => bail!("sbom has no specVersion"),
             }
         }
@@ -324,7 +327,7 @@ fn json_props<'a>(v: &'a Value, name: &'a str) -> impl Iterator<Item = &'a str> 
         .filter_map(|p| p.get("value").and_then(Value::as_str))
 }
 
-/// The same walk over a CycloneDX 1.6 JSON document.
+/// The same walk over a CycloneDX 1.6 or 1.7 JSON document.
 fn from_json(doc: &Value, limits: &VerifyLimits) -> Result<Sbom> {
     let mut out = Sbom::default();
     let mut stack: Vec<(&Value, usize)> = Vec::new();

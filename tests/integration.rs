@@ -444,6 +444,23 @@ fn truncated_pickle_reports_imports_before_damage() {
     assert!(rules.contains(&"PKL004".to_string()), "{rules:?}");
 }
 
+/// The hidden `selftest` command: a panic raised inside `scan_guarded` on a worker thread is
+/// caught and becomes one SCAN001 finding (`.ci/run` runs it on the release binary, whose panic
+/// setting no test harness sees).
+#[test]
+fn selftest_shows_panic_isolation() {
+    let o = modelgate().arg("selftest").output().unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("panic isolation: ok (panic = \"unwind\""),
+        "{err}"
+    );
+    assert!(!err.contains("panicked at"), "{err}");
+    let help = modelgate().arg("--help").output().unwrap();
+    assert!(!String::from_utf8_lossy(&help.stdout).contains("selftest"));
+}
+
 mod action;
 mod architecture;
 mod baseline;

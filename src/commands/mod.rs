@@ -7,6 +7,7 @@ mod inspect;
 mod policy;
 mod rules;
 mod scan;
+mod selftest;
 mod sign;
 mod verify;
 
@@ -28,6 +29,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Explain(args) => explain::run(&args.rule),
         Command::Verify(args) => verify::run(args),
         Command::Sign(args) => sign::run(args),
+        Command::Selftest => selftest::run(),
     }
 }
 

@@ -106,6 +106,7 @@ pub fn run(args: ScanArgs) -> Result<u8> {
             reproducible: Some(clock.is_reproducible()),
             supplier: args.sbom_supplier.clone(),
             supplier_url: args.sbom_supplier_url.clone(),
+            version: args.sbom_version.clone(),
             authors,
             ..cyclonedx::SbomOptions::default()
         };

@@ -175,6 +175,22 @@ pub enum SbomSpec {
     /// schema URL and the 1.6 `metadata.manufacturer` for the supplier; the test suite validates
     /// the result against the official 1.6 schema.
     V1_6,
+    /// CycloneDX 1.7 (JSON only): the 1.6 document with the 1.7 version and schema URL. 1.7
+    /// (October 2025) only adds to 1.6 (citations, patents, distribution constraints, more
+    /// cryptography), so every field modelgate writes keeps its 1.6 meaning; the test suite
+    /// validates the result against the official 1.7 schema.
+    V1_7,
+}
+
+impl SbomSpec {
+    /// The `specVersion` string written.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::V1_5 => "1.5",
+            Self::V1_6 => "1.6",
+            Self::V1_7 => "1.7",
+        }
+    }
 }
 
 /// How the SBOM is built.
@@ -193,6 +209,9 @@ pub struct SbomOptions {
     pub supplier: Option<String>,
     /// The supplier's URL (`--sbom-supplier-url`); kept only when it is a plain absolute URL.
     pub supplier_url: Option<String>,
+    /// The released version (`--sbom-version`): `metadata.component.version`. `None` takes the
+    /// tag on the scanned commit ([`release_tag`]), else the commit id.
+    pub version: Option<String>,
     /// `metadata.authors` (`--sbom-author`), in the order given.
     pub authors: Vec<String>,
     /// Bounds on copied facts.
@@ -1445,12 +1464,28 @@ fn metadata_component(report: &Report, opts: &SbomOptions, cx: &Cx<'_>) -> Compo
         _ => name.clone(),
     };
     let mut c = new_component(kind, &cx.text(&shown), Some("repository".to_string()));
-    let version = cx
+    let commit = cx
         .commit
         .clone()
         .or_else(|| cx.hf.as_ref().and_then(|h| h.commit.clone()));
-    if let Some(v) = &version {
-        c.version = Some(NormalizedString::new(v));
+    // The release's own name for itself first (the flag, then a tag on a clean tree), the
+    // commit id otherwise: a consumer matches advisories and downloads against it.
+    let release = opts
+        .version
+        .as_deref()
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(str::to_owned)
+        .or_else(|| {
+            report
+                .git
+                .as_ref()
+                .filter(|g| !g.dirty)
+                .and_then(|g| release_tag(&g.tags))
+                .map(str::to_owned)
+        });
+    if let Some(v) = release.as_ref().or(commit.as_ref()) {
+        c.version = Some(NormalizedString::new(&cx.text(v)));
     }
     if let Some(hf) = &cx.hf {
         c.group = hf
@@ -1513,7 +1548,7 @@ fn metadata_component(report: &Report, opts: &SbomOptions, cx: &Cx<'_>) -> Compo
                 .map(|hf| format!("https://huggingface.co/{}/commit/{commit}", hf.repo_id))
         }
     };
-    if let Some(commit) = &version {
+    if let Some(commit) = &commit {
         c.pedigree = Some(Pedigree {
             ancestors: None,
             descendants: None,
@@ -1880,6 +1915,28 @@ pub fn build(report: &Report, opts: &SbomOptions) -> Bom {
     bom
 }
 
+/// The tag that names the release at the scanned commit: the only tag there, or among several
+/// the highest that looks like a version (`v1.2.0`, `2.0`; numbers compared as numbers), else
+/// the first by name. `None` without tags.
+pub fn release_tag(tags: &[String]) -> Option<&str> {
+    fn looks_like_version(t: &str) -> bool {
+        t.strip_prefix(['v', 'V'])
+            .unwrap_or(t)
+            .starts_with(|c: char| c.is_ascii_digit())
+    }
+    fn numbers(t: &str) -> Vec<u64> {
+        t.split(|c: char| !c.is_ascii_digit())
+            .filter(|p| !p.is_empty())
+            .map(|p| p.parse().unwrap_or(u64::MAX))
+            .collect()
+    }
+    let versions = tags.iter().filter(|t| looks_like_version(t));
+    versions
+        .max_by(|a, b| numbers(a).cmp(&numbers(b)).then_with(|| b.cmp(a)))
+        .or_else(|| tags.iter().min())
+        .map(String::as_str)
+}
+
 /// `Jane Doe <jane@example.org>` (git's form) splits into name and email; anything else is a name.
 fn split_contact(a: &str) -> (&str, Option<&str>) {
     if let Some(rest) = a.strip_suffix('>')
@@ -1914,7 +1971,7 @@ fn content_serial(bom: &Bom) -> UrnUuid {
     UrnUuid::new(urn).unwrap_or_else(|_| UrnUuid::generate())
 }
 
-/// Writes the SBOM in the given specification version; CycloneDX 1.6 is JSON only.
+/// Writes the SBOM in the given specification version; CycloneDX 1.6 and 1.7 are JSON only.
 pub fn render_spec(
     bom: &Bom,
     format: SbomFormat,
@@ -1926,12 +1983,18 @@ pub fn render_spec(
         (SbomSpec::V1_6, SbomFormat::Xml) => Err(SbomError::Unsupported(
             "CycloneDX 1.6 is written as JSON only (use --sbom-format json, or 1.5 for XML)",
         )),
-        (SbomSpec::V1_6, SbomFormat::Json) => {
+        (SbomSpec::V1_7, SbomFormat::Xml) => Err(SbomError::Unsupported(
+            "CycloneDX 1.7 is written as JSON only (use --sbom-format json, or 1.5 for XML)",
+        )),
+        (SbomSpec::V1_6 | SbomSpec::V1_7, SbomFormat::Json) => {
             let mut v15 = Vec::new();
             bom.clone().output_as_json_v1_5(&mut v15)?;
             let mut doc: serde_json::Value = serde_json::from_slice(&v15)
                 .map_err(|e| std::io::Error::other(format!("re-reading the 1.5 json: {e}")))?;
             upgrade_to_1_6(&mut doc);
+            if spec == SbomSpec::V1_7 {
+                upgrade_1_6_to_1_7(&mut doc);
+            }
             serde_json::to_writer_pretty(&mut *w, &doc).map_err(std::io::Error::other)?;
             w.write_all(b"\n")?;
             Ok(())
@@ -1957,6 +2020,19 @@ fn upgrade_to_1_6(doc: &mut serde_json::Value) {
     }
 }
 
+/// Turns a CycloneDX 1.6 JSON document into 1.7: the version and the schema URL. Nothing
+/// modelgate writes changed meaning or was removed in 1.7.
+fn upgrade_1_6_to_1_7(doc: &mut serde_json::Value) {
+    let Some(obj) = doc.as_object_mut() else {
+        return;
+    };
+    obj.insert(
+        "$schema".into(),
+        "http://cyclonedx.org/schema/bom-1.7.schema.json".into(),
+    );
+    obj.insert("specVersion".into(), SbomSpec::V1_7.as_str().into());
+}
+
 /// Writes the SBOM as CycloneDX 1.5 JSON or XML, with a trailing newline.
 pub fn render(bom: &Bom, format: SbomFormat, w: &mut dyn Write) -> Result<(), SbomError> {
     let bom = bom.clone();
@@ -1972,6 +2048,16 @@ pub fn render(bom: &Bom, format: SbomFormat, w: &mut dyn Write) -> Result<(), Sb
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_release_tag_is_the_only_tag_or_the_highest_version() {
+        let t = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(release_tag(&t(&[])), None);
+        assert_eq!(release_tag(&t(&["stable"])), Some("stable"));
+        assert_eq!(release_tag(&t(&["v1.9.0", "v1.10.0"])), Some("v1.10.0"));
+        assert_eq!(release_tag(&t(&["latest", "2.0", "v1.0"])), Some("2.0"));
+        assert_eq!(release_tag(&t(&["release", "latest"])), Some("latest"));
+    }
 
     #[test]
     fn authors_in_git_form_carry_their_email() {

@@ -656,6 +656,8 @@ fn action_is_composite_with_documented_inputs_used_through_env() {
         "category",
         "sbom-file",
         "sbom-format",
+        "sbom-spec",
+        "sbom-version",
         "annotations",
         "summary",
         "args",
@@ -1061,6 +1063,8 @@ fn bad_inputs_fail_in_setup_with_one_error() {
         ("fail-on", "sometimes"),
         ("format", "html"),
         ("sbom-format", "spdx"),
+        ("sbom-spec", "2.0"),
+        ("sbom-version", "1.0\n::set-output name=denied::0"),
         ("summary", "yes"),
         ("annotations", "-1"),
         ("annotations", "9999999"),
@@ -1128,6 +1132,31 @@ fn custom_paths_formats_and_no_summary() {
     let quiet = runner.run(&[("path", "risky"), ("summary", "false")]);
     assert_eq!(quiet.status, 1);
     assert_eq!(quiet.summary, "");
+}
+
+/// `sbom-spec` and `sbom-version` reach the scan: a 1.7 SBOM naming the release; 1.7 as XML
+/// is refused in setup.
+#[test]
+fn sbom_spec_and_version_inputs_pass_through() {
+    let runner = Runner::new().with_example("clean-model", "model");
+    let run = runner.run(&[
+        ("path", "model"),
+        ("sbom-file", "out.cdx.json"),
+        ("sbom-spec", "1.7"),
+        ("sbom-version", "3.1.4"),
+    ]);
+    assert_eq!(run.status, 0, "{run:?}");
+    let bom = json_file(&runner.ws().join("out.cdx.json"));
+    assert_eq!(bom["specVersion"], "1.7");
+    assert_eq!(bom["metadata"]["component"]["version"], "3.1.4");
+
+    let xml = runner.run(&[
+        ("path", "model"),
+        ("sbom-spec", "1.7"),
+        ("sbom-format", "xml"),
+    ]);
+    assert_eq!(xml.status, 2, "{xml:?}");
+    assert_eq!(xml.failed_step.as_deref(), Some("setup"));
 }
 
 #[test]

@@ -53,6 +53,27 @@ fn cyclonedx_1_6_validator() -> jsonschema::Validator {
     cyclonedx_validator_of("bom-1.6.SNAPSHOT.schema.json")
 }
 
+/// The official 1.7 schema, unmodified: it names its siblings without `.SNAPSHOT` and adds the
+/// cryptography definitions (tests/schemas/README.md).
+fn cyclonedx_1_7_validator() -> jsonschema::Validator {
+    jsonschema::options()
+        .with_resource(
+            "http://cyclonedx.org/schema/spdx.schema.json",
+            jsonschema::Resource::from_contents(schema("spdx.SNAPSHOT.schema.json")).unwrap(),
+        )
+        .with_resource(
+            "http://cyclonedx.org/schema/jsf-0.82.schema.json",
+            jsonschema::Resource::from_contents(schema("jsf-0.82.SNAPSHOT.schema.json")).unwrap(),
+        )
+        .with_resource(
+            "http://cyclonedx.org/schema/cryptography-defs.schema.json",
+            jsonschema::Resource::from_contents(schema("cryptography-defs.schema.json")).unwrap(),
+        )
+        .should_validate_formats(true)
+        .build(&schema("bom-1.7.schema.json"))
+        .unwrap()
+}
+
 fn cyclonedx_validator_of(bom_schema: &str) -> jsonschema::Validator {
     // The BOM schema $refs its siblings by relative name; register them under the URIs those
     // names resolve to instead of fetching anything.
@@ -1437,6 +1458,184 @@ fn sbom_spec_1_6_is_schema_valid_and_verifies() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
+}
+
+/// `--sbom-spec 1.7` writes a document the official 1.7 schema accepts, with the same
+/// components and graph as the 1.5 one; `verify` reads it back; XML 1.7 is refused.
+#[test]
+fn sbom_spec_1_7_is_schema_valid_and_verifies() {
+    let repo = crate::support::Repo::new();
+    repo.file(
+        "README.md",
+        "---\nlicense: mit\ndatasets:\n- org/corpus\n---\n# m\n",
+    );
+    repo.file("config.json", "{\"model_type\": \"bert\"}");
+    repo.file(
+        "model.safetensors",
+        crate::support::safetensors(&[("w", "F32", &[1], &[0, 0, 128, 63])], None),
+    );
+    repo.file("extra/notes.txt", "x");
+    let out_dir = tempfile::tempdir().unwrap();
+    let (v15, v17) = (
+        out_dir.path().join("a.cdx.json"),
+        out_dir.path().join("b.cdx.json"),
+    );
+    for (path, spec) in [(&v15, "1.5"), (&v17, "1.7")] {
+        let o = crate::support::modelgate()
+            .arg("scan")
+            .arg(repo.path())
+            .args([
+                "--no-git",
+                "--sbom-supplier",
+                "Acme",
+                "--sbom-version",
+                "2.1.0",
+                "--sbom-spec",
+                spec,
+                "--sbom",
+            ])
+            .arg(path)
+            .env("SOURCE_DATE_EPOCH", "1700000000")
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let doc15: Value = serde_json::from_slice(&fs::read(&v15).unwrap()).unwrap();
+    let doc17: Value = serde_json::from_slice(&fs::read(&v17).unwrap()).unwrap();
+    assert_eq!(doc17["specVersion"], "1.7");
+    assert_eq!(
+        doc17["$schema"],
+        "http://cyclonedx.org/schema/bom-1.7.schema.json"
+    );
+    assert_eq!(doc17["metadata"]["component"]["version"], "2.1.0");
+    assert_eq!(doc17["metadata"]["manufacturer"]["name"], "Acme");
+    assert_valid(&cyclonedx_1_7_validator(), &doc17, "the 1.7 SBOM");
+    // The 1.7 schema is not a rubber stamp: a 1.7 document with a field of the wrong type fails.
+    let mut broken = doc17.clone();
+    broken["metadata"]["component"]["version"] = json!(2);
+    assert!(!cyclonedx_1_7_validator().is_valid(&broken));
+    assert_eq!(doc15["components"], doc17["components"]);
+    assert_eq!(doc15["dependencies"], doc17["dependencies"]);
+    let o = crate::support::modelgate()
+        .args(["verify", "--sbom"])
+        .arg(&v17)
+        .arg(repo.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    // verify reads the 1.7 document, not just its header: a changed file fails it.
+    repo.file("config.json", "{\"model_type\": \"gpt2\"}");
+    let o = crate::support::modelgate()
+        .args(["verify", "--sbom"])
+        .arg(&v17)
+        .arg(repo.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+
+    let o = crate::support::modelgate()
+        .arg("scan")
+        .arg(repo.path())
+        .args([
+            "--no-git",
+            "--sbom-spec",
+            "1.7",
+            "--sbom-format",
+            "xml",
+            "--sbom",
+        ])
+        .arg(out_dir.path().join("c.cdx.xml"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("1.7 is written as JSON only"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// The SBOM version of the released model: `--sbom-version` on a plain folder; on a git tree
+/// the tag on HEAD (when the tree is clean), else the commit; the flag wins over a tag. The
+/// pedigree keeps the commit either way.
+#[test]
+fn sbom_version_comes_from_the_flag_then_the_tag_then_the_commit() {
+    let sbom_of = |root: &std::path::Path, extra: &[&str]| -> Value {
+        let out = tempfile::tempdir().unwrap();
+        let path = out.path().join("bom.json");
+        let o = crate::support::modelgate()
+            .arg("scan")
+            .arg(root)
+            .args(["--fail-on", "never", "-o", "/dev/null", "--sbom"])
+            .arg(&path)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let doc: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+        assert_valid(&cyclonedx_validator(), &doc, "the SBOM");
+        doc
+    };
+    let repo = crate::support::Repo::new();
+    repo.file("README.md", "# m\n");
+    repo.file(
+        "model.safetensors",
+        crate::support::safetensors(&[("w", "F32", &[1], &[0, 0, 128, 63])], None),
+    );
+
+    // A plain folder: no version unless the release says it.
+    let doc = sbom_of(repo.path(), &["--no-git"]);
+    assert_eq!(doc["metadata"]["component"].get("version"), None);
+    let doc = sbom_of(repo.path(), &["--no-git", "--sbom-version", " 1.4.0 "]);
+    assert_eq!(doc["metadata"]["component"]["version"], "1.4.0");
+
+    // Committed, no tag: the commit.
+    let commit = crate::git_commit_all(repo.path());
+    let doc = sbom_of(repo.path(), &[]);
+    assert_eq!(doc["metadata"]["component"]["version"], commit.as_str());
+
+    // Tagged: the tag (the highest version among several), the commit stays in the pedigree.
+    let git = git2::Repository::open(repo.path()).unwrap();
+    let head = git.head().unwrap().peel_to_commit().unwrap();
+    git.tag_lightweight("v1.9.0", head.as_object(), false)
+        .unwrap();
+    let sig =
+        git2::Signature::new("t", "t@example.com", &git2::Time::new(1_700_000_000, 0)).unwrap();
+    git.tag("v1.10.0", head.as_object(), &sig, "release", false)
+        .unwrap();
+    let doc = sbom_of(repo.path(), &[]);
+    let meta = &doc["metadata"]["component"];
+    assert_eq!(meta["version"], "v1.10.0");
+    assert_eq!(meta["pedigree"]["commits"][0]["uid"], commit.as_str());
+
+    // The flag wins over the tag.
+    let doc = sbom_of(repo.path(), &["--sbom-version", "1.10.0-rc1"]);
+    assert_eq!(doc["metadata"]["component"]["version"], "1.10.0-rc1");
+
+    // A dirty tree is not the tagged release: back to the commit.
+    repo.file("README.md", "# changed\n");
+    let doc = sbom_of(repo.path(), &[]);
+    assert_eq!(doc["metadata"]["component"]["version"], commit.as_str());
 }
 
 /// `--sbom-author-from-git` names the HEAD commit's author, with the email, in `metadata.authors`.
