@@ -43,12 +43,34 @@ fn findings_under<'a>(report: &'a Value, folder: &str) -> Vec<&'a Value> {
         .collect()
 }
 
+/// Folders the corpus expects denied that SRC006 deliberately only warns about, with why.
+/// Each must still get an SRC006 warning.
+const WARN_ONLY: &[(&str, &str)] = &[(
+    "native-load/malicious-cpp-extension-repo-sources",
+    "torch.utils.cpp_extension.load of source files next to the code is how transformers' own \
+     RWKV/MRA/YOSO modeling files build their kernels: medium (warn), measured with \
+     TRANSFORMERS_PRECISION_ONLY=all scripts/transformers-precision.sh",
+)];
+
+#[test]
+fn warn_only_folders_are_warned_by_src006() {
+    for (folder, why) in WARN_ONLY {
+        let warned = findings_under(&REPORT, folder)
+            .into_iter()
+            .any(|f| f["rule"] == "SRC006" && f["action"] == "warn");
+        assert!(warned, "{folder} ({why})");
+    }
+}
+
 #[test]
 fn every_deny_folder_is_denied_by_src006_naming_file_line_capability_and_call() {
     let rows = rows();
     assert!(rows.len() >= 100, "{} rows", rows.len());
     let mut missed = Vec::new();
-    for (folder, verdict) in rows.iter().filter(|(_, v)| v == "deny") {
+    for (folder, verdict) in rows
+        .iter()
+        .filter(|(f, v)| v == "deny" && !WARN_ONLY.iter().any(|(w, _)| w == f))
+    {
         let _ = verdict;
         let denied: Vec<&Value> = findings_under(&REPORT, folder)
             .into_iter()
