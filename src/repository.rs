@@ -315,8 +315,14 @@ pub fn model_code_paths<'a>(paths: impl IntoIterator<Item = &'a str> + Clone) ->
         }
     }
     let mut out = BTreeSet::new();
+    // `pip install` of a model repository runs its root `setup.py` and in-tree PEP 517 hooks.
+    let has_models = !dirs.is_empty() || !trees.is_empty();
     for p in paths {
         let ext = classify::extension(p);
+        if has_models && parent(p).is_empty() && ext == "py" {
+            out.insert(p.to_string());
+            continue;
+        }
         if ext != "py" && ext != "ipynb" {
             continue;
         }
@@ -764,6 +770,41 @@ pub fn check_git(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn model_code_is_python_next_to_weights_or_config_and_hub_torchserve_mlflow_code() {
+        let paths = [
+            "setup.py",
+            "lib/util.py",
+            "models/a/config.json",
+            "models/a/modeling_a.py",
+            "models/a/notes.ipynb",
+            "models/b/model.safetensors",
+            "models/b/handler.py",
+            "hub/hubconf.py",
+            "serve/MAR-INF/MANIFEST.json",
+            "serve/code/handler.py",
+            "mlflow/MLmodel",
+            "mlflow/code/pkg/loader.py",
+            "pkg/module.py",
+        ];
+        let got = model_code_paths(paths.iter().copied());
+        let want: BTreeSet<String> = [
+            "setup.py",
+            "models/a/modeling_a.py",
+            "models/a/notes.ipynb",
+            "models/b/handler.py",
+            "hub/hubconf.py",
+            "serve/code/handler.py",
+            "mlflow/code/pkg/loader.py",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(got, want);
+        // A library tree without weights or configs is not model code, its setup.py neither.
+        assert!(model_code_paths(["setup.py", "pkg/a.py"].iter().copied()).is_empty());
+    }
 
     #[test]
     fn shard_names_are_recognised() {

@@ -1,16 +1,19 @@
 //! The behaviour judge of shipped Python (SRC006): `behaviour::analyze` on the input as
 //! source, and again with the input hidden in a literal blob the way malicious model code hides
 //! a payload (`exec(zlib.decompress(base64.b64decode("…")))`, the first byte picks the
-//! wrapping), so the decoder and the nested analysis run on every input. Checks, besides no
-//! panic and staying within libFuzzer's time and memory caps: the analysis is deterministic,
-//! `scan_and_analyze` (one parse shared with the call scan) finds the same sites as
-//! `analyze`, every site lies within the source, and tight limits still end cleanly.
+//! wrapping and stays part of the source), so the decoder and the nested analysis run on every
+//! input. Checks, besides no panic and staying within libFuzzer's time and memory caps: the
+//! analysis is deterministic, `scan_and_analyze` (one parse shared with the call scan) finds
+//! the same sites as `analyze` and the same calls as the call scan, every site lies within the
+//! source, and tight limits still end cleanly.
 #![no_main]
 
 use std::io::Write;
 
 use libfuzzer_sys::fuzz_target;
-use modelgate::provenance::code::{Limits, behaviour, scan_and_analyze};
+use modelgate::provenance::code::{
+    Limits, behaviour, may_report, scan_and_analyze, scan_python_unfiltered,
+};
 
 fn base64(data: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -58,8 +61,13 @@ fn wrapped(selector: u8, text: &str) -> String {
 fn check(text: &str, limits: &Limits) {
     let first = behaviour::analyze(text, limits);
     assert_eq!(first, behaviour::analyze(text, limits), "not deterministic");
-    let (_, shared) = scan_and_analyze(text, limits);
+    let (report, shared) = scan_and_analyze(text, limits);
     assert_eq!(shared.sites, first.sites, "scan_and_analyze differs from analyze");
+    if may_report(text.as_bytes()) {
+        assert_eq!(report.calls, scan_python_unfiltered(text, limits).calls);
+    } else {
+        assert!(report.calls.is_empty());
+    }
     let lines = text.split('\n').count();
     for site in &first.sites {
         assert!(site.line >= 1 && site.line <= lines, "{site:?}");
@@ -69,10 +77,10 @@ fn check(text: &str, limits: &Limits) {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&selector, rest)) = data.split_first() else {
+    let Some(&selector) = data.first() else {
         return;
     };
-    let text = String::from_utf8_lossy(rest);
+    let text = String::from_utf8_lossy(data);
     let limits = Limits::default();
     check(&text, &limits);
     check(&wrapped(selector, &text), &limits);

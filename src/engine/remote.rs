@@ -100,6 +100,13 @@ impl Scanner {
             .map(TreeEntry::content_size)
             .fold(0u64, u64::saturating_add);
         let bar = Progress::new(entries.len() as u64, total, self.options.progress);
+        // Which Python files are model code, from the Hub's tree (as a local crawl decides it).
+        let cfg = inspect::ScanConfig {
+            model_code: std::sync::Arc::new(repository::model_code_paths(
+                entries.iter().map(|e| e.path.as_str()),
+            )),
+            ..self.cfg.clone()
+        };
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(self.options.jobs)
             .build()?;
@@ -112,8 +119,10 @@ impl Scanner {
                     let mut fetched = Fetched::default();
                     fetched.scan = schedule::scan_guarded(&e.path, || {
                         let mut f = match mode {
-                            RemoteMode::Full => self.stream_one(client, target, &commit, e),
-                            RemoteMode::Headers => self.ranges_one(client, target, &commit, e),
+                            RemoteMode::Full => self.stream_one(&cfg, client, target, &commit, e),
+                            RemoteMode::Headers => {
+                                self.ranges_one(&cfg, client, target, &commit, e)
+                            }
                         };
                         let scan = std::mem::take(&mut f.scan);
                         fetched = f;
@@ -153,6 +162,7 @@ impl Scanner {
     /// streamed whole; the rest are read in ranges, with the Hub's SHA-256 as their digest.
     fn ranges_one(
         &self,
+        cfg: &inspect::ScanConfig,
         client: &Client,
         target: &Target,
         commit: &str,
@@ -160,7 +170,7 @@ impl Scanner {
     ) -> Fetched {
         let size = entry.content_size();
         let Some(lfs) = entry.lfs.as_ref().filter(|_| size > ranged::HEAD_BYTES) else {
-            let mut f = self.stream_one(client, target, commit, entry);
+            let mut f = self.stream_one(cfg, client, target, commit, entry);
             let mut cov = Coverage::new(Level::Complete);
             cov.bytes_read = f.scan.size;
             cov.requests = 1;
@@ -178,7 +188,7 @@ impl Scanner {
             what: format!("file `{}`", entry.path),
             total: None,
         };
-        let (mut scan, cov) = ranged::scan_ranges(&mut src, &entry.path, size, &self.cfg);
+        let (mut scan, cov) = ranged::scan_ranges(&mut src, &entry.path, size, cfg);
         if scan.sha256.is_none() && scan.format.is_some() {
             // Not computed: the Hub's record stands in, and the report says so.
             scan.sha256 = Some(lfs.oid.clone());
@@ -196,21 +206,17 @@ impl Scanner {
     /// the git blob id of the bytes read.
     fn stream_one(
         &self,
+        cfg: &inspect::ScanConfig,
         client: &Client,
         target: &Target,
         commit: &str,
         entry: &TreeEntry,
     ) -> Fetched {
         let size = entry.content_size();
-        if size > self.cfg.limits.max_file_bytes {
+        if size > cfg.limits.max_file_bytes {
             // Not even opened: scan_reader reports the limit without reading.
-            let scan = inspect::scan_reader(
-                std::io::empty(),
-                Path::new(""),
-                &entry.path,
-                size,
-                &self.cfg,
-            );
+            let scan =
+                inspect::scan_reader(std::io::empty(), Path::new(""), &entry.path, size, cfg);
             return Fetched {
                 scan,
                 ..Fetched::default()
@@ -226,7 +232,7 @@ impl Scanner {
                         Positioned::Memory(&bytes),
                         &entry.path,
                         size,
-                        &self.cfg,
+                        cfg,
                     ),
                     Err(e) => FileScan {
                         detections: vec![inspect::unreadable(&entry.path, &e)],
@@ -260,7 +266,7 @@ impl Scanner {
                     Positioned::Source(&cell),
                     &entry.path,
                     size,
-                    &self.cfg,
+                    cfg,
                 );
                 let stats = cell.into_inner().stats();
                 if stats.requests > 0 || !stats.not_checked.is_empty() {

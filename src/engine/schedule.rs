@@ -65,8 +65,10 @@ pub fn scan_all(
                     let Some(&idx) = order.get(i) else { break };
                     let u = &units[idx];
                     let started = Instant::now();
+                    // Model code is judged by where it sits (next to weights or a config),
+                    // which the file's identity does not cover: never from the cache.
                     let id = cache
-                        .filter(|_| u.size >= MIN_CACHED_BYTES)
+                        .filter(|_| u.size >= MIN_CACHED_BYTES && !cfg.model_code.contains(&u.rel))
                         .and_then(|_| Identity::of(&u.open));
                     let hit = cache.zip(id.as_ref()).and_then(|(c, id)| c.get(id));
                     if hit.is_some() {

@@ -91,6 +91,11 @@ fn cases() -> Vec<Case> {
     // SavedModel{schema_version, meta_graphs{graph_def{node{op}}}}.
     let mut tf = vec![0x08, 0x01];
     tf.extend(field(2, &field(2, &field(1, &field(2, b"Relu")))));
+    // `exec` of a blob decoded twice whose payload runs another blob: two steps, two levels.
+    let blob = zip_stored(&[(
+        "handler.py",
+        b"import base64\nexec(base64.b64decode(base64.b64decode(\"YVcxd2IzSjBJR0poYzJVMk5BcGxlR1ZqS0dKaGMyVTJOQzVpTmpSa1pXTnZaR1VvSW1GWFVUMGlLU2tL\")))\n",
+    )]);
     let npy_header = b"{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }          \n";
     let mut npy = b"\x93NUMPY\x01\x00".to_vec();
     npy.extend(u16::try_from(npy_header.len()).unwrap().to_le_bytes());
@@ -217,31 +222,10 @@ fn cases() -> Vec<Case> {
             Scan,
         ),
         c("numpy_header_bytes", 8, "a.npy", npy, Scan),
-        // Model code (`modeling_*.py` is marked as such by `scan`) that runs literal blobs:
-        // zlib in base64 (27 bytes out), and a payload that runs a blob of its own.
-        c(
-            "blob_decoded_bytes",
-            8,
-            "modeling_x.py",
-            b"import base64, zlib\nexec(zlib.decompress(base64.b64decode('eJzLzC3ILypRyC/myi/WK64sLknN1VDKTFHS5AIAgxQIyQ==')))\n"
-                .to_vec(),
-            Scan,
-        ),
-        c(
-            "blob_decode_steps",
-            1,
-            "modeling_x.py",
-            b"import base64, zlib\nexec(zlib.decompress(base64.b64decode('eJzLzC3ILypRyC/myi/WK64sLknN1VDKTFHS5AIAgxQIyQ==')))\n"
-                .to_vec(),
-            Scan,
-        ),
-        c(
-            "blob_nesting_depth",
-            1,
-            "modeling_x.py",
-            b"import base64\nexec(base64.b64decode('aW1wb3J0IGJhc2U2NApleGVjKGJhc2U2NC5iNjRkZWNvZGUoImFXMXdiM0owSUc5ekNtOXpMbk41YzNSbGJTZ2lhV1FpS1FvPSIpKQo='))\n".to_vec(),
-            Scan,
-        ),
+        // A `.py` member of a model archive gets the behaviour analysis (issue 30).
+        c("blob_decoded_bytes", 4, "handler.mar", blob.clone(), Scan),
+        c("blob_decode_steps", 1, "handler.mar", blob.clone(), Scan),
+        c("blob_nesting_depth", 1, "handler.mar", blob, Scan),
     ]
     .into_iter()
     .chain(std::iter::once(c(
@@ -258,13 +242,8 @@ fn scan(case: &Case, limits: Limits) -> super::FileScan {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(case.name);
     std::fs::write(&path, &case.bytes).unwrap();
-    // Model code gets the behaviour analysis, and with it the blob limits.
-    let model_code = std::iter::once(case.name.to_owned())
-        .filter(|n| n.starts_with("modeling_"))
-        .collect();
     let cfg = ScanConfig {
         limits,
-        model_code: std::sync::Arc::new(model_code),
         ..ScanConfig::default()
     };
     scan_file(&path, case.name, case.bytes.len() as u64, &cfg)

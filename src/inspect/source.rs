@@ -287,27 +287,26 @@ pub(super) fn record_behaviour(
             d.evidence.insert("libraries".into(), json!(libraries));
         }
     }
-    if !facts.is_empty() && member.is_none() {
-        ctx.fact(Fact::PythonCapabilities, Value::Object(facts));
-    }
-    // A blob whose decoding stopped at a limit hid its payload from the analysis (the call that
-    // runs it is still reported above): say which limit, and how to raise it.
-    for &name in &behaviour.limits_hit {
+    if let Some(limit) = behaviour.limit_hit {
+        // A blob the limits stopped is code nobody looked at: say so (SCAN004).
         let cfg = ctx.cfg;
         let inside = member.map(|m| format!(" in `{m}`")).unwrap_or_default();
-        let key = match member {
-            Some(m) => format!("{name}:{m}"),
-            None => name.to_owned(),
-        };
-        let loc = Location {
-            member: member.map(str::to_owned),
-            ..Location::default()
-        };
-        let message = format!(
-            "a literal blob in model code{inside} stopped decoding at the {name} limit; its payload was not analysed"
+        let d = ctx.detect(
+            RuleId::LimitExceeded,
+            format!("{limit}{}", member.map(|m| format!(":{m}")).unwrap_or_default()),
+            format!(
+                "a literal blob{inside} was not decoded to the end: [limits] {limit} stopped it; {}",
+                super::raise_hint(limit)
+            ),
+            Location {
+                member: member.map(str::to_owned),
+                ..Location::default()
+            },
         );
-        let d = ctx.detect(RuleId::LimitExceeded, key, message, loc);
-        super::name_limit(d, cfg, name);
+        super::name_limit(d, cfg, limit);
+    }
+    if !facts.is_empty() && member.is_none() {
+        ctx.fact(Fact::PythonCapabilities, Value::Object(facts));
     }
 }
 

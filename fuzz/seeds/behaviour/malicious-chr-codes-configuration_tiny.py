@@ -1,4 +1,4 @@
-"""Tiny model configuration."""
+"""Tiny model configuration."""
 
 from transformers import PretrainedConfig
 

@@ -1,4 +1,4 @@
-"""PyTorch Tiny model."""
+"""PyTorch Tiny model."""
 
 import math
 

@@ -63,8 +63,7 @@ pub struct Limits {
     pub max_bindings: usize,
     /// Length of `callee` and `excerpt` in chars.
     pub max_excerpt_chars: usize,
-    /// Caps on decoding the literal blobs the behaviour analysis follows (the limits table's
-    /// `blob_*`).
+    /// Caps on decoding literal blobs (the behaviour analysis).
     pub blob: decode::Limits,
 }
 

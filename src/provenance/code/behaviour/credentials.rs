@@ -127,7 +127,7 @@ pub(super) fn judge_unlisted<'s>(a: &mut Analyzer<'s, '_, '_>, node: Node<'s>, f
         return;
     }
     let detail = format!("reads {} (`{}`)", class.what, a.excerpt(a.text(node)));
-    let call = format!("{}", a.excerpt(a.text(func)));
+    let call = a.excerpt(a.text(func));
     a.push(
         node,
         Capability::CredentialAccess,
@@ -199,7 +199,12 @@ pub(super) fn judge_environ<'s>(a: &mut Analyzer<'s, '_, '_>, node: Node<'s>) {
     if !bulk {
         return;
     }
-    let shown = a.excerpt(a.text(parent));
+    // Show the call the environment goes into (`dict(os.environ)`), not just its arguments.
+    let context = match parent.kind() {
+        "argument_list" | "attribute" => parent.parent().unwrap_or(parent),
+        _ => parent,
+    };
+    let shown = a.excerpt(a.text(context));
     a.push(
         node,
         Capability::CredentialAccess,

@@ -84,7 +84,9 @@ pub(super) fn judge_evaluate<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSite<'
             );
         }
         Err(e) => {
-            a.note_decode_error(&e);
+            if let Some(limit) = e.limit_name() {
+                a.limit_hit.get_or_insert(limit);
+            }
             a.push(
                 site.node,
                 Capability::DynamicCode,
@@ -109,6 +111,21 @@ pub(super) fn judge_deserialize<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSit
     else {
         return;
     };
+    // Loaders that take a file read a literal as its path (`torch.load("model.bin")`): only
+    // bytes wrapped in a file object (`io.BytesIO(blob)`) or a network response are a payload.
+    let takes_file = site.name.ends_with(".load")
+        || site.name.ends_with("Unpickler")
+        || site.name == "shelve.open"
+        || site.name == "pandas.read_pickle";
+    let arg = if takes_file {
+        match a.file_object_content(arg) {
+            Some(inner) => inner,
+            None if super::network::is_fetched(a, arg) => arg,
+            None => return,
+        }
+    } else {
+        arg
+    };
     let (detail, decoded) = match a.blob(arg) {
         Ok(Some(blob)) => {
             let chain: Vec<String> = blob.chain.iter().map(|c| c.name().to_owned()).collect();
@@ -132,7 +149,9 @@ pub(super) fn judge_deserialize<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSit
         ),
         Ok(None) => return,
         Err(e) => {
-            a.note_decode_error(&e);
+            if let Some(limit) = e.limit_name() {
+                a.limit_hit.get_or_insert(limit);
+            }
             (
                 format!("deserialises a literal blob that does not decode ({e})"),
                 None,

@@ -141,9 +141,9 @@ pub struct Behaviour {
     pub syntax_errors: bool,
     /// The limit that stopped the analysis early, if any.
     pub truncated_by: Option<&'static str>,
-    /// The limits of the table (`blob_decoded_bytes`, `blob_decode_steps`,
-    /// `blob_nesting_depth`) that kept a literal blob's payload from being analysed.
-    pub limits_hit: BTreeSet<&'static str>,
+    /// A limit of the limits table that stopped decoding a blob (`blob_decoded_bytes`,
+    /// `blob_decode_steps`, `blob_nesting_depth`): what it hid was not analysed.
+    pub limit_hit: Option<&'static str>,
 }
 
 impl Behaviour {
@@ -187,10 +187,18 @@ const MAX_EXPR_DEPTH: usize = 24;
 
 /// Analyses one Python source: parses it whole and finds its capability sites.
 pub fn analyze(source: &str, limits: &Limits) -> Behaviour {
-    analyze_nested(source, limits, 0)
+    let budget = std::rc::Rc::new(std::cell::Cell::new(
+        limits.blob.max_decoded_bytes.saturating_mul(4),
+    ));
+    analyze_nested(source, limits, 0, budget)
 }
 
-fn analyze_nested(source: &str, limits: &Limits, depth: usize) -> Behaviour {
+fn analyze_nested(
+    source: &str,
+    limits: &Limits,
+    depth: usize,
+    budget: std::rc::Rc<std::cell::Cell<usize>>,
+) -> Behaviour {
     let tree = match super::parse(source, limits) {
         Ok(tree) => tree,
         Err(by) => {
@@ -210,7 +218,9 @@ fn analyze_nested(source: &str, limits: &Limits, depth: usize) -> Behaviour {
         report: super::CodeReport::default(),
     };
     scanner.collect_bindings(tree.root_node());
-    analyze_tree(&mut scanner, tree.root_node(), depth)
+    let mut behaviour = analyze_tree_with(&mut scanner, tree.root_node(), depth, budget);
+    behaviour.syntax_errors = tree.root_node().has_error();
+    behaviour
 }
 
 /// Analyses a parsed source whose bindings `scanner` has collected (the call scanner's pass
@@ -219,6 +229,18 @@ pub(super) fn analyze_tree<'s>(
     scanner: &mut Scanner<'s, '_>,
     root: Node<'s>,
     depth: usize,
+) -> Behaviour {
+    let budget = std::rc::Rc::new(std::cell::Cell::new(
+        scanner.limits.blob.max_decoded_bytes.saturating_mul(4),
+    ));
+    analyze_tree_with(scanner, root, depth, budget)
+}
+
+fn analyze_tree_with<'s>(
+    scanner: &mut Scanner<'s, '_>,
+    root: Node<'s>,
+    depth: usize,
+    budget: std::rc::Rc<std::cell::Cell<usize>>,
 ) -> Behaviour {
     let mut a = Analyzer {
         sc: scanner,
@@ -236,7 +258,10 @@ pub(super) fn analyze_tree<'s>(
         sites: Vec::new(),
         deferrals: Vec::new(),
         truncated_by: None,
-        limits_hit: BTreeSet::new(),
+        limit_hit: None,
+        reach: std::cell::OnceCell::new(),
+        budget,
+        budget_spent: std::cell::Cell::new(false),
     };
     a.syntax_errors_from(root);
     a.collect(root);
@@ -289,7 +314,15 @@ pub(super) struct Analyzer<'s, 'b, 'c> {
     pub sites: Vec<Site>,
     deferrals: Vec<Deferral<'s>>,
     truncated_by: Option<&'static str>,
-    limits_hit: BTreeSet<&'static str>,
+    pub limit_hit: Option<&'static str>,
+    /// Entry point reachability, computed on first use.
+    reach: std::cell::OnceCell<Vec<(&'s str, BTreeSet<&'s str>)>>,
+    /// Bytes of decoded output and of payload source analysed again that this file (all its
+    /// nesting levels together) may still spend: a file of ten thousand `exec(blob)` calls
+    /// must not decode each blob ten thousand times over.
+    budget: std::rc::Rc<std::cell::Cell<usize>>,
+    /// Set when the budget stopped a decode.
+    budget_spent: std::cell::Cell<bool>,
 }
 
 impl<'s> Analyzer<'s, '_, '_> {
@@ -385,8 +418,9 @@ impl<'s> Analyzer<'s, '_, '_> {
             .into_iter()
             .filter(|n| match n.kind() {
                 "attribute" | "identifier" => {
-                    // The outermost node of a dotted chain only (`os.environ`, not `os`).
-                    self.resolves_to(*n, "os.environ")
+                    // The outermost node of a dotted chain only (`os.environ`, not `os`); the
+                    // text test keeps the resolution off every other name of a large file.
+                    self.sc.text(*n).ends_with("environ") && self.resolves_to(*n, "os.environ")
                 }
                 _ => false,
             })
@@ -527,37 +561,50 @@ impl<'s> Analyzer<'s, '_, '_> {
 
     /// The entry points (and `import`) from which calls within the file reach `function`.
     fn reached_from(&self, function: &str) -> Vec<String> {
-        let mut out = BTreeSet::new();
+        let reach = self.reach.get_or_init(|| self.reachability());
+        reach
+            .iter()
+            // The function itself is not "reached from" its own name.
+            .filter(|(label, set)| *label != function && set.contains(function))
+            .map(|(label, _)| (*label).to_owned())
+            .collect()
+    }
+
+    /// For each entry point of the file (and `import`, the module-level calls), the functions
+    /// its calls reach within the file: one bounded walk each, computed once per file.
+    fn reachability(&self) -> Vec<(&'s str, BTreeSet<&'s str>)> {
         let roots = ENTRY_POINTS
             .iter()
-            .filter(|e| self.functions.contains_key(**e))
-            .map(|e| (*e, vec![*e]))
+            .filter_map(|e| {
+                self.functions
+                    .get_key_value(*e)
+                    .map(|(k, _)| (*k, vec![*k]))
+            })
             .chain(std::iter::once((
                 "import",
                 self.module_calls.iter().copied().collect::<Vec<_>>(),
             )));
+        let mut out = Vec::new();
         for (label, starts) in roots {
-            let mut seen: BTreeSet<&str> = BTreeSet::new();
-            let mut stack: Vec<&str> = starts;
+            let mut seen: BTreeSet<&'s str> = BTreeSet::new();
+            let mut stack: Vec<&'s str> = starts;
             let mut steps = 0usize;
             while let Some(f) = stack.pop() {
                 steps += 1;
-                if steps > 50_000 {
+                if steps > 200_000 {
                     break;
                 }
                 if !seen.insert(f) {
                     continue;
                 }
-                if f == function {
-                    out.insert(label.to_owned());
-                    break;
-                }
                 if let Some(next) = self.callees.get(f) {
                     stack.extend(next.iter().copied());
                 }
             }
+            out.push((label, seen));
         }
-        out.into_iter().collect()
+        out.sort();
+        out
     }
 
     // ---- resolution -------------------------------------------------------------------------
@@ -580,7 +627,11 @@ impl<'s> Analyzer<'s, '_, '_> {
                     && let Some(value) = self.value_of(name)
                     && matches!(
                         value.kind(),
-                        "call" | "attribute" | "identifier" | "subscript"
+                        "call"
+                            | "attribute"
+                            | "identifier"
+                            | "subscript"
+                            | "conditional_expression"
                     )
                     && value.id() != node.id()
                 {
@@ -616,6 +667,16 @@ impl<'s> Analyzer<'s, '_, '_> {
                 .named_child(0)
                 .map(|n| self.resolve_depth(n, depth + 1))
                 .unwrap_or_default(),
+            // `a if cond else b`: either.
+            "conditional_expression" => {
+                let mut c = node.walk();
+                let parts: Vec<Node<'s>> = node.named_children(&mut c).collect();
+                let mut out = Vec::new();
+                for part in [parts.first(), parts.last()].into_iter().flatten() {
+                    out.extend(self.resolve_depth(*part, depth + 1));
+                }
+                out
+            }
             "call" => self.resolve_call_result(node, depth),
             "subscript" => {
                 // `m.__dict__["n"]`, `vars(m)["n"]`, `__builtins__["n"]`, `globals()["n"]`.
@@ -701,6 +762,20 @@ impl<'s> Analyzer<'s, '_, '_> {
                 }
                 "globals" | "locals" => return vec!["globals".to_owned()],
                 _ => {}
+            }
+        }
+        // `_runner()` where `def _runner(): return os.system`: what the file's function returns.
+        if func.kind() == "identifier"
+            && let Some(defs) = self.functions.get(self.sc.text(func))
+            && let Some(body) = defs.first().and_then(|d| d.child_by_field_name("body"))
+        {
+            let mut c = body.walk();
+            let ret = body
+                .named_children(&mut c)
+                .find(|s| s.kind() == "return_statement")
+                .and_then(|r| r.named_child(0));
+            if let Some(value) = ret {
+                return self.resolve_depth(value, depth + 1);
             }
         }
         Vec::new()
@@ -868,6 +943,28 @@ impl<'s> Analyzer<'s, '_, '_> {
         false
     }
 
+    /// The content of an in-memory file object (`io.BytesIO(x)`, `io.StringIO(x)`): `x`.
+    pub fn file_object_content(&self, node: Node<'s>) -> Option<Node<'s>> {
+        let node = match node.kind() {
+            "identifier" => self.value_of(self.sc.text(node)).unwrap_or(node),
+            _ => node,
+        };
+        if node.kind() != "call" {
+            return None;
+        }
+        let func = node.child_by_field_name("function")?;
+        let wraps = self.resolve(func).iter().any(|n| {
+            matches!(
+                n.as_str(),
+                "io.BytesIO" | "io.StringIO" | "BytesIO" | "StringIO"
+            )
+        });
+        if !wraps {
+            return None;
+        }
+        self.sc.args(node).positional.first().copied()
+    }
+
     // ---- the judges -------------------------------------------------------------------------
 
     fn judge_all(&mut self) {
@@ -885,7 +982,8 @@ impl<'s> Analyzer<'s, '_, '_> {
         }
         // Network sends are judged after the secrets are known.
         let deferrals = std::mem::take(&mut self.deferrals);
-        for d in deferrals {
+        // Each deferral walks the file's calls once; a few hundred are plenty for a model file.
+        for d in deferrals.into_iter().take(1_000) {
             persistence::judge_deferral(self, d.node, &d.name, &d.targets);
         }
     }
@@ -894,7 +992,29 @@ impl<'s> Analyzer<'s, '_, '_> {
         let Some(func) = node.child_by_field_name("function") else {
             return;
         };
-        let names = self.resolve(func);
+        let mut names = self.resolve(func);
+        // `operator.methodcaller("system", cmd)(os)`, `operator.attrgetter("system")(os)(cmd)`:
+        // the method named by a literal, on the module the outer call passes.
+        if func.kind() == "call"
+            && let Some(inner) = func.child_by_field_name("function")
+            && self
+                .resolve(inner)
+                .iter()
+                .any(|n| matches!(n.as_str(), "operator.methodcaller" | "operator.attrgetter"))
+            && let Some(method) = self
+                .sc
+                .args(func)
+                .positional
+                .first()
+                .and_then(|m| self.string(*m))
+            && let Some(target) = self.sc.args(node).positional.first().copied()
+        {
+            names = self
+                .resolve(target)
+                .into_iter()
+                .map(|m| format!("{m}.{method}"))
+                .collect();
+        }
         for name in names {
             let Some(entry) = caps::lookup(&name) else {
                 continue;
@@ -943,8 +1063,12 @@ impl<'s> Analyzer<'s, '_, '_> {
                 Role::Import => {}
             }
             // One table entry decides a call.
+            if !matches!(entry.role, Role::Defer) {
+                self.judge_passed_callables(node);
+            }
             return;
         }
+        self.judge_passed_callables(node);
         // Calls the table does not name but whose method reads a path, connects or hooks imports.
         credentials::judge_unlisted(self, node, func);
         network::judge_unlisted(self, node, func);
@@ -1014,6 +1138,48 @@ impl<'s> Analyzer<'s, '_, '_> {
         }
     }
 
+    /// A process or evaluation entry handed to another call as a value (`map(os.system, cmds)`,
+    /// `functools.partial(subprocess.run, cmd)`, `pool.submit(os.system, "…")`): it runs when
+    /// that call calls it.
+    fn judge_passed_callables(&mut self, call: Node<'s>) {
+        let args = self.sc.args(call);
+        let values: Vec<Node<'s>> = args
+            .positional
+            .iter()
+            .copied()
+            .chain(args.keywords.iter().map(|(_, v)| *v))
+            .filter(|v| matches!(v.kind(), "identifier" | "attribute"))
+            .collect();
+        for value in values {
+            for name in self.resolve(value) {
+                let Some(entry) = caps::lookup(&name) else {
+                    continue;
+                };
+                if !matches!(entry.role, Role::Command | Role::Evaluate) {
+                    continue;
+                }
+                let Some(confidence) = self.confidence_of(value, &name, entry) else {
+                    continue;
+                };
+                let callee = call
+                    .child_by_field_name("function")
+                    .map(|f| self.excerpt(self.text(f)))
+                    .unwrap_or_default();
+                let norm = caps::normalize(&name);
+                self.push(
+                    value,
+                    entry.capability,
+                    Severity::Critical,
+                    confidence,
+                    &norm,
+                    format!("is passed to `{callee}`, which calls it"),
+                    entry.cwe,
+                );
+                break;
+            }
+        }
+    }
+
     /// Records a site at `node`.
     #[allow(clippy::too_many_arguments)]
     pub fn push(
@@ -1047,12 +1213,15 @@ impl<'s> Analyzer<'s, '_, '_> {
     /// Analyses decoded (or literal) Python source found at `node` again, one level deeper;
     /// its sites move to `node`'s position and carry the chain. Returns how many were added.
     pub fn analyze_payload(&mut self, node: Node<'s>, text: &str, chain: &[Codec]) -> usize {
-        if self.depth >= self.sc.limits.blob.max_nesting {
-            self.truncated_by.get_or_insert("blob-nesting-depth");
-            self.limits_hit.insert("blob_nesting_depth");
+        let limits = self.sc.limits.blob;
+        if self.depth >= limits.max_nesting {
+            self.limit_hit.get_or_insert("blob_nesting_depth");
             return 0;
         }
-        let inner = analyze_nested(text, self.sc.limits, self.depth + 1);
+        if !self.spend(text.len()) {
+            return 0;
+        }
+        let inner = analyze_nested(text, self.sc.limits, self.depth + 1, self.budget.clone());
         let (line, column) = self.sc.position(node);
         let when = self.when(node);
         let outer: Vec<String> = chain.iter().map(|c| c.name().to_owned()).collect();
@@ -1084,8 +1253,43 @@ impl<'s> Analyzer<'s, '_, '_> {
         if let Some(by) = inner.truncated_by {
             self.truncated_by.get_or_insert(by);
         }
-        self.limits_hit.extend(inner.limits_hit);
+        if let Some(hit) = inner.limit_hit {
+            self.limit_hit.get_or_insert(hit);
+        }
         added
+    }
+
+    /// Takes `bytes` from the file's decoding budget; false (and the analysis marked
+    /// truncated) once it is spent.
+    fn spend(&self, bytes: usize) -> bool {
+        let left = self.budget.get();
+        if bytes > left {
+            self.budget.set(0);
+            return false;
+        }
+        self.budget.set(left - bytes);
+        true
+    }
+
+    /// One decoding step of a blob, paid from the file's budget (`Ok(None)`-like stop: the
+    /// blob is left undecoded once the budget is spent, and the analysis says it was cut).
+    fn step(
+        &self,
+        blob: Blob,
+        codec: Codec,
+        limits: &decode::Limits,
+    ) -> Result<Blob, decode::DecodeError> {
+        if !self.spend(blob.bytes.len()) {
+            self.budget_spent.set(true);
+            return Err(decode::DecodeError {
+                step: blob.chain.len().saturating_add(1),
+                codec,
+                kind: decode::ErrorKind::TooLarge {
+                    limit: limits.max_decoded_bytes,
+                },
+            });
+        }
+        blob.step(codec, limits)
     }
 
     /// A bounded excerpt of a payload: its text when it is UTF-8, `\xNN` escapes otherwise.
@@ -1110,6 +1314,9 @@ impl<'s> Analyzer<'s, '_, '_> {
     }
 
     fn finish(mut self) -> Behaviour {
+        if self.budget_spent.get() {
+            self.truncated_by.get_or_insert("blob-budget");
+        }
         self.sites.sort_by(|a, b| {
             (a.line, a.column, a.capability, &a.call).cmp(&(
                 b.line,
@@ -1123,14 +1330,7 @@ impl<'s> Analyzer<'s, '_, '_> {
             sites: self.sites,
             syntax_errors: false,
             truncated_by: self.truncated_by,
-            limits_hit: self.limits_hit,
-        }
-    }
-
-    /// Remembers the limit of the table a blob's decoding stopped at, if one did.
-    pub fn note_decode_error(&mut self, e: &decode::DecodeError) {
-        if let Some(name) = e.limit_name() {
-            self.limits_hit.insert(name);
+            limit_hit: self.limit_hit,
         }
     }
 
@@ -1222,11 +1422,24 @@ impl<'s> Analyzer<'s, '_, '_> {
                     let Some(inner) = self.blob_depth(value, depth + 1)? else {
                         return Ok(None);
                     };
-                    return inner.step(Codec::Reverse, &limits).map(Some);
+                    return self.step(inner, Codec::Reverse, &limits).map(Some);
                 }
                 Ok(None)
             }
             "call" => self.blob_call(node, depth, &limits),
+            // `bytes([105, 109, …])`: a list of byte values (only ever read through `bytes`).
+            "list" | "tuple" => {
+                let mut c = node.walk();
+                let items: Vec<Node<'s>> = node.named_children(&mut c).collect();
+                if items.len() > MAX_STRING_BYTES {
+                    return Ok(None);
+                }
+                let bytes: Option<Vec<u8>> = items
+                    .into_iter()
+                    .map(|i| self.int(i).and_then(|v| u8::try_from(v).ok()))
+                    .collect();
+                Ok(bytes.map(Blob::plain))
+            }
             _ => Ok(None),
         }
     }
@@ -1266,6 +1479,58 @@ impl<'s> Analyzer<'s, '_, '_> {
                     return Ok((joined.len() <= MAX_STRING_BYTES)
                         .then(|| Blob::plain(joined.into_bytes())));
                 }
+                "lower" | "upper" | "strip" | "lstrip" | "rstrip" | "title" | "capitalize"
+                | "swapcase"
+                    if args.positional.is_empty() =>
+                {
+                    let Some(s) = self.string(object) else {
+                        return Ok(None);
+                    };
+                    let out = match method {
+                        "lower" => s.to_lowercase(),
+                        "upper" => s.to_uppercase(),
+                        "strip" => s.trim().to_owned(),
+                        "lstrip" => s.trim_start().to_owned(),
+                        "rstrip" => s.trim_end().to_owned(),
+                        "swapcase" => s
+                            .chars()
+                            .map(|c| {
+                                if c.is_uppercase() {
+                                    c.to_lowercase().collect::<String>()
+                                } else {
+                                    c.to_uppercase().collect()
+                                }
+                            })
+                            .collect(),
+                        _ => {
+                            let mut cs = s.chars();
+                            match cs.next() {
+                                Some(f) => f
+                                    .to_uppercase()
+                                    .chain(cs.flat_map(char::to_lowercase))
+                                    .collect(),
+                                None => String::new(),
+                            }
+                        }
+                    };
+                    return Ok(Some(Blob::plain(out.into_bytes())));
+                }
+                "replace" => {
+                    let (Some(s), Some(from), Some(to)) = (
+                        self.string(object),
+                        args.positional.first().and_then(|a| self.string(*a)),
+                        args.positional.get(1).and_then(|a| self.string(*a)),
+                    ) else {
+                        return Ok(None);
+                    };
+                    if from.is_empty() {
+                        return Ok(None);
+                    }
+                    let out = s.replace(&from, &to);
+                    return Ok(
+                        (out.len() <= MAX_STRING_BYTES).then(|| Blob::plain(out.into_bytes()))
+                    );
+                }
                 "format" => {
                     let Some(fmt) = self.string(object) else {
                         return Ok(None);
@@ -1290,7 +1555,9 @@ impl<'s> Analyzer<'s, '_, '_> {
                         brace_format(&fmt, &values, &named).map(|s| Blob::plain(s.into_bytes()))
                     );
                 }
-                "decode" | "encode" => {
+                "decode" | "encode"
+                    if !self.resolve(func).iter().any(|n| n.starts_with("codecs.")) =>
+                {
                     let enc = args
                         .arg(0, &["encoding"])
                         .and_then(|e| self.literal(e, depth + 1))
@@ -1298,9 +1565,9 @@ impl<'s> Analyzer<'s, '_, '_> {
                     if let Some(codec) = Codec::of_method(method, enc.as_deref())
                         && let Some(inner) = self.blob_depth(object, depth + 1)?
                     {
-                        return inner.step(codec, limits).map(Some);
+                        return self.step(inner, codec, limits).map(Some);
                     }
-                    // Not a method on a value: `codecs.decode(x, "rot13")` resolves below.
+                    return Ok(None);
                 }
                 _ => {}
             }
@@ -1321,7 +1588,7 @@ impl<'s> Analyzer<'s, '_, '_> {
                 let Some(inner) = self.blob_depth(*arg, depth + 1)? else {
                     return Ok(None);
                 };
-                return inner.step(codec, limits).map(Some);
+                return self.step(inner, codec, limits).map(Some);
             }
         }
         Ok(None)

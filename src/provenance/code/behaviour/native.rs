@@ -20,12 +20,28 @@ use crate::model::finding::Severity;
 pub(super) fn judge<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSite<'s>) {
     // `load_inline` compiles C++ written into the file itself: shipped native code.
     let inline = site.name.ends_with("load_inline");
-    let compiles = site.name.starts_with("torch.utils.cpp_extension") && !inline;
-    let path = site.args.arg(0, &["name", "path", "library", "lib_path"]);
+    let compiles = compiles_sources(&site.name);
+    // A loader class takes the module name first and the path second.
+    let path = if site.name.ends_with("ExtensionFileLoader")
+        || site.name.ends_with("spec_from_file_location")
+    {
+        site.args.arg(1, &["path", "location"])
+    } else if compiles_sources(&site.name) {
+        site.args.arg(1, &["sources"])
+    } else {
+        site.args.arg(0, &["name", "path", "library", "lib_path"])
+    };
+    if site.name.ends_with("spec_from_file_location")
+        && !path.is_some_and(|p| is_library_name(&a.path_fragments(p)))
+    {
+        // A `.py` module loaded by path is the repository's own code, judged on its own.
+        return;
+    }
     let literal = path.and_then(|p| a.string(p));
     let fragments = path.map(|p| a.path_fragments(p)).unwrap_or_default();
     let from_file = path.is_some_and(|p| a.uses_own_file(p));
     let shipped = !compiles
+        && !inline
         && (from_file
             || literal
                 .as_deref()
@@ -36,6 +52,11 @@ pub(super) fn judge<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSite<'s>) {
         (
             Severity::High,
             "compiles and loads C++ source written in the file (`load_inline`)".to_owned(),
+        )
+    } else if compiles && from_file {
+        (
+            Severity::High,
+            format!("compiles and loads C++/CUDA sources shipped with the model (`{shown}`)"),
         )
     } else if compiles {
         (
@@ -65,6 +86,11 @@ pub(super) fn judge<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSite<'s>) {
     if let Some(s) = a.sites.get_mut(at) {
         s.library = literal.or_else(|| (!fragments.is_empty()).then_some(fragments));
     }
+}
+
+/// `torch.utils.cpp_extension.load` (sources named by path; `load_inline` carries its source).
+fn compiles_sources(name: &str) -> bool {
+    name == "torch.utils.cpp_extension.load"
 }
 
 fn is_library_name(path: &str) -> bool {

@@ -67,9 +67,14 @@ pub(super) fn judge_unlisted<'s>(a: &mut Analyzer<'s, '_, '_>, node: Node<'s>, f
     let Some(method) = func.child_by_field_name("attribute").map(|m| a.text(m)) else {
         return;
     };
-    if !["socket", "ssl", "websocket", "websockets"]
+    let sockets = ["socket", "ssl", "websocket", "websockets"]
         .iter()
-        .any(|m| a.sc.bindings.imports_module(m))
+        .any(|m| a.sc.bindings.imports_module(m));
+    if !sockets
+        && !matches!(
+            method,
+            "get" | "post" | "put" | "patch" | "request" | "urlopen" | "fetch"
+        )
     {
         return;
     }
@@ -99,6 +104,27 @@ pub(super) fn judge_unlisted<'s>(a: &mut Analyzer<'s, '_, '_>, node: Node<'s>, f
                 494,
             );
         }
+        // `session.get(url, params=os.environ)`, `PoolManager().request("POST", url, body=…)`:
+        // a client object the table cannot name, sending a secret.
+        "get" | "post" | "put" | "patch" | "request" | "urlopen" | "fetch"
+            if ["requests", "httpx", "aiohttp", "urllib3", "http", "urllib"]
+                .iter()
+                .any(|m| a.sc.bindings.imports_module(m)) =>
+        {
+            let Some(what) = sent_secret(a, node) else {
+                return;
+            };
+            let detail = format!("sends {what} (`{}`)", a.excerpt(a.text(func)));
+            a.push(
+                node,
+                Capability::Network,
+                Severity::Critical,
+                Confidence::Medium,
+                &format!("<client>.{method}"),
+                detail,
+                200,
+            );
+        }
         "send" | "sendall" | "sendto" => {
             let Some(what) = sent_secret(a, node) else {
                 return;
@@ -120,6 +146,13 @@ pub(super) fn judge_unlisted<'s>(a: &mut Analyzer<'s, '_, '_>, node: Node<'s>, f
 
 /// The host of a literal URL (`https://host:port/...`) or bare host name.
 pub(super) fn literal_host<'s>(a: &Analyzer<'s, '_, '_>, node: Node<'s>) -> Option<String> {
+    // `(host, port)`, as `socket.create_connection` and `asyncio.open_connection` take it.
+    if node.kind() == "tuple" {
+        return node
+            .named_child(0)
+            .and_then(|h| a.string(h))
+            .and_then(|h| host_of(&h));
+    }
     let text = match a.string(node) {
         Some(s) => s,
         None => {

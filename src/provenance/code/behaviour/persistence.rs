@@ -79,6 +79,18 @@ pub(super) fn is_write_mode<'s>(a: &Analyzer<'s, '_, '_>, site: &CallSite<'s>) -
 pub(super) fn judge_write<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSite<'s>) {
     let last = site.name.rsplit('.').next().unwrap_or_default();
     let target = match last {
+        // `os.open(p, os.O_WRONLY | os.O_APPEND | …)`: the flags say it writes.
+        "open" if site.name == "os.open" => {
+            let writes = site.args.arg(1, &["flags"]).is_some_and(|f| {
+                ["O_WRONLY", "O_RDWR", "O_APPEND", "O_CREAT", "O_TRUNC"]
+                    .iter()
+                    .any(|w| a.text(f).contains(w))
+            });
+            if !writes {
+                return;
+            }
+            site.args.arg(0, &["path"])
+        }
         "open" => {
             if !is_write_mode(a, site) {
                 return;
@@ -266,7 +278,14 @@ pub(super) fn judge_assignment<'s>(a: &mut Analyzer<'s, '_, '_>, node: Node<'s>)
                 return;
             };
             let names = a.resolve(value);
-            let what = if names.iter().any(|n| n == "sys.modules") {
+            // `sys.modules[__name__] = _LazyModule(…)`: a package replacing its own entry (the
+            // lazy-import pattern of transformers' `__init__.py`) tampers with nothing else.
+            let own = left
+                .child_by_field_name("subscript")
+                .is_some_and(|k| a.text(k) == "__name__");
+            let what = if own {
+                return;
+            } else if names.iter().any(|n| n == "sys.modules") {
                 "sys.modules"
             } else if names.iter().any(|n| {
                 matches!(
@@ -300,22 +319,62 @@ fn is_literal(node: Node<'_>) -> bool {
         "unary_operator" => node.named_child(0).is_some_and(is_literal),
         "list" | "tuple" | "set" | "dictionary" => {
             let mut c = node.walk();
-            let all = node
-                .named_children(&mut c)
-                .all(|n| is_literal(n) || n.kind() == "pair");
-            all
+            let items: Vec<Node<'_>> = node.named_children(&mut c).collect();
+            items
+                .into_iter()
+                .all(|n| is_literal(n) || n.kind() == "pair")
         }
         _ => false,
     }
 }
 
-/// `sys.meta_path.insert(0, Finder())`, `sys.path_hooks.append(h)`, `sys.modules.update(…)`.
+/// `sys.meta_path.insert(0, Finder())`, `sys.path_hooks.append(h)`, `sys.modules.update(…)`;
+/// and `Path("~/.bashrc").expanduser().open("a")`, a path object opened for writing.
 pub(super) fn judge_unlisted<'s>(a: &mut Analyzer<'s, '_, '_>, node: Node<'s>, func: Node<'s>) {
+    if func.kind() == "attribute"
+        && func
+            .child_by_field_name("attribute")
+            .is_some_and(|m| a.text(m) == "open")
+        && let Some(receiver) = func.child_by_field_name("object")
+    {
+        let args = a.sc.args(node);
+        let writes = args
+            .arg(0, &["mode"])
+            .and_then(|m| a.string(m))
+            .is_some_and(|m| m.contains(['w', 'a', 'x', '+']));
+        if writes {
+            let fragments = a.path_fragments(receiver);
+            let what = match caps::path_class(&fragments) {
+                Some(c) if c.capability == Capability::Persistence => Some(c.what),
+                _ if mentions_site_directory(a, receiver) => Some("installed packages"),
+                _ => None,
+            };
+            if let Some(what) = what {
+                let detail = format!("writes to {what} (`{}`)", a.excerpt(a.text(receiver)));
+                a.push(
+                    node,
+                    Capability::Persistence,
+                    Severity::Critical,
+                    Confidence::Medium,
+                    "pathlib.Path.open",
+                    detail,
+                    912,
+                );
+                return;
+            }
+        }
+    }
     let names = a.resolve(func);
     let Some(name) = names.iter().find(|n| {
-        ["sys.meta_path.", "sys.path_hooks.", "sys.modules."]
-            .iter()
-            .any(|p| n.starts_with(p))
+        [
+            "sys.meta_path.",
+            "sys.path_hooks.",
+            "sys.modules.",
+            "builtins.__dict__.",
+            "vars.builtins.",
+        ]
+        .iter()
+        .any(|p| n.starts_with(p))
     }) else {
         return;
     };

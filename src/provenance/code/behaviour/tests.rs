@@ -471,9 +471,135 @@ fn hostile_inputs_are_bounded() {
     let _ = sites(&deep);
     let long_join = format!("exec(''.join([{}]))\n", "'a',".repeat(10_000));
     let _ = sites(&long_join);
+    // Thousands of blob executions share one decoding budget, and a deep call graph is walked
+    // once per entry point, not once per site.
+    let blob = base64_encode("import os\nos.system('id')\n".repeat(20).as_bytes());
+    let many = format!(
+        "import base64\n{}",
+        format!("exec(base64.b64decode('{blob}'))\n").repeat(300)
+    );
+    let started = std::time::Instant::now();
+    let found = analyze(&many, &Limits::default());
+    assert!(!found.sites.is_empty());
+    let chain: String = (0..1_000)
+        .map(|i| format!("def f{i}():\n    f{}()\n    os.system('id')\n", i + 1))
+        .collect();
+    let deep = format!("import os\nclass M:\n    def forward(self):\n        f0()\n{chain}");
+    let found = analyze(&deep, &Limits::default());
+    assert_eq!(found.sites.len(), 1_000);
+    assert!(started.elapsed().as_secs() < 60, "{:?}", started.elapsed());
     let bad = "import base64\nexec(base64.b64decode('!!!'))\n";
     assert_eq!(
         worst(bad, Capability::DynamicCode),
         Some(Severity::Critical)
+    );
+}
+
+#[test]
+fn callables_passed_as_values_and_loaders_of_in_memory_blobs() {
+    assert_eq!(
+        worst(
+            "import os\nlist(map(os.system, ['id']))\n",
+            Capability::ProcessExecution
+        ),
+        Some(Severity::Critical)
+    );
+    assert_eq!(
+        worst(
+            "import functools, subprocess\nfunctools.partial(subprocess.run, 'id')()\n",
+            Capability::ProcessExecution
+        ),
+        Some(Severity::Critical)
+    );
+    assert_eq!(
+        worst(
+            "import io, torch, base64\ntorch.load(io.BytesIO(base64.b64decode('gASVAAAA')))\n",
+            Capability::DynamicCode
+        ),
+        Some(Severity::Critical)
+    );
+    // A path is not a payload.
+    assert_eq!(
+        caps_of("import torch, pickle\ntorch.load('model.bin')\npickle.load('x.pkl')\n"),
+        vec![]
+    );
+    assert_eq!(caps_of("import os\nprint(os.path.join)\n"), vec![]);
+}
+
+#[test]
+fn a_package_replacing_its_own_module_entry_is_not_tampering() {
+    assert_eq!(
+        caps_of(
+            "import sys\nsys.modules[__name__] = _LazyModule(__name__, globals()['__file__'])\n"
+        ),
+        vec![]
+    );
+    assert_eq!(
+        worst(
+            "import sys\nsys.modules['transformers'] = fake\n",
+            Capability::Persistence
+        ),
+        Some(Severity::Critical)
+    );
+}
+
+#[test]
+fn one_parse_for_the_call_scan_and_the_behaviour_finds_what_each_finds_alone() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/behaviour");
+    let mut checked = 0;
+    for cap in std::fs::read_dir(&dir).unwrap() {
+        let cap = cap.unwrap().path();
+        if !cap.is_dir() {
+            continue;
+        }
+        for case in std::fs::read_dir(&cap).unwrap() {
+            let file = case.unwrap().path().join("modeling_tiny.py");
+            let Ok(src) = std::fs::read_to_string(&file) else {
+                continue;
+            };
+            let limits = Limits::default();
+            let (report, together) = super::super::scan_and_analyze(&src, &limits);
+            assert_eq!(together.sites, analyze(&src, &limits).sites, "{file:?}");
+            assert_eq!(
+                report.calls,
+                super::super::scan_python(&src, &limits).calls,
+                "{file:?}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 100, "{checked}");
+}
+
+#[test]
+fn byte_lists_host_tuples_and_path_objects_opened_for_writing() {
+    let bytes: Vec<String> = "import os; os.system('id')"
+        .bytes()
+        .map(|b| b.to_string())
+        .collect();
+    let src = format!("exec(bytes([{}]))\n", bytes.join(", "));
+    assert_eq!(
+        worst(&src, Capability::ProcessExecution),
+        Some(Severity::Critical),
+        "{:?}",
+        sites(&src)
+    );
+    assert_eq!(
+        worst(
+            "import socket\nsocket.create_connection(('203.0.113.7', 4444))\n",
+            Capability::Network
+        ),
+        Some(Severity::High)
+    );
+    assert_eq!(
+        worst(
+            "from pathlib import Path\nPath('~/.bashrc').expanduser().open('a').write('x')\n",
+            Capability::Persistence
+        ),
+        Some(Severity::Critical)
+    );
+    assert_eq!(
+        caps_of("from pathlib import Path\nPath('out/config.json').open('w')\n"),
+        vec![]
     );
 }
