@@ -10,7 +10,7 @@ corpus=$(pwd)/corpus
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-targets="safetensors pickle zip tar compress numpy gguf onnx tf hdf5 keras tflite lfs policy archive_member card notebook code automap sign_bundle hub_api ranged blob_decode marshal native"
+targets="safetensors pickle zip tar compress numpy gguf onnx tf hdf5 keras tflite lfs policy archive_member card notebook code automap sign_bundle hub_api ranged blob_decode marshal native behaviour"
 for t in $targets; do
   mkdir -p "$corpus/$t"
   if [ -d "seeds/$t" ]; then cp -f seeds/"$t"/* "$corpus/$t/" 2>/dev/null || true; fi
@@ -99,5 +99,13 @@ open(sys.argv[2], "w").write(json.dumps(nb))
 PY
 cp -f "$root"/examples/*/config.json "$corpus/automap/" 2>/dev/null || true
 printf '{"auto_map": {"AutoConfig": "configuration_x.XConfig", "AutoModel": "org/repo--modeling_x.XModel"}, "custom_pipelines": {"p": {"impl": "pipe.P"}}}' > "$corpus/automap/auto_map.json"
+
+# behaviour: Python (the SRC006 fixture folders' code files); its first byte also picks how
+# the input is hidden in a blob.
+for f in "$root"/tests/fixtures/behaviour/*/*/*.py; do
+  [ -f "$f" ] || continue
+  name=$(echo "${f#"$root"/tests/fixtures/behaviour/}" | tr / _)
+  cp -f "$f" "$corpus/behaviour/$name"
+done
 
 for t in $targets; do echo "$t: $(ls "$corpus/$t" | wc -l) files"; done

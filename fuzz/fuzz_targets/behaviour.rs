@@ -1,24 +1,95 @@
-//! The behaviour analysis of model code (SRC006): any source, any blob in it, never panics or
-//! hangs, gives the same sites twice, and `scan_and_analyze` (one parse for both the call scan
-//! and the behaviour) finds what the two separate entry points find.
+//! The behaviour judge of shipped Python (SRC006): `behaviour::analyze` on the input as
+//! source, and again with the input hidden in a literal blob the way malicious model code hides
+//! a payload (`exec(zlib.decompress(base64.b64decode("…")))`, the first byte picks the
+//! wrapping and stays part of the source), so the decoder and the nested analysis run on every
+//! input. Checks, besides no panic and staying within libFuzzer's time and memory caps: the
+//! analysis is deterministic, `scan_and_analyze` (one parse shared with the call scan) finds
+//! the same sites as `analyze` and the same calls as the call scan, every site lies within the
+//! source, and tight limits still end cleanly.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
-use modelgate::provenance::code::{Limits, behaviour, may_report, scan_and_analyze, scan_python_unfiltered};
+use std::io::Write;
 
-fuzz_target!(|data: &[u8]| {
-    let text = String::from_utf8_lossy(data);
-    let limits = Limits::default();
-    let alone = behaviour::analyze(&text, &limits);
-    assert_eq!(alone, behaviour::analyze(&text, &limits));
-    let (report, together) = scan_and_analyze(&text, &limits);
-    assert_eq!(together.sites, alone.sites);
+use libfuzzer_sys::fuzz_target;
+use modelgate::provenance::code::{
+    Limits, behaviour, may_report, scan_and_analyze, scan_python_unfiltered,
+};
+
+fn base64(data: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
+    for chunk in data.chunks(3) {
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let n = u32::from(b[0]) << 16 | u32::from(b[1]) << 8 | u32::from(b[2]);
+        for k in 0..4 {
+            if k <= chunk.len() {
+                out.push(char::from(ALPHABET[(n >> (18 - 6 * k)) as usize & 63]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+fn zlib(data: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+    let _ = e.write_all(data);
+    e.finish().unwrap_or_default()
+}
+
+/// The input hidden in a literal blob, one of a few ways.
+fn wrapped(selector: u8, text: &str) -> String {
+    let bytes = text.as_bytes();
+    match selector % 4 {
+        0 => format!("import base64\nexec(base64.b64decode('{}'))\n", base64(bytes)),
+        1 => format!(
+            "import base64, zlib\nexec(zlib.decompress(base64.b64decode(\"{}\")).decode())\n",
+            base64(&zlib(bytes))
+        ),
+        2 => {
+            let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+            format!("class M:\n    def forward(self):\n        eval(bytes.fromhex('{hex}'))\n")
+        }
+        _ => {
+            let reversed: String = base64(bytes).chars().rev().collect();
+            format!("import base64 as b\nexec(b.b64decode('{reversed}'[::-1]))\n")
+        }
+    }
+}
+
+fn check(text: &str, limits: &Limits) {
+    let first = behaviour::analyze(text, limits);
+    assert_eq!(first, behaviour::analyze(text, limits), "not deterministic");
+    let (report, shared) = scan_and_analyze(text, limits);
+    assert_eq!(shared.sites, first.sites, "scan_and_analyze differs from analyze");
     if may_report(text.as_bytes()) {
-        assert_eq!(report.calls, scan_python_unfiltered(&text, &limits).calls);
+        assert_eq!(report.calls, scan_python_unfiltered(text, limits).calls);
     } else {
         assert!(report.calls.is_empty());
     }
-    for site in &alone.sites {
-        assert!(site.line >= 1 && site.column >= 1, "{site:?}");
+    let lines = text.split('\n').count();
+    for site in &first.sites {
+        assert!(site.line >= 1 && site.line <= lines, "{site:?}");
+        assert!(site.column >= 1, "{site:?}");
     }
+    let _ = first.capabilities();
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some(&selector) = data.first() else {
+        return;
+    };
+    let text = String::from_utf8_lossy(data);
+    let limits = Limits::default();
+    check(&text, &limits);
+    check(&wrapped(selector, &text), &limits);
+    // Tight budgets: the analysis stops early, cleanly, and says so or finishes.
+    let tight = Limits {
+        max_nodes: 200,
+        max_items: 4,
+        max_bindings: 8,
+        ..Limits::default()
+    };
+    let _ = behaviour::analyze(&text, &tight);
 });

@@ -666,7 +666,11 @@ fn zlib(input: &[u8], cap: usize) -> Result<Vec<u8>, ErrorKind> {
                 return Err(ErrorKind::TooLarge { limit: cap });
             }
             // Grow in steps, one byte past the cap at most, so a bomb is seen, not held.
-            out.reserve_exact((cap + 1 - out.len()).min(64 * 1024));
+            out.reserve_exact(
+                cap.saturating_add(1)
+                    .saturating_sub(out.len())
+                    .min(64 * 1024),
+            );
         }
         let (before_in, before_out) = (d.total_in(), d.total_out());
         let at = usize::try_from(before_in).unwrap_or(usize::MAX);
@@ -842,7 +846,11 @@ fn xz_unpacked_size(input: &[u8]) -> Option<u64> {
     loop {
         let size_byte = *input.get(at)?;
         if size_byte == 0 {
-            return Some(total); // the index: no more blocks
+            // The index, then the footer: lzma-rs computes `backward_size + 1` unchecked (an
+            // overflow panic where overflow checks are on), so an all-ones size is refused.
+            let footer = xz_index_end(input, at)?;
+            let backward = input.get(footer + 4..footer + 8)?;
+            return (backward != [0xff; 4]).then_some(total);
         }
         let block = at;
         at = at.checked_add((usize::from(size_byte) + 1) * 4)?;
@@ -895,6 +903,32 @@ fn lzma_alone_header(head: &[u8]) -> bool {
     props < 225
         && (dict == u32::MAX || dict == low || dict == low | (low << 1))
         && (size == u64::MAX || size < 1 << 38)
+}
+
+/// Where the xz index starting at `at` ends (the footer starts): indicator, record count and
+/// records (variable-length integers), padding to four bytes, CRC32.
+fn xz_index_end(input: &[u8], at: usize) -> Option<usize> {
+    let vli = |pos: &mut usize| -> Option<u64> {
+        let mut value = 0u64;
+        for i in 0..9 {
+            let b = *input.get(*pos)?;
+            *pos += 1;
+            value |= u64::from(b & 0x7f) << (7 * i);
+            if b & 0x80 == 0 {
+                return Some(value);
+            }
+        }
+        None
+    };
+    let mut pos = at + 1;
+    let records = vli(&mut pos)?;
+    for _ in 0..records {
+        // Each record takes at least two bytes, so a count past the input ends here.
+        vli(&mut pos)?;
+        vli(&mut pos)?;
+    }
+    pos = pos.checked_add((4 - (pos - at) % 4) % 4)?.checked_add(4)?;
+    (pos <= input.len()).then_some(pos)
 }
 
 /// lzma-alone has no magic: the properties byte every encoder writes (0x5d) and a dictionary
@@ -1306,6 +1340,20 @@ mod tests {
                 "{codec}: {e:?}"
             );
         }
+    }
+
+    /// Found by the `blob_decode` fuzz target: a valid xz stream whose footer's backward size
+    /// is all ones made lzma-rs add with overflow (a panic where overflow checks are on).
+    #[test]
+    fn rejects_an_xz_footer_with_an_all_ones_backward_size() {
+        let mut xz = unhex(XZ);
+        let n = xz.len();
+        xz[n - 8..n - 4].copy_from_slice(&[0xff; 4]);
+        assert!(matches!(err(&xz, Codec::Lzma), ErrorKind::Corrupt(_)));
+        // The fuzzer's input: the stream cut inside its footer, then all ones.
+        let mut cut = unhex(XZ)[..n - 10].to_vec();
+        cut.extend_from_slice(&[0xff; 64]);
+        assert!(matches!(err(&cut, Codec::Lzma), ErrorKind::Corrupt(_)));
     }
 
     #[test]

@@ -1,0 +1,3 @@
+from x
+import torch
+torch.load(p)
