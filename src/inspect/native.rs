@@ -51,79 +51,8 @@ impl From<&crate::model::limits::Limits> for Limits {
     }
 }
 
-/// What an imported symbol does, when it is one of [`NOTABLE_IMPORTS`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ImportClass {
-    /// Starts a process or replaces the current one.
-    Process,
-    /// Loads a library or other code at run time.
-    Load,
-}
-
-/// Imported functions that run processes or load code, as data (the C library and Win32 API
-/// names; Mach-O's leading `_` and ELF version suffixes are stripped before the lookup).
-/// Sources: POSIX `exec`, `posix_spawn`, `system`, `popen`, `fork`, `dlopen` (IEEE Std
-/// 1003.1-2024); glibc `execvpe`, `execveat`, `dlmopen`; Microsoft Win32 API
-/// (`processthreadsapi.h`, `shellapi.h`, `libloaderapi.h`, `winbase.h`) and the CRT
-/// (`_wsystem`, `_popen`, `_wpopen`, `_exec*`, `_spawn*`).
-pub const NOTABLE_IMPORTS: &[(&str, ImportClass)] = &[
-    ("system", ImportClass::Process),
-    ("popen", ImportClass::Process),
-    ("execve", ImportClass::Process),
-    ("execv", ImportClass::Process),
-    ("execvp", ImportClass::Process),
-    ("execvpe", ImportClass::Process),
-    ("execl", ImportClass::Process),
-    ("execlp", ImportClass::Process),
-    ("execle", ImportClass::Process),
-    ("execveat", ImportClass::Process),
-    ("fexecve", ImportClass::Process),
-    ("fork", ImportClass::Process),
-    ("vfork", ImportClass::Process),
-    ("posix_spawn", ImportClass::Process),
-    ("posix_spawnp", ImportClass::Process),
-    ("_wsystem", ImportClass::Process),
-    ("_popen", ImportClass::Process),
-    ("_wpopen", ImportClass::Process),
-    ("_execv", ImportClass::Process),
-    ("_execvp", ImportClass::Process),
-    ("_wexecv", ImportClass::Process),
-    ("_spawnv", ImportClass::Process),
-    ("_spawnvp", ImportClass::Process),
-    ("_wspawnv", ImportClass::Process),
-    ("CreateProcessA", ImportClass::Process),
-    ("CreateProcessW", ImportClass::Process),
-    ("CreateProcessAsUserA", ImportClass::Process),
-    ("CreateProcessAsUserW", ImportClass::Process),
-    ("CreateProcessWithLogonW", ImportClass::Process),
-    ("CreateProcessWithTokenW", ImportClass::Process),
-    ("WinExec", ImportClass::Process),
-    ("ShellExecuteA", ImportClass::Process),
-    ("ShellExecuteW", ImportClass::Process),
-    ("ShellExecuteExA", ImportClass::Process),
-    ("ShellExecuteExW", ImportClass::Process),
-    ("dlopen", ImportClass::Load),
-    ("dlmopen", ImportClass::Load),
-    ("LoadLibraryA", ImportClass::Load),
-    ("LoadLibraryW", ImportClass::Load),
-    ("LoadLibraryExA", ImportClass::Load),
-    ("LoadLibraryExW", ImportClass::Load),
-    ("LdrLoadDll", ImportClass::Load),
-];
-
-/// The class of an imported symbol name, after stripping Mach-O's `_` prefix and an ELF
-/// `@VERSION` suffix.
-pub fn classify_import(name: &str) -> Option<ImportClass> {
-    let base = name.split('@').next().unwrap_or(name);
-    let lookup = |n: &str| {
-        NOTABLE_IMPORTS
-            .iter()
-            .find(|(k, _)| *k == n)
-            .map(|(_, c)| *c)
-    };
-    lookup(base).or_else(|| base.strip_prefix('_').and_then(lookup))
-}
+// The symbol table is the capability table's (one table for every code judge, issue 30/31).
+pub use crate::knowledge::capabilities::{ImportClass, NOTABLE_IMPORTS, classify_import};
 
 /// An imported symbol of note.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]

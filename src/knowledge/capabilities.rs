@@ -774,13 +774,16 @@ pub fn normalize(name: &str) -> String {
         Some((_, "")) if !rest.is_empty() => rest.to_owned(),
         Some((_, to)) if !to.is_empty() && rest.is_empty() => (*to).to_owned(),
         Some((_, to)) if !to.is_empty() => format!("{to}.{rest}"),
-        _ => name.to_owned(),
+        _ => normalize_library_attribute(name.to_owned()),
     }
 }
 
 /// The entry for a resolved call name, if the callable is in the table (see "Matching").
 pub fn lookup(name: &str) -> Option<&'static Entry> {
     let name = normalize(name);
+    if let Some(entry) = lookup_handle(&name) {
+        return Some(entry);
+    }
     if let Some(entry) = ENTRIES
         .iter()
         .find(|e| e.matching == Match::Exact && e.name == name)
@@ -807,6 +810,177 @@ pub fn lookup(name: &str) -> Option<&'static Entry> {
     ENTRIES
         .iter()
         .find(|e| e.matching == Match::Method && e.name == last)
+}
+
+/// What an imported symbol does, when it is one of [`NOTABLE_IMPORTS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ImportClass {
+    /// Starts a process or replaces the current one.
+    Process,
+    /// Loads a library or other code at run time.
+    Load,
+}
+
+/// Imported functions that run processes or load code, as data (the C library and Win32 API
+/// names; Mach-O's leading `_` and ELF version suffixes are stripped before the lookup).
+/// Sources: POSIX `exec`, `posix_spawn`, `system`, `popen`, `fork`, `dlopen` (IEEE Std
+/// 1003.1-2024); glibc `execvpe`, `execveat`, `dlmopen`; Microsoft Win32 API
+/// (`processthreadsapi.h`, `shellapi.h`, `libloaderapi.h`, `winbase.h`) and the CRT
+/// (`_wsystem`, `_popen`, `_wpopen`, `_exec*`, `_spawn*`).
+pub const NOTABLE_IMPORTS: &[(&str, ImportClass)] = &[
+    ("system", ImportClass::Process),
+    ("popen", ImportClass::Process),
+    ("execve", ImportClass::Process),
+    ("execv", ImportClass::Process),
+    ("execvp", ImportClass::Process),
+    ("execvpe", ImportClass::Process),
+    ("execl", ImportClass::Process),
+    ("execlp", ImportClass::Process),
+    ("execle", ImportClass::Process),
+    ("execveat", ImportClass::Process),
+    ("fexecve", ImportClass::Process),
+    ("fork", ImportClass::Process),
+    ("vfork", ImportClass::Process),
+    ("posix_spawn", ImportClass::Process),
+    ("posix_spawnp", ImportClass::Process),
+    ("_wsystem", ImportClass::Process),
+    ("_popen", ImportClass::Process),
+    ("_wpopen", ImportClass::Process),
+    ("_execv", ImportClass::Process),
+    ("_execvp", ImportClass::Process),
+    ("_wexecv", ImportClass::Process),
+    ("_spawnv", ImportClass::Process),
+    ("_spawnvp", ImportClass::Process),
+    ("_wspawnv", ImportClass::Process),
+    ("CreateProcessA", ImportClass::Process),
+    ("CreateProcessW", ImportClass::Process),
+    ("CreateProcessAsUserA", ImportClass::Process),
+    ("CreateProcessAsUserW", ImportClass::Process),
+    ("CreateProcessWithLogonW", ImportClass::Process),
+    ("CreateProcessWithTokenW", ImportClass::Process),
+    ("WinExec", ImportClass::Process),
+    ("ShellExecuteA", ImportClass::Process),
+    ("ShellExecuteW", ImportClass::Process),
+    ("ShellExecuteExA", ImportClass::Process),
+    ("ShellExecuteExW", ImportClass::Process),
+    ("dlopen", ImportClass::Load),
+    ("dlmopen", ImportClass::Load),
+    ("LoadLibraryA", ImportClass::Load),
+    ("LoadLibraryW", ImportClass::Load),
+    ("LoadLibraryExA", ImportClass::Load),
+    ("LoadLibraryExW", ImportClass::Load),
+    ("LdrLoadDll", ImportClass::Load),
+];
+
+/// The class of an imported symbol name, after stripping Mach-O's `_` prefix and an ELF
+/// `@VERSION` suffix.
+pub fn classify_import(name: &str) -> Option<ImportClass> {
+    let base = name.split('@').next().unwrap_or(name);
+    let lookup = |n: &str| {
+        NOTABLE_IMPORTS
+            .iter()
+            .find(|(k, _)| *k == n)
+            .map(|(_, c)| *c)
+    };
+    lookup(base).or_else(|| base.strip_prefix('_').and_then(lookup))
+}
+
+// ---- native library handles ----------------------------------------------------------------
+//
+// `ctypes.CDLL("libc.so.6").system(b"curl … | sh")` runs a shell command without naming `os` or
+// `subprocess`: the loader returns a handle whose attributes are the library's C functions. A
+// code judge names that value [`LIBRARY_HANDLE`], so the call resolves to
+// `ctypes.<library>.system` and [`lookup`] judges the C function by [`NOTABLE_IMPORTS`] (the
+// same symbol table the native-code judge reads in object files). The CPython API through
+// `ctypes.pythonapi` is judged the same way: `PyRun_SimpleString` evaluates its argument.
+
+/// The name a code judge gives to the value a native library loader returns (`ctypes.CDLL(…)`,
+/// `cdll.LoadLibrary(…)`, cffi's `ffi.dlopen(…)`, `ctypes.cdll.<name>`).
+pub const LIBRARY_HANDLE: &str = "ctypes.<library>";
+
+/// The loaders (entries of this table) whose result is a library handle.
+const LIBRARY_LOADERS: &[&str] = &[
+    "ctypes.CDLL",
+    "ctypes.PyDLL",
+    "ctypes.WinDLL",
+    "ctypes.OleDLL",
+    "ctypes.cdll.LoadLibrary",
+    "ctypes.pydll.LoadLibrary",
+    "ctypes.windll.LoadLibrary",
+    "ctypes.oledll.LoadLibrary",
+    "dlopen",
+];
+
+/// Whether calling `entry` returns a library handle ([`LIBRARY_HANDLE`]).
+pub fn returns_library(entry: &Entry) -> bool {
+    LIBRARY_LOADERS.contains(&entry.name)
+}
+
+/// ctypes' library loaders, whose attributes load a library by name (`ctypes.cdll.msvcrt`).
+const LIBRARY_LOADER_OBJECTS: &[&str] = &["cdll", "pydll", "windll", "oledll"];
+
+const LIBC: &str =
+    "C library and Win32 API through a ctypes/cffi handle (POSIX, Win32; see NOTABLE_IMPORTS)";
+const PYTHONAPI: &str = "CPython C API (Python/pythonrun.c, ceval.c) through ctypes.pythonapi";
+
+/// A C function that starts a process, called through a library handle.
+static HANDLE_PROCESS: Entry = e("ctypes.<library>.system", Proc, Role::Command, LIBC);
+/// A C function that loads another library, called through a library handle.
+static HANDLE_LOAD: Entry = e("ctypes.<library>.dlopen", Native, Role::Call, LIBC);
+
+/// CPython C API functions that compile or run code given as a string.
+const PYTHONAPI_EVALUATE: &[&str] = &[
+    "PyRun_SimpleString",
+    "PyRun_SimpleStringFlags",
+    "PyRun_String",
+    "PyRun_StringFlags",
+    "Py_CompileString",
+    "Py_CompileStringFlags",
+    "Py_CompileStringExFlags",
+    "Py_CompileStringObject",
+    "PyEval_EvalCode",
+    "PyImport_ExecCodeModule",
+    "PyMarshal_ReadObjectFromString",
+];
+
+static PYTHONAPI_EVAL: Entry = e(
+    "ctypes.pythonapi.PyRun_SimpleString",
+    Dyn,
+    Role::Evaluate,
+    PYTHONAPI,
+);
+
+/// A call through a library handle or `ctypes.pythonapi`, after [`normalize`].
+fn lookup_handle(name: &str) -> Option<&'static Entry> {
+    if let Some(function) = name.strip_prefix("ctypes.pythonapi.") {
+        return PYTHONAPI_EVALUATE
+            .contains(&function)
+            .then_some(&PYTHONAPI_EVAL);
+    }
+    let function = name.strip_prefix(LIBRARY_HANDLE)?.strip_prefix('.')?;
+    match classify_import(function)? {
+        ImportClass::Process => Some(&HANDLE_PROCESS),
+        ImportClass::Load => Some(&HANDLE_LOAD),
+    }
+}
+
+/// `ctypes.cdll.<library>.<rest>` -> `ctypes.<library>.<rest>` (a loader attribute loads the
+/// library of that name); other names unchanged.
+fn normalize_library_attribute(name: String) -> String {
+    let Some(rest) = name.strip_prefix("ctypes.") else {
+        return name;
+    };
+    let mut parts = rest.splitn(3, '.');
+    let (Some(loader), Some(library), Some(function)) = (parts.next(), parts.next(), parts.next())
+    else {
+        return name;
+    };
+    if LIBRARY_LOADER_OBJECTS.contains(&loader) && library != "LoadLibrary" {
+        format!("{LIBRARY_HANDLE}.{function}")
+    } else {
+        name
+    }
 }
 
 /// One decoding step a literal blob goes through (`base64.b64decode`, `zlib.decompress`).

@@ -764,6 +764,14 @@ impl<'s> Analyzer<'s, '_, '_> {
                 _ => {}
             }
         }
+        // `ctypes.CDLL("libc.so.6")`, `cdll.LoadLibrary(...)`, `ffi.dlopen(None)`: a library
+        // handle, whose attributes are C functions (`handle.system(cmd)` runs a process).
+        if names
+            .iter()
+            .any(|n| caps::lookup(n).is_some_and(caps::returns_library))
+        {
+            return vec![caps::LIBRARY_HANDLE.to_owned()];
+        }
         // `_runner()` where `def _runner(): return os.system`: what the file's function returns.
         if func.kind() == "identifier"
             && let Some(defs) = self.functions.get(self.sc.text(func))

@@ -41,8 +41,17 @@ pub(super) fn judge<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSite<'s>) {
     let literal = path.and_then(|p| a.string(p));
     let fragments = path.map(|p| a.path_fragments(p)).unwrap_or_default();
     let from_file = path.is_some_and(|p| a.uses_own_file(p));
+    // `find_library("c") or "libc.so.6"`: the system's library, whatever literal follows.
+    let found_on_system = path.is_some_and(|p| {
+        a.any_node(p, |a, n| {
+            n.kind() == "call"
+                && n.child_by_field_name("function")
+                    .is_some_and(|f| a.resolve(f).iter().any(|r| r == "ctypes.util.find_library"))
+        })
+    });
     let shipped = !compiles
         && !inline
+        && !found_on_system
         && (from_file
             || literal
                 .as_deref()

