@@ -18,6 +18,9 @@ use crate::model::finding::Severity;
 
 /// `exec`, `eval`, `compile`, code objects.
 pub(super) fn judge_evaluate<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSite<'s>) {
+    if site.name == "runpy.run_module" {
+        return judge_run_module(a, site);
+    }
     let arg = site.args.positional.first().copied().or_else(|| {
         site.args
             .keyword("source")
@@ -170,4 +173,59 @@ pub(super) fn judge_deserialize<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSit
     if let Some(s) = a.sites.get_mut(at) {
         s.decoded = decoded.filter(|d| !d.chain.is_empty());
     }
+}
+
+/// `runpy.run_module(name)` runs a module as `__main__`: its argument is a module name, not
+/// source. `pip` (or `ensurepip`) run that way installs packages with whatever `sys.argv` says,
+/// the in-process twin of `python -m pip install`: **critical** package-install. Another module
+/// named by a literal is **medium** dynamic code (what it is, is known); a computed name is
+/// **critical**.
+fn judge_run_module<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSite<'s>) {
+    let arg = site
+        .args
+        .positional
+        .first()
+        .copied()
+        .or_else(|| site.args.keyword("mod_name"));
+    let module = arg.and_then(|n| a.string(n));
+    let (capability, severity, detail) = match module.as_deref() {
+        Some(m) if is_installer_module(m) => (
+            Capability::PackageInstall,
+            Severity::Critical,
+            format!(
+                "runs `{}` as a program (`python -m {}`)",
+                a.excerpt(m),
+                a.excerpt(m)
+            ),
+        ),
+        Some(m) => (
+            Capability::DynamicCode,
+            Severity::Medium,
+            format!("runs the module `{}` as `__main__`", a.excerpt(m)),
+        ),
+        None => (
+            Capability::DynamicCode,
+            Severity::Critical,
+            format!(
+                "runs a module named at run time as `__main__`: `{}`",
+                arg.map(|n| a.excerpt(a.text(n))).unwrap_or_default()
+            ),
+        ),
+    };
+    a.push(
+        site.node,
+        capability,
+        severity,
+        site.confidence,
+        &site.name,
+        detail,
+        capability.cwe(),
+    );
+}
+
+/// Modules that install packages when run as `__main__`.
+fn is_installer_module(module: &str) -> bool {
+    let first = module.split('.').next().unwrap_or(module);
+    crate::knowledge::capabilities::is_install_command(&[first, "install"])
+        || matches!(first, "ensurepip" | "easy_install")
 }

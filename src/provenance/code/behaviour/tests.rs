@@ -662,3 +662,35 @@ fn a_library_found_by_find_library_is_the_systems_not_shipped() {
         sites(src)
     );
 }
+
+#[test]
+fn runpy_of_pip_is_a_package_install_and_other_modules_are_dynamic_code() {
+    let src = "import runpy, sys\nsys.argv = ['pip', 'install', 'x']\nrunpy.run_module('pip', run_name='__main__')\n";
+    assert_eq!(
+        worst(src, Capability::PackageInstall),
+        Some(Severity::Critical),
+        "{:?}",
+        sites(src)
+    );
+    let src = "import runpy\nrunpy.run_module('ensure' + 'pip')\n";
+    assert_eq!(
+        worst(src, Capability::PackageInstall),
+        Some(Severity::Critical),
+        "{:?}",
+        sites(src)
+    );
+    let src = "import runpy\nrunpy.run_module('mypkg.tool')\n";
+    assert_eq!(
+        worst(src, Capability::DynamicCode),
+        Some(Severity::Medium),
+        "{:?}",
+        sites(src)
+    );
+    let src = "import runpy\nrunpy.run_module(name)\n";
+    assert_eq!(
+        worst(src, Capability::DynamicCode),
+        Some(Severity::Critical),
+        "{:?}",
+        sites(src)
+    );
+}
