@@ -11,8 +11,10 @@ use std::io::{self, BufRead, Read};
 
 use serde_json::json;
 
+use super::context::Ctx;
+use super::pickle_stream::inspect_pickle_stream;
 use super::problem::{Problem, ProblemKind};
-use super::{Ctx, compress, inspect_pickle_stream, numpy, pickle, read, tar, torchscript, zip};
+use super::{compress, numpy, pickle, read, tar, torchscript, zip};
 use crate::classify::{self, Format};
 use crate::model::finding::Location;
 use crate::model::rules::RuleId;
@@ -44,7 +46,7 @@ fn archive_problem(ctx: &mut Ctx<'_>, p: &Problem, container: Option<&str>) {
     // limit that stopped the walk so the report says what to raise.
     let limit = archive_limit(p.code).filter(|_| p.kind == ProblemKind::LimitExceeded);
     let message = match limit {
-        Some(name) => format!("{}; {}", p.message, super::raise_hint(name)),
+        Some(name) => format!("{}; {}", p.message, super::context::raise_hint(name)),
         None => p.message.clone(),
     };
     let cfg = ctx.cfg;
@@ -54,7 +56,7 @@ fn archive_problem(ctx: &mut Ctx<'_>, p: &Problem, container: Option<&str>) {
         d.evidence.insert("member".into(), json!(m));
     }
     if let Some(name) = limit {
-        super::name_limit(d, cfg, name);
+        super::context::name_limit(d, cfg, name);
     }
 }
 
@@ -142,7 +144,7 @@ fn judge_zip(ctx: &mut Ctx<'_>, report: &zip::ZipReport) -> Format {
             .iter()
             .filter(|(m, _)| m.as_ref().is_some_and(|m| t.pickles.contains(m)));
         let member = t.pickles.first().map(String::as_str);
-        super::record_weights_only(ctx, own.map(|(_, w)| w), member);
+        super::pickle_stream::record_weights_only(ctx, own.map(|(_, w)| w), member);
     }
     if let Some(zip::Layout::PyTorch(t)) = &layout {
         check_storages(ctx, t, &report.members, &storages);
@@ -259,7 +261,7 @@ fn walk_zip_with(
             torch_archives.insert(archive.to_string());
         }
         if zip::storage_archive(&m.name).is_some_and(|a| torch_archives.contains(a)) {
-            super::inspect_storage_record(ctx, stream, &name);
+            super::pickle_stream::inspect_storage_record(ctx, stream, &name);
             return;
         }
         // A member whose stream stops early (limit, corruption) is already a zip problem.
@@ -322,7 +324,7 @@ pub fn inspect_tar(
             && let Ok((head, mut replay)) = read::peek(stream, 4096)
         {
             if pickle::looks_like_pickle(&head) {
-                super::inspect_torch_tar_records(ctx, &mut replay, &name, kind);
+                super::pickle_stream::inspect_torch_tar_records(ctx, &mut replay, &name, kind);
             } else {
                 let _ = inspect_member(ctx, &mut replay, &name, Some(m.size), depth + 1);
             }
@@ -450,12 +452,12 @@ pub fn inspect_npy(
             let message = format!(
                 ".npy header not read: {}; {}",
                 p.message,
-                super::raise_hint(name)
+                super::context::raise_hint(name)
             );
             let cfg = ctx.cfg;
             let d = ctx.detect(RuleId::LimitExceeded, key, message, loc);
             d.evidence.insert("problem".into(), json!(p.code));
-            super::name_limit(d, cfg, name);
+            super::context::name_limit(d, cfg, name);
             return Ok(());
         }
         Err(p) => {
@@ -626,7 +628,7 @@ pub fn inspect_member(
             sniffed
         }
         Format::PytorchLegacy => {
-            super::inspect_torch_legacy(ctx, &mut replay, Some(name));
+            super::pickle_stream::inspect_torch_legacy(ctx, &mut replay, Some(name));
             sniffed
         }
         Format::Zip => {
@@ -670,7 +672,7 @@ pub fn inspect_member(
                         ..Location::default()
                     },
                 );
-                super::name_limit(d, cfg, "json_bytes");
+                super::context::name_limit(d, cfg, "json_bytes");
             } else {
                 super::config::check_yaml(ctx, &bytes, Some(name));
             }

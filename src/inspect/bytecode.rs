@@ -251,7 +251,7 @@ pub struct Inspected {
 /// `bytecode` fact and the problems (FMT007 malformed, SCAN004 limits); returns what was read
 /// for the judgement.
 pub fn inspect_pyc(
-    ctx: &mut super::Ctx<'_>,
+    ctx: &mut super::context::Ctx<'_>,
     r: &mut dyn std::io::BufRead,
 ) -> std::io::Result<Option<Inspected>> {
     use crate::model::facts::Fact;
@@ -265,11 +265,11 @@ pub fn inspect_pyc(
             "bytecode_bytes",
             format!(
                 "compiled Python over {cap} bytes was not walked; {}",
-                super::raise_hint("bytecode_bytes")
+                super::context::raise_hint("bytecode_bytes")
             ),
             crate::model::finding::Location::default(),
         );
-        super::name_limit(d, cfg, "bytecode_bytes");
+        super::context::name_limit(d, cfg, "bytecode_bytes");
         return Ok(None);
     }
     let limits = super::marshal::Limits::from(&ctx.cfg.limits);
@@ -377,7 +377,7 @@ pub fn inspect_pyc(
 /// way); medium for network access, deferral and dynamic imports, whose danger is in the
 /// arguments. Entries judged only by their path or value arguments (`open`, `os.environ`,
 /// `setattr`) are not sites here: their names still appear in the `bytecode` fact.
-pub fn judge(ctx: &mut super::Ctx<'_>, pyc: &Inspected) {
+pub fn judge(ctx: &mut super::context::Ctx<'_>, pyc: &Inspected) {
     use crate::knowledge::capabilities::{self, Capability, Role};
     use crate::model::finding::Severity;
     use crate::provenance::code::behaviour;
@@ -498,7 +498,7 @@ fn is_identifier(s: &str) -> bool {
 /// `code_file_bytes`, opened without following a final symlink. `None` when the `.pyc` is not
 /// a local file (remote scans), or the source is absent, unreadable or too large: then the
 /// `.pyc` is judged on its own.
-fn read_source(ctx: &super::Ctx<'_>, rel: &str) -> Option<Vec<u8>> {
+fn read_source(ctx: &super::context::Ctx<'_>, rel: &str) -> Option<Vec<u8>> {
     use std::io::Read;
     let super::read::Positioned::File(pyc_path) = ctx.positioned else {
         return None;
@@ -510,7 +510,7 @@ fn read_source(ctx: &super::Ctx<'_>, rel: &str) -> Option<Vec<u8>> {
         root = root.parent()?;
     }
     let path = rel.split('/').fold(root.to_path_buf(), |p, c| p.join(c));
-    let file = super::open_regular(&path).ok()?;
+    let file = super::context::open_regular(&path).ok()?;
     let cap = ctx.cfg.limits.code_file_bytes;
     let mut out = Vec::new();
     file.take(cap.saturating_add(1))

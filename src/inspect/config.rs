@@ -16,7 +16,7 @@
 use crate::model::facts::{Fact, FactMap};
 use serde_json::{Value, json};
 
-use super::Ctx;
+use super::context::Ctx;
 use crate::knowledge::{self, Verdict};
 use crate::model::finding::{Location, Severity};
 use crate::model::rules::RuleId;

@@ -8,9 +8,10 @@ use std::io::{self, BufRead};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::context::Ctx;
 use super::problem::{Problem, ProblemKind};
 use super::read::{Positioned, ReadSeek};
-use super::{Ctx, gguf, hdf5, keras, onnx, package, polyglot, tf, tflite};
+use super::{gguf, hdf5, keras, onnx, package, polyglot, tf, tflite};
 use crate::classify::Format;
 use crate::model::finding::Location;
 use crate::model::rules::RuleId;
@@ -75,7 +76,7 @@ pub fn record_problems(
             .filter(|_| rule == RuleId::LimitExceeded);
         let cfg = ctx.cfg;
         let message = match limit {
-            Some(name) => format!("{}; {}", p.message, super::raise_hint(name)),
+            Some(name) => format!("{}; {}", p.message, super::context::raise_hint(name)),
             None => p.message.clone(),
         };
         let d = ctx.detect(rule, key, message, loc);
@@ -91,7 +92,7 @@ pub fn record_problems(
             d.evidence.insert(k.clone(), value);
         }
         if let Some(name) = limit {
-            super::name_limit(d, cfg, name);
+            super::context::name_limit(d, cfg, name);
         }
     }
     if !notes.is_empty() {
@@ -424,7 +425,7 @@ pub fn record_polyglots(
         ("offset".to_string(), json!(end.to_string())),
     ]);
     let member = format!("@{end}");
-    match super::inspect_pickle_stream(ctx, &mut replay, Some(&member)) {
+    match super::pickle_stream::inspect_pickle_stream(ctx, &mut replay, Some(&member)) {
         Err(_) if check_positioned(ctx, at, "polyglot") => Ok(()),
         r => r,
     }
@@ -444,7 +445,7 @@ pub fn inspect_mlmodel(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<()>
             format!("MLmodel is larger than the json_bytes limit ({limit}); not checked"),
             Location::default(),
         );
-        super::name_limit(d, cfg, "json_bytes");
+        super::context::name_limit(d, cfg, "json_bytes");
         return Ok(());
     }
     super::config::check_yaml(ctx, &bytes, None);

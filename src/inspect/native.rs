@@ -633,7 +633,7 @@ fn pe_facts<Pe: ImageNtHeaders>(
 /// the `native` fact and maps problems (FMT007 for a file the loader would refuse, SCAN004 for
 /// limits). Returns the facts for the judgement.
 pub fn inspect_native(
-    ctx: &mut super::Ctx<'_>,
+    ctx: &mut super::context::Ctx<'_>,
     r: &mut dyn std::io::BufRead,
 ) -> std::io::Result<Option<NativeFacts>> {
     use crate::model::facts::Fact;
@@ -646,11 +646,11 @@ pub fn inspect_native(
             "native_bytes",
             format!(
                 "native object file over {cap} bytes: its initialisers and imports were not read; {}",
-                super::raise_hint("native_bytes")
+                super::context::raise_hint("native_bytes")
             ),
             crate::model::finding::Location::default(),
         );
-        super::name_limit(d, cfg, "native_bytes");
+        super::context::name_limit(d, cfg, "native_bytes");
         return Ok(None);
     }
     let (facts, problems) = inspect(&bytes, &Limits::from(&ctx.cfg.limits));

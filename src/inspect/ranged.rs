@@ -40,8 +40,9 @@ use serde_json::{Value, json};
 
 pub use super::blocks::RangeSource;
 use super::blocks::{self, Blocks};
+use super::context::{Ctx, FileScan, ScanConfig};
+use super::formats;
 use super::read::Positioned;
-use super::{Ctx, FileScan, ScanConfig, formats};
 use crate::classify::{self, Format};
 use crate::model::facts::Fact;
 
@@ -382,7 +383,7 @@ fn scan_cached(c: &mut Cached<'_>, rel: &str, size: u64, cfg: &ScanConfig) -> (F
         format: Some(format),
         kind: Some(kind),
         facts: ctx.facts,
-        detections: super::fold_per_file(ctx.detections),
+        detections: super::pickle_stream::fold_per_file(ctx.detections),
         tensors: ctx.tensors,
         text: ctx.text,
         card: ctx.card,
@@ -392,7 +393,7 @@ fn scan_cached(c: &mut Cached<'_>, rel: &str, size: u64, cfg: &ScanConfig) -> (F
 
 fn unreadable(rel: &str, e: &dyn std::fmt::Display) -> FileScan {
     FileScan {
-        detections: vec![super::unreadable(rel, e)],
+        detections: vec![super::context::unreadable(rel, e)],
         ..FileScan::default()
     }
 }

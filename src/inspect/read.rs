@@ -314,7 +314,7 @@ impl<'a> Positioned<'a> {
     pub fn reopen(&self, check: &'static str) -> io::Result<Box<dyn ReadSeek + 'a>> {
         match *self {
             Positioned::None => Err(io::Error::other("nothing to read again")),
-            Positioned::File(p) => Ok(Box::new(super::open_regular(p)?)),
+            Positioned::File(p) => Ok(Box::new(super::context::open_regular(p)?)),
             Positioned::Memory(b) => Ok(Box::new(io::Cursor::new(b))),
             Positioned::Source(s) => s.reopen(check),
         }

@@ -11,7 +11,8 @@ use std::io::{self, BufRead};
 
 use serde_json::{Value, json};
 
-use super::{Ctx, read};
+use super::context::Ctx;
+use super::read;
 use crate::model::finding::{Location, Severity};
 use crate::model::rules::RuleId;
 use crate::provenance::code::{CodeItem, ItemKind, RepoRef, RevisionState, TrustValue, behaviour};
@@ -41,7 +42,7 @@ fn over_limit(ctx: &mut Ctx<'_>, limit: u64, limit_name: &str) {
         format!("file is larger than the {limit_name} limit ({limit} bytes); its contents were not checked"),
         Location::default(),
     );
-    super::name_limit(d, cfg, limit_name);
+    super::context::name_limit(d, cfg, limit_name);
 }
 
 fn repo_text(repo: &RepoRef) -> String {
@@ -296,14 +297,14 @@ pub(super) fn record_behaviour(
             format!("{limit}{}", member.map(|m| format!(":{m}")).unwrap_or_default()),
             format!(
                 "a literal blob{inside} was not decoded to the end: [limits] {limit} stopped it; {}",
-                super::raise_hint(limit)
+                super::context::raise_hint(limit)
             ),
             Location {
                 member: member.map(str::to_owned),
                 ..Location::default()
             },
         );
-        super::name_limit(d, cfg, limit);
+        super::context::name_limit(d, cfg, limit);
     }
     if !facts.is_empty() && member.is_none() {
         ctx.fact(Fact::PythonCapabilities, Value::Object(facts));
@@ -402,7 +403,7 @@ pub(super) fn inspect_python_member(
                 ..Location::default()
             },
         );
-        super::name_limit(d, cfg, "code_file_bytes");
+        super::context::name_limit(d, cfg, "code_file_bytes");
         return Ok(());
     }
     let text = String::from_utf8_lossy(&bytes);
@@ -492,7 +493,7 @@ pub fn inspect_card(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<Option
             ),
             Location::default(),
         );
-        super::name_limit(d, cfg, "yaml_bytes");
+        super::context::name_limit(d, cfg, "yaml_bytes");
     }
     let mut v = serde_json::to_value(&facts).unwrap_or(Value::Null);
     // The SPDX form of each license, for the SBOM.

@@ -10,7 +10,8 @@ use std::io::{self, BufRead};
 
 use serde_json::json;
 
-use super::{Ctx, read};
+use super::context::Ctx;
+use super::read;
 use crate::model::finding::{Location, Severity};
 use crate::model::rules::RuleId;
 use crate::provenance::code;
@@ -39,11 +40,11 @@ pub fn inspect_code_member(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, member: &str)
             format!("code_file_bytes:{member}"),
             format!(
                 "torchscript source `{member}` is larger than the code_file_bytes limit ({limit} bytes); its calls were not checked; {}",
-                super::raise_hint("code_file_bytes")
+                super::context::raise_hint("code_file_bytes")
             ),
             at(None),
         );
-        super::name_limit(d, cfg, "code_file_bytes");
+        super::context::name_limit(d, cfg, "code_file_bytes");
         return Ok(());
     }
     let text = String::from_utf8_lossy(&bytes);

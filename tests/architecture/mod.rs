@@ -298,3 +298,56 @@ fn submodules_of_a_stage_import_each_other_without_cycles() {
         }
     }
 }
+
+/// Issue 32: inside `inspect/`, the shared types sit below the inspectors (`inspect/context.rs`,
+/// and `inspect/pickle_stream.rs` for pickle streams in any container) and the dispatcher
+/// (`inspect/mod.rs`) above them. An inspector that reached these through `super::` would import
+/// from the dispatcher's module, an arrow running back up.
+#[test]
+fn inspectors_take_shared_types_from_below_not_from_the_dispatcher() {
+    const SHARED: &[&str] = &[
+        "Ctx",
+        "ScanConfig",
+        "FileScan",
+        "raise_hint",
+        "name_limit",
+        "open_regular",
+        "unreadable",
+        "pickle_limits",
+        "inspect_pickle_stream",
+        "inspect_torch_legacy",
+        "inspect_storage_record",
+        "inspect_torch_tar_records",
+        "fold_per_file",
+        "record_weights_only",
+    ];
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/inspect");
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    let mut bad = Vec::new();
+    for f in files {
+        let name = f.file_name().unwrap().to_string_lossy().to_string();
+        // The dispatcher itself, and test modules (which exercise the whole of `inspect`).
+        if f.parent() == Some(dir.as_path()) && name == "mod.rs" || name.contains("test") {
+            continue;
+        }
+        let text = fs::read_to_string(&f).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
+            for item in SHARED {
+                let direct = line.contains(&format!("super::{item}"))
+                    && !line.contains(&format!("super::super::{item}"));
+                let listed = line.contains("use super::{")
+                    && line.split(['{', '}', ',', ' ']).any(|w| w.trim() == *item);
+                if (direct || listed) && f.parent() == Some(dir.as_path()) {
+                    bad.push(format!("{}: {}", f.display(), line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "import these from `super::context` or `super::pickle_stream`:\n{}",
+        bad.join("\n")
+    );
+}

@@ -1,0 +1,607 @@
+//! Pickle streams as findings, for every container that holds one: a plain pickle, a PyTorch
+//! checkpoint's `data.pkl`, a legacy or tar-format file, a pickle in a zip member or a storage
+//! record. Reads each stream with the symbolic machine (`inspect/pickle`), records its facts
+//! (imports, shapes, the `weights_only` verdict) and turns what it imports into PKL001-PKL005
+//! detections, folded one per file ([`fold_per_file`]). The dispatcher and the container
+//! inspectors (`archive`, `formats`, `ranged`) call it; it calls only the pickle reader and the
+//! shared context below it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{self, BufRead};
+
+use serde_json::{Value, json};
+
+use super::context::{Ctx, name_limit, pickle_limits, raise_hint};
+use super::pickle;
+use crate::model::facts::{Fact, FactMap};
+use crate::model::finding::{Detection, Location};
+use crate::model::rules::RuleId;
+
+/// Reads every pickle in the stream and records what it imports: PKL001 for dangerous or
+/// unresolvable imports, PKL002 for unknown ones, PKL003 for the pickle itself, PKL004 when the
+/// stream is damaged. `member` names the archive member the stream came from.
+pub fn inspect_pickle_stream(
+    ctx: &mut Ctx<'_>,
+    r: &mut dyn BufRead,
+    member: Option<&str>,
+) -> io::Result<()> {
+    let analysis = pickle::analyze(&mut &mut *r, &pickle_limits(ctx.cfg));
+    record_pickle(ctx, &analysis, member);
+    Ok(())
+}
+
+/// Issue 32: a PyTorch storage record (`<archive>/data/<key>` of a `torch.save` zip) holds raw
+/// tensor bytes that `torch.load` reads as bytes, never as a pickle, so its first bytes say
+/// nothing (a float can begin `0x80 0x02`, `}` + `0x93` or `c`). Only a complete pickle from a
+/// valid PROTO to its STOP is reported, judged by what it imports; anything else is data.
+pub fn inspect_storage_record(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, member: &str) {
+    let Some(mut analysis) = pickle::analyze_hidden(&mut &mut *r, &pickle_limits(ctx.cfg)) else {
+        return;
+    };
+    if analysis.imports.is_empty() {
+        return;
+    }
+    // Its storages and views are no part of the archive's own pickles.
+    analysis.storages.clear();
+    record_pickle(ctx, &analysis, Some(member));
+}
+
+/// The `storages` or `tensors` member of a tar-based PyTorch file: its pickles, with the raw
+/// records between them skipped by their lengths (issue 32).
+pub fn inspect_torch_tar_records(
+    ctx: &mut Ctx<'_>,
+    r: &mut dyn BufRead,
+    member: &str,
+    kind: pickle::TarRecords,
+) {
+    let limits = pickle_limits(ctx.cfg);
+    let analysis = pickle::analyze_torch_tar_records(&mut &mut *r, kind, &limits);
+    record_pickle(ctx, &analysis, Some(member));
+}
+
+/// A legacy (non-zip) PyTorch file: its pickles as [`inspect_pickle_stream`] reads them, then
+/// its raw storage block against the storages the pickles declare (issue 16, FMT009).
+pub fn inspect_torch_legacy(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, member: Option<&str>) {
+    let limits = pickle_limits(ctx.cfg);
+    let analysis = pickle::analyze_torch_legacy(&mut &mut *r, &limits);
+    record_pickle(ctx, &analysis, member);
+    if member.is_none() {
+        let streams = std::mem::take(&mut ctx.weights_only);
+        let verdicts = streams.iter().map(|(_, w)| w);
+        record_weights_only(ctx, verdicts, None);
+    }
+    let shapes = pickle::torch::check_legacy_block(&analysis, r, limits.max_imports);
+    detect_shapes(ctx, &shapes, member, "legacy:", "legacy PyTorch file");
+}
+
+/// Issue 32: the `torch.load(weights_only=True)` verdict of a PyTorch checkpoint from the
+/// verdicts of the pickle streams torch.load reads (`member`: the archive's `data.pkl`, for the
+/// location): the fact, and PKL005 naming what is refused when it would refuse.
+pub fn record_weights_only<'w>(
+    ctx: &mut Ctx<'_>,
+    streams: impl Iterator<Item = &'w pickle::torch::WeightsOnly>,
+    member: Option<&str>,
+) {
+    let mut all = pickle::torch::WeightsOnly::default();
+    for w in streams {
+        all.merge(w);
+    }
+    let globals: Vec<&String> = all.globals.keys().collect();
+    let opcodes: Vec<&str> = all.opcodes.keys().copied().collect();
+    ctx.fact(
+        Fact::TorchWeightsOnly,
+        json!({
+            "accepted": all.accepted(),
+            "refused_globals": globals,
+            "refused_opcodes": opcodes,
+            "mirrors": crate::knowledge::WEIGHTS_ONLY_MIRRORS,
+        }),
+    );
+    if all.accepted() {
+        return;
+    }
+    let list = |items: &[&str]| {
+        items
+            .iter()
+            .take(8)
+            .map(|g| format!("`{g}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+            + if items.len() > 8 { ", ..." } else { "" }
+    };
+    let mut why = Vec::new();
+    if !globals.is_empty() {
+        let names: Vec<&str> = globals.iter().map(|g| g.as_str()).collect();
+        why.push(format!(
+            "{} global(s) outside its allowlist ({})",
+            names.len(),
+            list(&names)
+        ));
+    }
+    if !opcodes.is_empty() {
+        why.push(format!(
+            "opcode(s) it does not implement ({})",
+            list(&opcodes)
+        ));
+    }
+    let loc = Location {
+        offset: all.first_offset(),
+        member: member.map(str::to_string),
+        ..Location::default()
+    };
+    let d = ctx.detect(
+        RuleId::PickleNeedsUnsafeLoad,
+        "weights-only",
+        format!(
+            "torch.load(weights_only=True) refuses this checkpoint: {}; loading it needs weights_only=False, which runs whatever the pickle imports",
+            why.join(" and ")
+        ),
+        loc,
+    );
+    d.evidence.insert("globals".into(), json!(globals));
+    d.evidence.insert("opcodes".into(), json!(opcodes));
+    d.evidence.insert(
+        "mirrors".into(),
+        json!(crate::knowledge::WEIGHTS_ONLY_MIRRORS),
+    );
+}
+
+/// One FMT009 detection per exploit-shaped structure of one stream; `tag` keeps the keys of
+/// two streams of one file apart, `what` names the stream in the message.
+fn detect_shapes(
+    ctx: &mut Ctx<'_>,
+    shapes: &[pickle::Shape],
+    member: Option<&str>,
+    tag: &str,
+    what: &str,
+) {
+    let prefix = member.map(|m| format!("{m}:")).unwrap_or_default();
+    let within = member
+        .map(|m| format!(" in archive member `{m}`"))
+        .unwrap_or_default();
+    for (i, shape) in shapes.iter().enumerate() {
+        let loc = Location {
+            offset: Some(shape.offset),
+            member: member.map(str::to_string),
+            ..Location::default()
+        };
+        let d = ctx.detect(
+            RuleId::FormatExploitShape,
+            format!("{prefix}{tag}{}:{i}", shape.code),
+            format!("{what}{within}: {}", shape.message),
+            loc,
+        );
+        d.evidence.insert("problem".into(), json!(shape.code));
+    }
+}
+
+fn record_pickle(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) {
+    let extra = &ctx.cfg.pickle_extra;
+    let at = |offset: u64| Location {
+        offset: Some(offset),
+        member: member.map(str::to_string),
+        ..Location::default()
+    };
+    let prefix = member.map(|m| format!("{m}:")).unwrap_or_default();
+    let within = member
+        .map(|m| format!(" in archive member `{m}`"))
+        .unwrap_or_default();
+
+    // Facts: protocol, globals, layout. Members add to the file's lists.
+    let mut globals: BTreeSet<String> = ctx
+        .facts
+        .fact_strings(Fact::PickleGlobals)
+        .into_iter()
+        .collect();
+    for imp in &a.imports {
+        globals.insert(import_name(imp));
+    }
+    ctx.fact(Fact::PickleGlobals, json!(globals));
+    if let Some(first) = a.pickles.first() {
+        ctx.facts
+            .entry(Fact::PickleProtocol.key())
+            .or_insert_with(|| json!(first.protocol));
+    }
+    let count = ctx
+        .facts
+        .fact(Fact::PickleCount)
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    ctx.fact(Fact::PickleCount, count + a.pickles.len() as u64);
+    if let Some(t) = &a.trailing
+        && member.is_none()
+    {
+        ctx.fact(Fact::PickleTrailingOffset, t.offset);
+    }
+    if !a.raw_regions.is_empty() {
+        let bytes: u64 = a.raw_regions.iter().map(|r| r.len).sum();
+        ctx.fact(Fact::PickleRawBytes, bytes);
+    }
+
+    if !a.pickles.is_empty() || !a.imports.is_empty() {
+        let first = a.pickles.first().map(|p| p.offset).unwrap_or(0);
+        let d = ctx.detect(
+            RuleId::PickleFormat,
+            format!("{prefix}pickle"),
+            format!(
+                "pickle data{within} (protocol {}, {} pickle(s)); loading it runs whatever it imports",
+                a.pickles.first().map(|p| p.protocol).unwrap_or(0),
+                a.pickles.len()
+            ),
+            at(first),
+        );
+        d.evidence.insert("pickles".into(), json!(a.pickles.len()));
+    }
+
+    // One detection per distinct global (per member), at its first occurrence.
+    let mut seen: BTreeMap<String, (usize, &pickle::Import, bool, Option<&'static str>)> =
+        BTreeMap::new();
+    for imp in &a.imports {
+        let key = import_name(imp);
+        let e = seen.entry(key).or_insert((0, imp, false, None));
+        e.0 += 1;
+        e.2 |= imp.called;
+        e.3 = e.3.or(imp.call_opcode);
+    }
+    for (name, (occurrences, imp, called, call_opcode)) in seen {
+        // Issue 32: an unknown callable the pickle calls is judged by what its name says.
+        let by_name = match (&imp.module, &imp.name) {
+            (Some(m), Some(n)) if call_opcode.is_some_and(is_call) => {
+                crate::knowledge::judge_by_name(m, n)
+            }
+            _ => None,
+        };
+        let how = if called {
+            "imports and calls"
+        } else {
+            "imports"
+        };
+        let (rule, severity, message, verdict) = match (&imp.module, &imp.name) {
+            (Some(m), Some(n)) => match crate::knowledge::classify_global(m, n, extra) {
+                // Issue 15, cause 4: a partial over a safe or unknown global takes its verdict,
+                // and that global's own finding (it counts as called) says so.
+                crate::knowledge::Verdict::Dangerous { .. }
+                    if crate::knowledge::is_call_wrapper(m, n)
+                        && wrapped_verdict(a, &name, extra).is_some_and(|v| {
+                            !matches!(v, crate::knowledge::Verdict::Dangerous { .. })
+                        }) =>
+                {
+                    continue;
+                }
+                crate::knowledge::Verdict::Dangerous { category, reason } => (
+                    RuleId::PickleUnsafeGlobal,
+                    if called {
+                        crate::model::finding::Severity::Critical
+                    } else {
+                        crate::model::finding::Severity::High
+                    },
+                    // Issue 16: a dotted name that walks out of its module says how.
+                    match crate::knowledge::explain_traversal(m, n) {
+                        Some(path) => {
+                            format!("pickle{within} {how} `{name}`: {reason}; traversal {path}")
+                        }
+                        None => format!("pickle{within} {how} `{name}`: {reason}"),
+                    },
+                    category,
+                ),
+                crate::knowledge::Verdict::Safe => continue,
+                crate::knowledge::Verdict::Unknown if by_name.is_some() => (
+                    RuleId::PickleUnsafeGlobal,
+                    crate::model::finding::Severity::Critical,
+                    format!(
+                        "pickle{within} {how} `{name}`, which no table knows; judged by its name: it {}",
+                        by_name.unwrap_or_default()
+                    ),
+                    crate::knowledge::JUDGED_BY_NAME,
+                ),
+                crate::knowledge::Verdict::Unknown => (
+                    RuleId::PickleUnknownGlobal,
+                    // Issue 15, cause 7: a global that is only referenced (a stored type, a
+                    // hash function attribute) runs nothing by itself; a called one does.
+                    if called {
+                        RuleId::PickleUnknownGlobal.default_severity()
+                    } else {
+                        crate::model::finding::Severity::Low
+                    },
+                    format!("pickle{within} {how} `{name}`, which is not on the safe list"),
+                    "unknown",
+                ),
+            },
+            _ => (
+                // An import that cannot be resolved statically is how scanners are evaded.
+                RuleId::PickleUnsafeGlobal,
+                crate::model::finding::Severity::Critical,
+                format!(
+                    "pickle{within} {how} a global that cannot be resolved statically ({}{})",
+                    imp.opcode,
+                    imp.note
+                        .as_deref()
+                        .map(|n| format!(": {n}"))
+                        .unwrap_or_default()
+                ),
+                "unresolvable",
+            ),
+        };
+        let d = ctx.detect(rule, format!("{prefix}{name}"), message, at(imp.offset));
+        d.severity = severity;
+        d.evidence.extend([
+            ("global".to_string(), json!(name)),
+            ("module".to_string(), json!(imp.module)),
+            ("name".to_string(), json!(imp.name)),
+            ("called".to_string(), json!(called)),
+            ("opcode".to_string(), json!(imp.opcode)),
+            ("category".to_string(), json!(verdict)),
+            ("occurrences".to_string(), json!(occurrences)),
+        ]);
+        if let Some(c) = call_opcode {
+            d.evidence.insert("call_opcode".into(), json!(c));
+        }
+        if verdict == crate::knowledge::JUDGED_BY_NAME {
+            d.evidence.insert("judged".into(), json!("name"));
+        }
+        if rule == RuleId::PickleUnsafeGlobal
+            && let (Some(m), Some(n)) = (&imp.module, &imp.name)
+        {
+            let refs = crate::knowledge::references(m, n);
+            if !refs.is_empty() {
+                d.evidence.insert("references".into(), json!(refs));
+            }
+        }
+    }
+
+    record_shapes(ctx, a, member);
+    let verdict = pickle::torch::weights_only(a, &ctx.cfg.pickle_extra);
+    ctx.weights_only.push((member.map(str::to_string), verdict));
+
+    if let Some(err) = &a.error {
+        let cfg = ctx.cfg;
+        let d = ctx.detect(
+            RuleId::PickleMalformed,
+            format!("{prefix}{}", err.code),
+            format!(
+                "pickle stream{within} cannot be fully parsed at byte {}: {} ({} import(s) found before it)",
+                err.offset.unwrap_or(0),
+                err.message,
+                a.imports.len()
+            ),
+            at(err.offset.unwrap_or(0)),
+        );
+        d.evidence.insert("problem".into(), json!(err.code));
+        // Limit stops stay PKL004 (the stream was not read to its end) and name the limit.
+        let limit = match err.code {
+            "limit-opcodes" => Some("pickle_opcodes"),
+            "limit-memo" => Some("pickle_memo"),
+            "limit-line" => Some("pickle_string_bytes"),
+            _ => None,
+        };
+        if let Some(name) = limit {
+            d.message = format!("{}; {}", d.message, raise_hint(name));
+            name_limit(d, cfg, name);
+        }
+    }
+}
+
+/// Exploit-shaped structures (issue 16) as FMT009: writes into globals or scalars, tensor views
+/// past their storage. PyTorch storages are kept for the archive-level check of `data/<key>`.
+fn record_shapes(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) {
+    detect_shapes(ctx, &a.shapes, member, "", "pickle");
+    let bound = ctx.cfg.limits.archive_members;
+    for s in &a.storages {
+        if ctx.torch_storages.len() as u64 >= bound {
+            break;
+        }
+        ctx.torch_storages
+            .push((member.map(str::to_string), s.clone()));
+    }
+}
+
+/// `module.name`, or `?` parts for what could not be resolved.
+/// Issue 15, cause 4: the verdict of the call wrapper `name` (`functools.partial`) from what it
+/// wraps: the worst of its targets' verdicts (a wrapper over a wrapper is followed). `None`, so
+/// the wrapper keeps its own verdict, when an import of it was never built or wraps a value that
+/// is not a named global.
+fn wrapped_verdict(
+    a: &pickle::Analysis,
+    name: &str,
+    extra: &crate::knowledge::ExtraLists,
+) -> Option<crate::knowledge::Verdict> {
+    use crate::knowledge::Verdict;
+    let mut worst = Verdict::Safe;
+    let mut visited = BTreeSet::new();
+    let mut pending = vec![name.to_string()];
+    while let Some(wrapper) = pending.pop() {
+        if !visited.insert(wrapper.clone()) {
+            continue;
+        }
+        for imp in a.imports.iter().filter(|i| import_name(i) == wrapper) {
+            let wraps = imp.wraps.as_ref()?;
+            if wraps.opaque || wraps.targets.is_empty() {
+                return None;
+            }
+            for target in wraps.targets.iter().filter_map(|&t| a.imports.get(t)) {
+                let (Some(m), Some(n)) = (&target.module, &target.name) else {
+                    return None;
+                };
+                if crate::knowledge::is_call_wrapper(m, n) {
+                    pending.push(import_name(target));
+                    continue;
+                }
+                match crate::knowledge::classify_global(m, n, extra) {
+                    v @ Verdict::Dangerous { .. } => return Some(v),
+                    Verdict::Unknown => worst = Verdict::Unknown,
+                    Verdict::Safe => {}
+                }
+            }
+        }
+    }
+    Some(worst)
+}
+
+/// Sites listed in a folded finding's evidence (the count says how many there were).
+const MAX_FOLDED_SITES: usize = 1000;
+
+/// Issue 32: one warning per file. The PKL002 detections of a file (one per unknown global and
+/// archive member) become one finding listing every global with its call/reference count and
+/// offset in `evidence.sites`, and so do the CFG003 detections of a config (one per unknown
+/// target or tag, with its line). A file with one such detection keeps it as it was (same key,
+/// so the same fingerprint) with its one site listed. Policy exceptions match by rule and path,
+/// so an exception written for any of the folded findings still matches the folded one.
+pub fn fold_per_file(detections: Vec<Detection>) -> Vec<Detection> {
+    let mut out = Vec::with_capacity(detections.len());
+    let mut groups: BTreeMap<RuleId, Vec<Detection>> = BTreeMap::new();
+    for d in detections {
+        if matches!(
+            d.rule,
+            RuleId::PickleUnknownGlobal | RuleId::ConfigUnknownTarget
+        ) {
+            groups.entry(d.rule).or_default().push(d);
+        } else {
+            out.push(d);
+        }
+    }
+    for (rule, group) in groups {
+        out.push(fold_group(rule, group));
+    }
+    out
+}
+
+/// One site of a folded detection: its evidence plus where it is.
+fn site(d: &Detection) -> Value {
+    let mut site = d.evidence.clone();
+    site.insert("severity".into(), json!(d.severity));
+    for (k, v) in [
+        ("offset", d.location.offset.map(|o| json!(o))),
+        ("line", d.location.line.map(|l| json!(l))),
+        ("member", d.location.member.as_ref().map(|m| json!(m))),
+    ] {
+        if let Some(v) = v {
+            site.insert(k.into(), v);
+        }
+    }
+    Value::Object(site.into_iter().collect())
+}
+
+/// The folded detection of one rule's detections in one file (see [`fold_per_file`]).
+fn fold_group(rule: RuleId, mut group: Vec<Detection>) -> Detection {
+    let sites: Vec<Value> = group.iter().take(MAX_FOLDED_SITES).map(site).collect();
+    if group.len() == 1
+        && let Some(mut only) = group.pop()
+    {
+        only.evidence.insert("count".into(), json!(1));
+        only.evidence.insert("sites".into(), json!(sites));
+        return only;
+    }
+    let count = group.len();
+    let severity = group.iter().map(|d| d.severity).max();
+    let named = |d: &Detection| {
+        let what = d
+            .evidence
+            .get("global")
+            .or_else(|| d.evidence.get("target"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let how = match d.evidence.get("called").and_then(Value::as_bool) {
+            Some(true) => " (called)",
+            Some(false) => " (referenced)",
+            None => "",
+        };
+        format!("`{what}`{how}")
+    };
+    let listed: Vec<String> = group.iter().take(8).map(named).collect();
+    let more = if count > 8 { ", ..." } else { "" };
+    // Located at the earliest site (the detections come sorted by name).
+    let earliest = (0..group.len())
+        .min_by_key(|&i| group.get(i).map(|d| (d.location.offset, d.location.line)))
+        .unwrap_or(0);
+    let first = group.swap_remove(earliest);
+    let (key, message) = match rule {
+        RuleId::PickleUnknownGlobal => (
+            "unknown-globals",
+            format!(
+                "pickle imports {count} globals that are not on the safe list: {}{more}",
+                listed.join(", ")
+            ),
+        ),
+        _ => (
+            "unknown-targets",
+            format!(
+                "config names {count} targets that are not on the safe list: {}{more}",
+                listed.join(", ")
+            ),
+        ),
+    };
+    let mut d = Detection::new(rule, first.path.clone(), key, message).at(first.location.clone());
+    d.severity = severity.unwrap_or(first.severity);
+    d.evidence.insert("count".into(), json!(count));
+    d.evidence.insert("sites".into(), json!(sites));
+    d
+}
+
+/// Opcodes that call what they are given (issue 32's name judge counts only these; APPEND,
+/// SETITEM(S) on an instance invoke container methods of a type the pickle built).
+fn is_call(opcode: &str) -> bool {
+    matches!(
+        opcode,
+        "REDUCE" | "NEWOBJ" | "NEWOBJ_EX" | "INST" | "OBJ" | "BUILD"
+    )
+}
+
+fn import_name(imp: &pickle::Import) -> String {
+    format!(
+        "{}.{}",
+        imp.module.as_deref().unwrap_or("?"),
+        imp.name.as_deref().unwrap_or("?")
+    )
+}
+
+#[cfg(test)]
+mod fold_tests {
+    use super::*;
+
+    fn unknown(global: &str, offset: u64, called: bool) -> Detection {
+        let mut d = Detection::new(RuleId::PickleUnknownGlobal, "m.pkl", global, "m")
+            .at(Location::offset(offset));
+        d.severity = if called {
+            crate::model::finding::Severity::Medium
+        } else {
+            crate::model::finding::Severity::Low
+        };
+        d.evidence.insert("global".into(), json!(global));
+        d.evidence.insert("called".into(), json!(called));
+        d
+    }
+
+    #[test]
+    fn unknown_globals_fold_into_one_detection_per_file_with_every_site() {
+        let other = Detection::new(RuleId::PickleFormat, "m.pkl", "pickle", "p");
+        let folded = fold_per_file(vec![
+            unknown("a.B", 10, false),
+            other,
+            unknown("a.c", 20, true),
+        ]);
+        assert_eq!(folded.len(), 2);
+        let d = &folded[1];
+        assert_eq!(d.rule, RuleId::PickleUnknownGlobal);
+        assert_eq!(d.key, "unknown-globals");
+        assert_eq!(d.location.offset, Some(10));
+        assert_eq!(d.severity, crate::model::finding::Severity::Medium);
+        assert_eq!(d.evidence["count"], json!(2));
+        assert_eq!(d.evidence["sites"][1]["global"], json!("a.c"));
+        assert_eq!(d.evidence["sites"][1]["offset"], json!(20));
+        assert!(
+            d.message.contains("`a.B` (referenced), `a.c` (called)"),
+            "{}",
+            d.message
+        );
+    }
+
+    #[test]
+    fn a_single_unknown_global_keeps_its_key_and_fingerprint() {
+        let folded = fold_per_file(vec![unknown("a.B", 10, true)]);
+        assert_eq!(folded.len(), 1);
+        assert_eq!(folded[0].key, "a.B");
+        assert_eq!(folded[0].evidence["count"], json!(1));
+        assert_eq!(folded[0].evidence["global"], json!("a.B"));
+    }
+}
