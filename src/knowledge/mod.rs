@@ -1033,8 +1033,8 @@ const PACKAGING_TOOLS: &[&str] = &[
 
 /// Issue 32: what a called global's name says it does, for a global the tables do not know:
 /// `Some(reason)` when its last name part loads, deserialises, executes, spawns, installs,
-/// downloads, writes, deletes or instantiates (see [`VERB_NAMES`], [`VERB_PREFIXES`],
-/// [`VERB_ANY_WORD`]), or is `main` of a packaging tool. Class names (a capital first letter)
+/// downloads, writes, deletes or instantiates (see `VERB_NAMES`, `VERB_PREFIXES`,
+/// `VERB_ANY_WORD`), or is `main` of a packaging tool. Class names (a capital first letter)
 /// are constructors and never match.
 pub fn judge_by_name(module: &str, name: &str) -> Option<&'static str> {
     let module = normalize_module(module);
