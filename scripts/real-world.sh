@@ -67,10 +67,9 @@ textgenrnn 2.0.0 textgenrnn-2.0.0.tar.gz c2b6f1c201c76d5a6021079e95a8db499bbe15d
 EOF
 
 python3 - "$bin" "$cache" "$work" <<'PY'
-import collections, hashlib, json, os, shutil, subprocess, sys, tarfile, urllib.parse, urllib.request, zipfile
+import collections, json, os, shutil, subprocess, sys, tarfile, zipfile
 
 binary, cache, work = sys.argv[1:4]
-pypi = os.environ.get("PYPI_URL", "https://pypi.org").rstrip("/")
 only = os.environ.get("REAL_WORLD_ONLY")
 keep = os.environ.get("REAL_WORLD_KEEP")
 pins = [line.split() for line in open(os.path.join(work, "pins.txt")) if line.strip()]
@@ -80,33 +79,13 @@ if only:
         sys.exit(f"REAL_WORLD_ONLY={only}: not on the list")
 
 
-def sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+sys.path.insert(0, "scripts")
+from pinned_pypi import fetch as fetch_pinned  # noqa: E402
 
 
 def fetch(name, version, filename, digest):
-    """The pinned file from the cache, downloading it first when it is not there."""
-    path = os.path.join(cache, filename)
-    if not os.path.exists(path):
-        meta_url = f"{pypi}/pypi/{name}/json"
-        with urllib.request.urlopen(meta_url, timeout=60) as r:
-            meta = json.load(r)
-        files = [f for f in meta["releases"].get(version, []) if f["filename"] == filename]
-        if not files:
-            sys.exit(f"{name} {version}: PyPI lists no file {filename}")
-        url = urllib.parse.urljoin(meta_url, files[0]["url"])
-        part = path + ".part"
-        with urllib.request.urlopen(url, timeout=300) as r, open(part, "wb") as out:
-            shutil.copyfileobj(r, out, 1 << 20)
-        os.replace(part, path)
-    got = sha256(path)
-    if got != digest:
-        sys.exit(f"{filename}: sha256 {got}, pinned {digest} (delete {path} to refetch)")
-    return path
+    """The pinned file from the cache (scripts/pinned_pypi.py), downloaded once."""
+    return fetch_pinned(cache, name, version, filename, digest)
 
 
 def unpack(archive, dest):

@@ -40,7 +40,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 python3 - "$bin" "$cache" "$work" <<'PY'
-import ast, collections, hashlib, json, os, shutil, subprocess, sys, urllib.parse, urllib.request, zipfile
+import ast, collections, json, os, shutil, subprocess, sys, zipfile
 
 binary, cache, work = sys.argv[1:4]
 # name version file sha256 (PyPI's digest of that file): the last 4.x release, which the remote
@@ -58,7 +58,6 @@ FAMILIES = """
 """.split()
 PREFIXES = ("modeling_", "configuration_", "tokenization_", "processing_", "image_processing_",
             "feature_extraction_")
-pypi = os.environ.get("PYPI_URL", "https://pypi.org").rstrip("/")
 only = os.environ.get("TRANSFORMERS_PRECISION_ONLY")
 keep = os.environ.get("TRANSFORMERS_PRECISION_KEEP")
 report_md = os.environ.get("TRANSFORMERS_PRECISION_REPORT")
@@ -68,33 +67,13 @@ if only and only != "all":
     FAMILIES = [only]
 
 
-def sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+sys.path.insert(0, "scripts")
+from pinned_pypi import fetch as fetch_pinned  # noqa: E402
 
 
 def fetch(name, version, filename, digest):
-    """The pinned file from the cache, downloading it first when it is not there."""
-    path = os.path.join(cache, filename)
-    if not os.path.exists(path):
-        meta_url = f"{pypi}/pypi/{name}/json"
-        with urllib.request.urlopen(meta_url, timeout=60) as r:
-            meta = json.load(r)
-        files = [f for f in meta["releases"].get(version, []) if f["filename"] == filename]
-        if not files:
-            sys.exit(f"{name} {version}: PyPI lists no file {filename}")
-        url = urllib.parse.urljoin(meta_url, files[0]["url"])
-        part = path + ".part"
-        with urllib.request.urlopen(url, timeout=300) as r, open(part, "wb") as out:
-            shutil.copyfileobj(r, out, 1 << 20)
-        os.replace(part, path)
-    got = sha256(path)
-    if got != digest:
-        sys.exit(f"{filename}: sha256 {got}, pinned {digest} (delete {path} to refetch)")
-    return path
+    """The pinned file from the cache (scripts/pinned_pypi.py), downloaded once."""
+    return fetch_pinned(cache, name, version, filename, digest)
 
 
 def classes(source):
