@@ -1438,26 +1438,7 @@ fn sbom_spec_1_6_is_schema_valid_and_verifies() {
         String::from_utf8_lossy(&o.stdout)
     );
 
-    let o = crate::support::modelgate()
-        .arg("scan")
-        .arg(repo.path())
-        .args([
-            "--no-git",
-            "--sbom-spec",
-            "1.6",
-            "--sbom-format",
-            "xml",
-            "--sbom",
-        ])
-        .arg(out_dir.path().join("c.cdx.xml"))
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        String::from_utf8_lossy(&o.stderr).contains("1.6 is written as JSON only"),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert_xml_sbom_refused(repo.path(), out_dir.path(), "1.6");
 }
 
 /// `--sbom-spec 1.7` writes a document the official 1.7 schema accepts, with the same
@@ -1548,26 +1529,7 @@ fn sbom_spec_1_7_is_schema_valid_and_verifies() {
         String::from_utf8_lossy(&o.stdout)
     );
 
-    let o = crate::support::modelgate()
-        .arg("scan")
-        .arg(repo.path())
-        .args([
-            "--no-git",
-            "--sbom-spec",
-            "1.7",
-            "--sbom-format",
-            "xml",
-            "--sbom",
-        ])
-        .arg(out_dir.path().join("c.cdx.xml"))
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        String::from_utf8_lossy(&o.stderr).contains("1.7 is written as JSON only"),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert_xml_sbom_refused(repo.path(), out_dir.path(), "1.7");
 }
 
 /// The SBOM version of the released model: `--sbom-version` on a plain folder; on a git tree
@@ -1680,4 +1642,28 @@ fn sbom_author_from_git_names_the_head_commit_author() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no HEAD commit author"));
+}
+
+/// `--sbom-spec SPEC --sbom-format xml` is a usage error (exit 2): specs after 1.5 are JSON only.
+fn assert_xml_sbom_refused(root: &std::path::Path, out: &std::path::Path, spec: &str) {
+    let o = crate::support::modelgate()
+        .arg("scan")
+        .arg(root)
+        .args([
+            "--no-git",
+            "--sbom-spec",
+            spec,
+            "--sbom-format",
+            "xml",
+            "--sbom",
+        ])
+        .arg(out.join("c.cdx.xml"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains(&format!("{spec} is written as JSON only")),
+        "{stderr}"
+    );
 }
