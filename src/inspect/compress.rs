@@ -15,7 +15,9 @@
 //!
 //! xz and lzma are decoded with `lzma-rs`, whose decoder pushes its output instead of being
 //! pulled; their output is therefore buffered in memory up to `Limits::max_lzma_buffer` (joblib
-//! files in these formats are rare and a cut is reported, not hidden).
+//! files in these formats are rare and a cut is reported, not hidden). lzma-rs also holds an xz
+//! block's whole output before pushing any of it, so an xz stream whose LZMA2 chunk headers add
+//! up to more than that buffer is refused before decoding (`decode::xz_unpacked_size`).
 
 use std::cell::Cell;
 use std::io::{self, BufRead, Read, Write};
@@ -583,11 +585,27 @@ struct LzmaRun {
 }
 
 fn run_lzma(kind: Compression, input: &[u8], limits: &Limits) -> LzmaRun {
+    let cap = u64::try_from(limits.max_lzma_buffer)
+        .unwrap_or(u64::MAX)
+        .min(limits.max_decompressed);
+    // lzma-rs holds an xz block's whole output in memory before the sink sees any of it: a
+    // 300 KB file with one 2 GiB block took 4.2 GB of memory before the cap below could act.
+    // The LZMA2 chunk headers say how much a stream decodes to; past what `max_lzma_buffer`
+    // allows in memory it never starts (below that, the sink keeps the first `cap` bytes).
+    let held = u64::try_from(limits.max_lzma_buffer).unwrap_or(u64::MAX);
+    if kind == Compression::Xz
+        && crate::provenance::code::decode::xz_unpacked_size(input).is_some_and(|n| n > held)
+    {
+        return LzmaRun {
+            data: Vec::new(),
+            hit: Some("limit-decompressed"),
+            result: Err("decompressed size limit".to_owned()),
+            consumed: 0,
+        };
+    }
     let mut sink = Sink {
         data: Vec::new(),
-        cap: u64::try_from(limits.max_lzma_buffer)
-            .unwrap_or(u64::MAX)
-            .min(limits.max_decompressed),
+        cap,
         compressed: input.len() as u64,
         max_ratio: limits.max_ratio,
         ratio_min: limits.ratio_min_bytes,
@@ -866,6 +884,29 @@ mod tests {
             ));
             assert_eq!(out.len(), 1000);
         }
+    }
+
+    /// An xz block is held whole in memory by lzma-rs: one whose chunk headers say it decodes
+    /// past `max_lzma_buffer` is refused before any of it is decoded (a 280-byte file of 1 MiB
+    /// here; a 300 KB one of 2 GiB took 4.2 GB of memory before this check).
+    #[test]
+    fn refuses_an_xz_block_larger_than_the_lzma_buffer_before_decoding() {
+        let limits = Limits {
+            max_lzma_buffer: 64 << 10,
+            ..Limits::default()
+        };
+        let (_, out, problem, _) = decode(&hex(XZ_ZEROS_1MIB), &limits);
+        assert!(
+            matches!(
+                problem,
+                Some(Problem {
+                    code: "limit-decompressed",
+                    ..
+                })
+            ),
+            "{problem:?}"
+        );
+        assert!(out.is_empty());
     }
 
     #[test]

@@ -829,9 +829,11 @@ fn lzma_error(sink: &Capped, e: &lzma_rs::error::Error) -> ErrorKind {
 }
 
 /// The total output of the first xz stream in `input`, summed from its LZMA2 chunk headers
-/// (`None` when the structure does not parse). Walks the stream header, then each block: its
-/// header (skipped by its declared size), its chunks, padding and check, up to the index.
-fn xz_unpacked_size(input: &[u8]) -> Option<u64> {
+/// (`None` when the structure does not parse, or the footer's backward size is all ones).
+/// Walks the stream header, then each block: its header (skipped by its declared size), its
+/// chunks, padding and check, up to the index. Also used by `inspect::compress`: lzma-rs holds a
+/// block's whole output in memory, so a bomb must be refused before decoding starts.
+pub(crate) fn xz_unpacked_size(input: &[u8]) -> Option<u64> {
     let flags = *input.get(7)?;
     let check = match flags & 0x0f {
         0 => 0,
