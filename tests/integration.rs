@@ -797,6 +797,81 @@ fn gguf_with(key: &str, value: &str) -> Vec<u8> {
     out
 }
 
+/// A minimal ONNX ModelProto whose graph has one node per custom operator domain in `domains`.
+fn onnx_with_domains(domains: &[&str]) -> Vec<u8> {
+    fn ld(field: u8, body: &[u8]) -> Vec<u8> {
+        let mut out = vec![(field << 3) | 2, u8::try_from(body.len()).unwrap()];
+        out.extend_from_slice(body);
+        out
+    }
+    let mut graph = Vec::new();
+    for (i, d) in domains.iter().enumerate() {
+        let node = [
+            ld(1, b"x"),
+            ld(2, b"y"),
+            ld(4, format!("Op{i}").as_bytes()),
+            ld(7, d.as_bytes()),
+        ]
+        .concat();
+        graph.extend(ld(1, &node));
+    }
+    graph.extend(ld(2, b"g"));
+    let mut model = vec![0x08, 0x08];
+    model.extend(ld(2, b"pytorch"));
+    model.extend(ld(7, &graph));
+    model.extend(ld(8, &[ld(1, b""), vec![0x10, 17]].concat()));
+    for d in domains {
+        model.extend(ld(8, &[ld(1, d.as_bytes()), vec![0x10, 1]].concat()));
+    }
+    model
+}
+
+/// Issue 32's "one warning per file", for custom operators: the domains (ONNX) or custom ops
+/// (TFLite) a model needs are one thing to act on, one FMT008 listing each; a model needing one
+/// keeps its message (and its key, so its fingerprint).
+#[test]
+fn custom_operators_fold_into_one_finding_per_model() {
+    let repo = Repo::new();
+    repo.file("README.md", "---\nlicense: mit\n---\n")
+        .file(
+            "many/model.onnx",
+            onnx_with_domains(&["com.a", "com.b", "org.c"]),
+        )
+        .file("one/model.onnx", onnx_with_domains(&["com.a"]));
+    let (code, r) = scan_json(repo.path(), &[]);
+    assert_eq!(code, 0, "{:#}", r["findings"]);
+    let on = |path: &str| -> Vec<&serde_json::Value> {
+        findings(&r, "FMT008")
+            .into_iter()
+            .filter(|f| f["path"] == path)
+            .collect()
+    };
+    let many = on("many/model.onnx");
+    assert_eq!(many.len(), 1, "{many:?}");
+    assert_eq!(many[0]["action"], "warn");
+    assert_eq!(many[0]["evidence"]["count"], 3);
+    let domains: Vec<&str> = many[0]["evidence"]["sites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["domain"].as_str().unwrap())
+        .collect();
+    assert_eq!(domains, ["com.a", "com.b", "org.c"]);
+    let message = many[0]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("model uses 3 custom operators or operator domains")
+            && message.contains("`com.a`, `com.b`, `org.c`"),
+        "{message}"
+    );
+    let one = on("one/model.onnx");
+    assert_eq!(one.len(), 1);
+    assert_eq!(
+        one[0]["message"],
+        "model uses operator domain 'com.a', which needs a custom operator library"
+    );
+    assert_eq!(one[0]["evidence"]["domain"], "com.a");
+}
+
 #[test]
 fn other_formats_are_recognised_and_their_code_paths_flagged() {
     let repo = Repo::new();

@@ -55,8 +55,8 @@ pub use context::{
     Ctx, FileScan, Limits, ScanConfig, name_limit, open_regular, pickle_limits, raise_hint,
 };
 pub use pickle_stream::{
-    fold_per_file, inspect_pickle_stream, inspect_storage_record, inspect_torch_legacy,
-    inspect_torch_tar_records, record_weights_only,
+    fold_per_file, grade_pickle_format, inspect_pickle_stream, inspect_storage_record,
+    inspect_torch_legacy, inspect_torch_tar_records, record_weights_only,
 };
 
 /// Scans one regular file: digests plus format inspection, in one read.
@@ -146,8 +146,10 @@ pub fn scan_reader_at<R: io::Read>(
     out.size = total;
     out.sha256 = Some(sha256);
     out.sha512 = sha512;
+    let mut detections = fold_per_file(ctx.detections);
+    grade_pickle_format(&mut detections, &ctx.facts);
     out.facts = ctx.facts;
-    out.detections = fold_per_file(ctx.detections);
+    out.detections = detections;
     out.tensors = ctx.tensors;
     out.text = ctx.text;
     out.card = ctx.card;

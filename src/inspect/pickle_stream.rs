@@ -440,19 +440,80 @@ fn wrapped_verdict(
 /// Sites listed in a folded finding's evidence (the count says how many there were).
 const MAX_FOLDED_SITES: usize = 1000;
 
+/// Most safe-list globals named in a graded PKL003 message (the fact lists them all).
+const MAX_NAMED_SAFE_GLOBALS: usize = 6;
+
+/// Issue 32: a pickle with nothing to review. When PKL003 is the only detection of a file, the
+/// file was read in full (no PKL004, no SCAN004, no structural finding), imports nothing
+/// dangerous or unknown (no PKL001, no PKL002) and, if it is a PyTorch checkpoint,
+/// `torch.load(weights_only=True)` accepts it (no PKL005), and no unread bytes follow its last
+/// pickle (a legacy checkpoint's checked storage block aside). Its PKL003 then only says "this is a
+/// pickle", so it drops to severity `info` and names what the file imports. A `warn` level records
+/// an info finding without warning about it (`policy::graded`); `deny`, as in `strict`, still
+/// denies every pickle. Any other detection on the file keeps PKL003 at its rule's severity.
+pub fn grade_pickle_format(detections: &mut [Detection], facts: &serde_json::Map<String, Value>) {
+    if detections.iter().any(|d| d.rule != RuleId::PickleFormat) {
+        return;
+    }
+    // Bytes after the last pickle are explained only in a legacy PyTorch file, whose storage
+    // block `check_legacy_block` sizes record by record (FMT009 on any mismatch); anywhere else
+    // they are content nobody read, so the file is not vouched for.
+    if facts.fact(Fact::PickleTrailingOffset).is_some()
+        && facts.fact(Fact::TorchWeightsOnly).is_none()
+    {
+        return;
+    }
+    let globals = facts.fact_strings(Fact::PickleGlobals);
+    let what = if globals.is_empty() {
+        "it imports no globals (plain data)".to_string()
+    } else {
+        let named: Vec<String> = globals
+            .iter()
+            .take(MAX_NAMED_SAFE_GLOBALS)
+            .map(|g| format!("`{g}`"))
+            .collect();
+        let more = if globals.len() > MAX_NAMED_SAFE_GLOBALS {
+            ", ..."
+        } else {
+            ""
+        };
+        format!(
+            "every global it imports is on the safe list ({}{more})",
+            named.join(", ")
+        )
+    };
+    for d in detections
+        .iter_mut()
+        .filter(|d| d.rule == RuleId::PickleFormat)
+    {
+        d.severity = crate::model::finding::Severity::Info;
+        let head = d
+            .message
+            .split_once("; loading it runs")
+            .map_or(d.message.as_str(), |(head, _)| head);
+        d.message = format!("{head}; read in full, {what}: nothing to review");
+        d.evidence.insert("safe_only".into(), json!(true));
+        d.evidence.insert("globals".into(), json!(globals.len()));
+    }
+}
+
 /// Issue 32: one warning per file. The PKL002 detections of a file (one per unknown global and
 /// archive member) become one finding listing every global with its call/reference count and
 /// offset in `evidence.sites`, and so do the CFG003 detections of a config (one per unknown
 /// target or tag, with its line). A file with one such detection keeps it as it was (same key,
 /// so the same fingerprint) with its one site listed. Policy exceptions match by rule and path,
 /// so an exception written for any of the folded findings still matches the folded one.
+///
+/// FMT008 the same way (the brief's "one warning per file instead of one per name"): an ONNX
+/// model's custom operator domains or a TFLite model's custom ops are one thing to act on, the
+/// custom-op library the model needs, so they fold into one finding listing each.
 pub fn fold_per_file(detections: Vec<Detection>) -> Vec<Detection> {
     let mut out = Vec::with_capacity(detections.len());
     let mut groups: BTreeMap<RuleId, Vec<Detection>> = BTreeMap::new();
     for d in detections {
         if matches!(
             d.rule,
-            RuleId::PickleUnknownGlobal | RuleId::ConfigUnknownTarget
+            RuleId::PickleUnknownGlobal | RuleId::ConfigUnknownTarget | RuleId::CustomOperator
         ) {
             groups.entry(d.rule).or_default().push(d);
         } else {
@@ -494,10 +555,9 @@ fn fold_group(rule: RuleId, mut group: Vec<Detection>) -> Detection {
     let count = group.len();
     let severity = group.iter().map(|d| d.severity).max();
     let named = |d: &Detection| {
-        let what = d
-            .evidence
-            .get("global")
-            .or_else(|| d.evidence.get("target"))
+        let what = ["global", "target", "custom_code", "domain"]
+            .iter()
+            .find_map(|k| d.evidence.get(*k))
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string();
@@ -520,6 +580,14 @@ fn fold_group(rule: RuleId, mut group: Vec<Detection>) -> Detection {
             "unknown-globals",
             format!(
                 "pickle imports {count} globals that are not on the safe list: {}{more}",
+                listed.join(", ")
+            ),
+        ),
+        RuleId::CustomOperator => (
+            "custom-ops",
+            format!(
+                "model uses {count} custom operators or operator domains, which need a custom \
+                 operator library or an application-registered kernel: {}{more}",
                 listed.join(", ")
             ),
         ),
@@ -558,6 +626,90 @@ fn import_name(imp: &pickle::Import) -> String {
 #[cfg(test)]
 mod fold_tests {
     use super::*;
+    use crate::model::finding::Severity;
+
+    fn pickle_format() -> Detection {
+        Detection::new(
+            RuleId::PickleFormat,
+            "m.pkl",
+            "pickle",
+            "pickle data (protocol 2, 1 pickle(s)); loading it runs whatever it imports",
+        )
+    }
+
+    fn facts(globals: &[&str]) -> serde_json::Map<String, Value> {
+        let mut m = serde_json::Map::new();
+        m.insert(Fact::PickleGlobals.key(), json!(globals));
+        m
+    }
+
+    #[test]
+    fn a_pickle_that_is_its_files_only_detection_is_info_and_names_its_imports() {
+        let mut ds = vec![pickle_format()];
+        grade_pickle_format(&mut ds, &facts(&["collections.OrderedDict", "torch.Size"]));
+        assert_eq!(ds[0].severity, Severity::Info);
+        assert_eq!(
+            ds[0].message,
+            "pickle data (protocol 2, 1 pickle(s)); read in full, every global it imports is on \
+             the safe list (`collections.OrderedDict`, `torch.Size`): nothing to review"
+        );
+        assert_eq!(ds[0].evidence.get("safe_only"), Some(&json!(true)));
+        assert_eq!(ds[0].key, "pickle", "the fingerprint does not change");
+
+        let mut plain = vec![pickle_format()];
+        grade_pickle_format(&mut plain, &facts(&[]));
+        assert!(plain[0].message.contains("imports no globals"));
+    }
+
+    #[test]
+    fn custom_operators_fold_into_one_detection_per_model() {
+        let op = |domain: &str| {
+            let mut d = Detection::new(
+                RuleId::CustomOperator,
+                "m.onnx",
+                format!(":custom-op-domain:{domain}"),
+                format!("model uses operator domain '{domain}'"),
+            );
+            d.evidence.insert("domain".into(), json!(domain));
+            d
+        };
+        let folded = fold_per_file(vec![op("com.a"), op("com.b")]);
+        assert_eq!(folded.len(), 1);
+        assert_eq!(folded[0].key, "custom-ops");
+        assert_eq!(folded[0].evidence["count"], json!(2));
+        assert!(
+            folded[0].message.contains("`com.a`, `com.b`"),
+            "{}",
+            folded[0].message
+        );
+        let single = fold_per_file(vec![op("com.a")]);
+        assert_eq!(single[0].key, ":custom-op-domain:com.a");
+        assert_eq!(single[0].message, "model uses operator domain 'com.a'");
+    }
+
+    #[test]
+    fn any_other_detection_or_unread_trailing_bytes_keep_pickle_format_low() {
+        for other in [
+            RuleId::PickleUnknownGlobal,
+            RuleId::PickleMalformed,
+            RuleId::PickleNeedsUnsafeLoad,
+            RuleId::LimitExceeded,
+            RuleId::FormatExploitShape,
+        ] {
+            let mut ds = vec![pickle_format(), Detection::new(other, "m.pkl", "k", "m")];
+            grade_pickle_format(&mut ds, &facts(&["collections.OrderedDict"]));
+            assert_eq!(ds[0].severity, Severity::Low, "{other:?}");
+        }
+        let mut trailing = facts(&["collections.OrderedDict"]);
+        trailing.insert(Fact::PickleTrailingOffset.key(), json!(40));
+        let mut ds = vec![pickle_format()];
+        grade_pickle_format(&mut ds, &trailing);
+        assert_eq!(ds[0].severity, Severity::Low);
+        // A legacy checkpoint: what follows is its storage block, checked record by record.
+        trailing.insert(Fact::TorchWeightsOnly.key(), json!({"accepted": true}));
+        grade_pickle_format(&mut ds, &trailing);
+        assert_eq!(ds[0].severity, Severity::Info);
+    }
 
     fn unknown(global: &str, offset: u64, called: bool) -> Detection {
         let mut d = Detection::new(RuleId::PickleUnknownGlobal, "m.pkl", global, "m")

@@ -376,6 +376,8 @@ fn scan_cached(c: &mut Cached<'_>, rel: &str, size: u64, cfg: &ScanConfig) -> (F
         }
     };
     let kind = super::judge(&mut ctx, format, &head);
+    let mut detections = super::pickle_stream::fold_per_file(ctx.detections);
+    super::pickle_stream::grade_pickle_format(&mut detections, &ctx.facts);
     let scan = FileScan {
         size,
         sha256: None,
@@ -383,7 +385,7 @@ fn scan_cached(c: &mut Cached<'_>, rel: &str, size: u64, cfg: &ScanConfig) -> (F
         format: Some(format),
         kind: Some(kind),
         facts: ctx.facts,
-        detections: super::pickle_stream::fold_per_file(ctx.detections),
+        detections,
         tensors: ctx.tensors,
         text: ctx.text,
         card: ctx.card,

@@ -463,7 +463,14 @@ impl Policy {
 /// SRC007 (native code and bytecode, issue 31) is graded the other way: at `warn` a critical
 /// finding (a library whose initialiser can start a process, a shipped library the repository's
 /// code loads that imports one) is still denied; `allow` records it, `deny` denies everything.
+///
+/// Every rule: an `info` finding has nothing to review (a pickle read in full whose every import
+/// is on the safe list, issue 32), so a `warn` level records it (`allow`) instead of warning;
+/// `deny` still denies it, so a policy that refuses every pickle (`strict`) keeps doing so.
 fn graded(rule: RuleId, severity: crate::model::rules::Severity, action: Action) -> Action {
+    if action == Action::Warn && severity == crate::model::rules::Severity::Info {
+        return Action::Allow;
+    }
     if rule == RuleId::NativeCode
         && action == Action::Warn
         && severity == crate::model::rules::Severity::Critical
@@ -685,6 +692,31 @@ mod tests {
         assert_eq!(p.scan, d.scan);
         assert_eq!(p.signing, d.signing);
         assert_eq!(p.limits, d.limits);
+    }
+
+    #[test]
+    fn an_info_finding_is_recorded_at_warn_and_still_denied_at_deny() {
+        use crate::model::rules::Severity;
+        let info = |rule| graded(rule, Severity::Info, Action::Warn);
+        assert_eq!(info(RuleId::PickleFormat), Action::Allow);
+        assert_eq!(info(RuleId::CustomCode), Action::Allow);
+        for s in [Severity::Low, Severity::Medium, Severity::High] {
+            assert_eq!(graded(RuleId::PickleFormat, s, Action::Warn), Action::Warn);
+        }
+        assert_eq!(
+            graded(RuleId::PickleFormat, Severity::Info, Action::Deny),
+            Action::Deny
+        );
+        // Through evaluate, with the default and strict presets.
+        let mut d = Detection::new(RuleId::PickleFormat, "a.pkl", "pickle", "m");
+        d.severity = Severity::Info;
+        let findings = Policy::default().evaluate(vec![d.clone()], &|_| None, TODAY);
+        assert_eq!(findings[0].action, Action::Allow);
+        let Some(strict) = builtin("strict") else {
+            panic!("strict parses");
+        };
+        let findings = strict.evaluate(vec![d], &|_| None, TODAY);
+        assert_eq!(findings[0].action, Action::Deny);
     }
 
     #[test]
