@@ -377,7 +377,11 @@ fn scan_cached(c: &mut Cached<'_>, rel: &str, size: u64, cfg: &ScanConfig) -> (F
     };
     let kind = super::judge(&mut ctx, format, &head);
     let mut detections = super::pickle_stream::fold_per_file(ctx.detections);
-    super::pickle_stream::grade_pickle_format(&mut detections, &ctx.facts);
+    // Header mode leaves tensor bytes unread, so nothing here was read in full: PKL003 keeps
+    // its severity (only a whole file is vouched for).
+    if cov.level == Level::Complete {
+        super::pickle_stream::grade_pickle_format(&mut detections, &ctx.facts);
+    }
     let scan = FileScan {
         size,
         sha256: None,

@@ -1021,6 +1021,12 @@ fn remote_headers_reads_a_pytorch_zip_by_its_central_directory() {
     );
     assert_eq!(f["facts"]["archive_members"], 4, "{f:#}");
     assert!(findings(&r, "ARC001").is_empty(), "{r:#}");
+    // Issue 32: its storage record was not read, so the pickle is not vouched for (PKL003 stays
+    // low and warns; a full scan of the same file records it at info).
+    let pkl003 = findings(&r, "PKL003");
+    assert_eq!(pkl003.len(), 1, "{r:#}");
+    assert_eq!(pkl003[0]["severity"], "low");
+    assert_eq!(pkl003[0]["action"], "warn");
     // A handful of requests: the head, the tail, the small records at the front.
     assert!(
         f["facts"]["coverage"]["requests"].as_u64().unwrap() <= 4,
