@@ -298,6 +298,19 @@ const DANGEROUS: &[Danger] = &[
         "lambdify generates and executes code",
     ),
     d("sympy.parsing", CODE, "parsers evaluate strings"),
+    // Template engines that run Python when a template is built, not only when it renders: Mako's
+    // documentation (module-level `<%! %>` blocks run once when the template's module loads,
+    // which `Template(text)` and `TemplateLookup.get_template` do).
+    d(
+        "mako.template",
+        CODE,
+        "Template() compiles the text to a python module and runs its module-level blocks",
+    ),
+    d(
+        "mako.lookup",
+        CODE,
+        "templates it loads compile to python modules that run on load",
+    ),
     d("pandas.eval", CODE, "evaluates an expression"),
     d(
         "pandas.core.computation.eval",
@@ -2585,6 +2598,8 @@ mod tests {
             ("torch", "load"),
             ("torch._inductor.codecache", "compile_file"),
             ("numpy.testing._private.utils", "runstring"),
+            ("mako.template", "Template"),
+            ("mako.lookup", "TemplateLookup"),
             ("pydoc", "locate"),
             ("_io", "FileIO"),
             ("timeit", "timeit"),
