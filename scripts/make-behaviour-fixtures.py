@@ -754,6 +754,27 @@ case("tampering/benign-settings", "pass", "sets library flags (`torch.backends.c
      ''', init='''
         self.act = ACT2FN[config.hidden_act]()
      ''')))
+case("tampering/benign-process-state", "pass", "saves and restores `sys.argv` around argparse (`sys.argv = [sys.argv[0]]`) and captures `sys.stdout` in a buffer: the process's own state, not a hook",
+     remote(modeling(imports="import argparse\nimport io\nimport sys\n", module='''
+        def _defaults():
+            saved = sys.argv
+            sys.argv = [sys.argv[0]]
+            try:
+                return argparse.ArgumentParser().parse_known_args()[0]
+            finally:
+                sys.argv = saved
+
+
+        def _quiet(fn):
+            buf = io.StringIO()
+            sys.stdout = buf
+            try:
+                return fn()
+            finally:
+                sys.stdout = sys.__stdout__
+     ''', init='''
+        self.defaults = _defaults()
+     ''')))
 case("tampering/mention-string", "pass", "`torch.load = ...` and `sys.modules[...] = ...` only in strings and comments",
      remote(modeling(doc='''PyTorch Tiny model.
 

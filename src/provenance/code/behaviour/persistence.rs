@@ -47,6 +47,24 @@ const CRITICAL_MODULES: &[&str] = &[
     "safetensors",
 ];
 
+/// `sys` attributes that hold this process's own state (its arguments, standard streams, prompts
+/// and output settings), not a loader or a hook. Code saves and restores them
+/// (`sys.argv = [sys.argv[0]]` before argparse, `sys.stdout = buffer` to capture output) without
+/// changing what a later load runs, so replacing one is judged like any model library's attribute
+/// (medium, and only when the new value is code); the hooks (`excepthook`, `meta_path`,
+/// `path_hooks`, `modules`) stay critical.
+const SYS_PROCESS_STATE: &[&str] = &[
+    "argv",
+    "orig_argv",
+    "stdin",
+    "stdout",
+    "stderr",
+    "ps1",
+    "ps2",
+    "tracebacklimit",
+    "dont_write_bytecode",
+];
+
 /// Function names whose replacement hijacks loading or evaluation, on any module.
 const CRITICAL_NAMES: &[&str] = &[
     "load",
@@ -150,6 +168,12 @@ fn mentions_site_directory<'s>(a: &Analyzer<'s, '_, '_>, node: Node<'s>) -> bool
 
 /// Severity of replacing `target` (a resolved dotted name).
 fn tamper_severity(target: &str) -> Severity {
+    if target
+        .strip_prefix("sys.")
+        .is_some_and(|attr| SYS_PROCESS_STATE.contains(&attr))
+    {
+        return Severity::Medium;
+    }
     let norm = caps::normalize(target);
     let first = target.split('.').next().unwrap_or_default();
     let last = target.rsplit('.').next().unwrap_or_default();

@@ -544,6 +544,43 @@ fn a_package_replacing_its_own_module_entry_is_not_tampering() {
 }
 
 #[test]
+fn saving_and_restoring_the_processs_own_sys_state_is_not_tampering() {
+    // argparse in a notebook-born modeling file, output capture: process state, not a hook.
+    for src in [
+        "import sys\nsaved = sys.argv\nsys.argv = [sys.argv[0]]\nsys.argv = saved\n",
+        "import sys\nsys.argv = sys.argv[:1]\n",
+        "import sys, io\nbuf = io.StringIO()\nsys.stdout = buf\nsys.stdout = sys.__stdout__\n",
+        "import sys\nsetattr(sys, 'argv', ARGS)\nsys.stderr = open('log.txt', 'w')\n",
+    ] {
+        assert!(
+            worst(src, Capability::Persistence).is_none_or(|s| s < Severity::High),
+            "{src}"
+        );
+    }
+    // Replacing a stream with a function of the file is still reported, as a monkeypatch is.
+    assert_eq!(
+        worst(
+            "import sys\ndef w(s):\n    pass\nsys.stdout = w\n",
+            Capability::Persistence
+        ),
+        Some(Severity::Medium)
+    );
+    // The hooks and loaders of `sys` stay critical.
+    for src in [
+        "import sys\nsys.excepthook = hook\n",
+        "import sys\nsys.meta_path = [Finder()] + sys.meta_path\n",
+        "import sys\nsys.path_hooks = hooks\n",
+        "import sys\nsys.modules = fake\n",
+    ] {
+        assert_eq!(
+            worst(src, Capability::Persistence),
+            Some(Severity::Critical),
+            "{src}"
+        );
+    }
+}
+
+#[test]
 fn one_parse_for_the_call_scan_and_the_behaviour_finds_what_each_finds_alone() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/behaviour");
     let mut checked = 0;
