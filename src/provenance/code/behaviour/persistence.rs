@@ -250,7 +250,12 @@ fn replaces_with_code<'s>(a: &Analyzer<'s, '_, '_>, value: Option<Node<'s>>) -> 
             let t = a.text(value);
             a.has_function(t) || a.sc.bindings.alias(t).is_some()
         }
-        "attribute" => true,
+        // `sys.__stdout__` and its kin are the interpreter's saved originals: putting one back
+        // restores, it replaces nothing.
+        "attribute" => {
+            let t = a.text(value);
+            !(t.starts_with("sys.__") && t.ends_with("__"))
+        }
         _ => false,
     }
 }

@@ -557,6 +557,13 @@ fn saving_and_restoring_the_processs_own_sys_state_is_not_tampering() {
             "{src}"
         );
     }
+    assert_eq!(
+        worst(
+            "import sys\nsys.stdout = sys.__stdout__\nsys.stderr = sys.__stderr__\n",
+            Capability::Persistence
+        ),
+        None
+    );
     // Replacing a stream with a function of the file is still reported, as a monkeypatch is.
     assert_eq!(
         worst(
