@@ -216,6 +216,7 @@ fn analyze_nested(
         bindings: &mut bindings,
         nodes: 0,
         report: super::CodeReport::default(),
+        round_trips: super::loaders::RoundTrips::default(),
     };
     scanner.collect_bindings(tree.root_node());
     let mut behaviour = analyze_tree_with(&mut scanner, tree.root_node(), depth, budget);
