@@ -439,6 +439,10 @@ struct FileFacts<'s> {
 /// file-wide facts, computed at most once.
 #[derive(Default)]
 pub(super) struct RoundTrips<'s> {
+    /// Model code (a file a loader imports, judged by SRC006 too) keeps every round trip: what
+    /// `pickle.loads(pickle.dumps(obj))` runs is whatever `obj`'s `__reduce__` returns, and the
+    /// behaviour judge does not follow a callable returned from there (`(os.system, ('id',))`).
+    disabled: bool,
     /// The root of the parsed tree, set before calls are analysed.
     pub root: Cell<Option<Node<'s>>>,
     /// A selection asked about a round trip: only the whole file can answer, so the scan
@@ -449,6 +453,16 @@ pub(super) struct RoundTrips<'s> {
     file: OnceCell<Option<FileFacts<'s>>>,
 }
 
+impl RoundTrips<'_> {
+    /// The state for model code, where every round trip stays reported.
+    pub fn kept() -> Self {
+        Self {
+            disabled: true,
+            ..Self::default()
+        }
+    }
+}
+
 impl<'s> Scanner<'s, '_> {
     /// Whether this pickle-family call is `loads` of bytes that a pickle-family `dumps` in the
     /// same code produced: nothing outside the process chooses what it unpickles. The data
@@ -457,7 +471,7 @@ impl<'s> Scanner<'s, '_> {
     /// doubt (a budget, a dynamic scope, a name bound twice) answers no: the finding stays.
     fn round_trip(&self, call: Node<'s>, names: &[String], args: &Args<'s>) -> bool {
         let loads = Product(PICKLE_MODULES, &["loads"]);
-        if !names.iter().any(|n| loads.matches(n)) {
+        if self.round_trips.disabled || !names.iter().any(|n| loads.matches(n)) {
             return false;
         }
         let Some(data) = args.arg(0, &["data"]).and_then(|d| self.unparenthesized(d)) else {
@@ -702,7 +716,7 @@ impl<'s> Scanner<'s, '_> {
 #[cfg(test)]
 mod tests {
     use super::super::tests::*;
-    use super::super::{ItemKind, Limits, scan_python};
+    use super::super::{ItemKind, Limits, scan_and_analyze, scan_python};
 
     #[test]
     fn flags_torch_load_by_weights_only() {
@@ -861,6 +875,24 @@ mod tests {
         ] {
             assert_eq!(unsafe_codes(src), vec!["pickle-load"], "{src}");
         }
+    }
+
+    /// Model code is scanned with its behaviour: a round trip there stays reported, since
+    /// what it runs is the pickled object's `__reduce__`, which SRC006 does not follow.
+    #[test]
+    fn model_code_keeps_its_round_trips() {
+        let src = "import os, pickle\nclass P:\n    def __reduce__(self):\n        return (os.system, ('id',))\npickle.loads(pickle.dumps(P()))\n";
+        assert!(unsafe_codes(src).is_empty());
+        let (report, _) = scan_and_analyze(src, &Limits::default());
+        let codes: Vec<&str> = report
+            .calls
+            .iter()
+            .filter_map(|c| match c.kind {
+                ItemKind::UnsafeLoad { code, .. } => Some(code),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(codes, vec!["pickle-load"]);
     }
 
     #[test]

@@ -312,7 +312,8 @@ pub fn scan_and_analyze(source: &str, limits: &Limits) -> (CodeReport, behaviour
             syntax_errors: errors,
             ..CodeReport::default()
         },
-        round_trips: loaders::RoundTrips::default(),
+        // Model code: a round trip stays reported (see `RoundTrips::disabled`).
+        round_trips: loaders::RoundTrips::kept(),
     };
     let wanted = may_report(source.as_bytes());
     if wanted {
