@@ -167,7 +167,7 @@ fn native_library_loads_count_only_in_model_directories() {
 /// Issue 32: a pickle round trip (`pickle.loads` of what `pickle.dumps` just made, nested or
 /// through a name its function binds once) unpickles nothing from outside the process and is
 /// not SRC004; its near misses still are; in model code (a file a loader imports) a round trip
-/// of a hostile `__reduce__` stays SRC004; a `.pyi` stub, which Python never runs, reports no
+/// of a hostile `__reduce__` is denied by SRC006 and stays SRC004; a `.pyi` stub, which Python never runs, reports no
 /// call sites.
 #[test]
 fn a_pickle_round_trip_is_not_an_unsafe_load_but_its_near_misses_and_stubs_are_judged() {
@@ -285,9 +285,19 @@ fn a_pickle_round_trip_is_not_an_unsafe_load_but_its_near_misses_and_stubs_are_j
     );
     let (_, t) = scan_json(twin.path(), &[]);
     assert_eq!(findings(&t, "SRC004").len(), 2, "{t:#}");
-    // Model code keeps its round trips: what `pickle.loads(pickle.dumps(Payload()))` runs is
-    // what `Payload.__reduce__` returns (`os.system` here), which the behaviour judge (SRC006)
-    // does not follow, so the hostile round trip keeps its SRC004 where a loader imports it.
+    // The hostile round trip gains nothing: what `pickle.loads(pickle.dumps(Payload()))` runs
+    // is what `Payload.__reduce__` returns (`os.system` here), a site of the behaviour judge
+    // (SRC006, denied); and model code keeps the round trip's SRC004 besides, since the
+    // object's `__reduce__` may live where SRC006 does not look.
+    let src6: Vec<&serde_json::Value> = findings(&r, "SRC006")
+        .into_iter()
+        .filter(|f| f["path"] == "model/modeling_x.py")
+        .collect();
+    assert!(
+        src6.iter()
+            .any(|f| f["action"] == "deny" && f.to_string().contains("os.system")),
+        "{r:#}"
+    );
     let model: Vec<(String, String, u64)> = calls(&r, "SRC004")
         .into_iter()
         .filter(|(p, _, _)| p == "model/modeling_x.py")
