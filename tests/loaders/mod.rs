@@ -173,9 +173,10 @@ fn native_library_loads_count_only_in_model_directories() {
 fn a_pickle_round_trip_is_not_an_unsafe_load_but_its_near_misses_and_stubs_are_judged() {
     let notebook = serde_json::json!({
         "cells": [
-            {"cell_type": "code", "source": ["import pickle as pkl\n"], "metadata": {}, "outputs": []},
+            {"cell_type": "code", "source": ["import pickle as pkl\n", "from pickle import loads as l, dumps as d\n"], "metadata": {}, "outputs": []},
             {"cell_type": "code", "source": ["b = pkl.dumps(obj)\n", "restored = pkl.loads(b)\n", "again = pkl.loads(pkl.dumps(restored))\n"], "metadata": {}, "outputs": []},
-            {"cell_type": "code", "source": ["other = pkl.loads(open('x.pkl', 'rb').read())\n"], "metadata": {}, "outputs": []}
+            {"cell_type": "code", "source": ["third = l(d(again))\n"], "metadata": {}, "outputs": []},
+            {"cell_type": "code", "source": ["other = pkl.loads(open('x.pkl', 'rb').read())\n", "l(other)\n"], "metadata": {}, "outputs": []}
         ],
         "metadata": {}, "nbformat": 4, "nbformat_minor": 5
     });
@@ -247,6 +248,11 @@ fn a_pickle_round_trip_is_not_an_unsafe_load_but_its_near_misses_and_stubs_are_j
                 "notebooks/demo.ipynb".to_string(),
                 "pickle-load".to_string(),
                 1
+            ),
+            (
+                "notebooks/demo.ipynb".to_string(),
+                "pickle-load".to_string(),
+                2
             ),
             (
                 "tests/test_near_miss.py".to_string(),

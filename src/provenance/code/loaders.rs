@@ -399,10 +399,14 @@ enum Use {
 type Step<'t> = (Node<'t>, Option<&'static str>);
 
 /// How the last node of `path` (its ancestors, outermost first) uses its name. Unknown
-/// contexts are binds: a read is only claimed where the grammar allows nothing else.
-fn use_of(path: &[Step<'_>]) -> Use {
+/// contexts are binds: a read is only claimed where the grammar allows nothing else. Each
+/// step up through brackets costs one unit of `charge`; when it refuses, the answer is a bind.
+fn use_of(path: &[Step<'_>], charge: impl Fn(usize) -> bool) -> Use {
     let mut i = path.len().saturating_sub(1);
     loop {
+        if !charge(1) {
+            return Use::Bind;
+        }
         let Some((_, field)) = path.get(i) else {
             return Use::Bind;
         };
@@ -579,7 +583,7 @@ impl<'s> Scanner<'s, '_> {
             if DYNAMIC_SCOPE_NAMES.contains(&text) {
                 dynamic = true;
             }
-            if text != name || use_of(path) != Use::Bind {
+            if text != name || use_of(path, |n| self.charge(n)) != Use::Bind {
                 return;
             }
             binds = binds.saturating_add(1);
@@ -681,16 +685,31 @@ impl<'s> Scanner<'s, '_> {
                     };
                     match node.kind() {
                         "identifier" => {
-                            let parent = path
-                                .len()
-                                .checked_sub(2)
-                                .and_then(|p| path.get(p))
-                                .map(|(p, _)| p.kind());
-                            // Imports bind names on purpose; `Bindings` resolves them.
-                            if matches!(parent, Some("dotted_name" | "aliased_import")) {
+                            // Imports bind names on purpose; `Bindings` resolves them. (A
+                            // `dotted_name` elsewhere, a `case` capture, is a binding.)
+                            let up = |n: usize| {
+                                path.len()
+                                    .checked_sub(n)
+                                    .and_then(|p| path.get(p))
+                                    .map(|(p, _)| p.kind())
+                            };
+                            let import = |k: Option<&str>| {
+                                matches!(
+                                    k,
+                                    Some(
+                                        "import_statement"
+                                            | "import_from_statement"
+                                            | "future_import_statement"
+                                            | "aliased_import"
+                                    )
+                                )
+                            };
+                            if up(2) == Some("aliased_import")
+                                || (up(2) == Some("dotted_name") && import(up(3)))
+                            {
                                 return;
                             }
-                            if use_of(path) == Use::Bind {
+                            if use_of(path, |n| self.charge(n)) == Use::Bind {
                                 facts.rebound.insert(self.text(*node));
                             }
                         }
@@ -698,7 +717,7 @@ impl<'s> Scanner<'s, '_> {
                             let replaced = node
                                 .child_by_field_name("attribute")
                                 .is_some_and(|a| self.text(a) == "dumps")
-                                && use_of(path) == Use::Bind;
+                                && use_of(path, |n| self.charge(n)) == Use::Bind;
                             facts.dumps_patched |= replaced;
                         }
                         "string_content" => {
@@ -868,6 +887,7 @@ mod tests {
             "import pickle\nsetattr(pickle, 'dumps', f)\npickle.loads(pickle.dumps(x))",
             "import pickle\npickle = Fake()\npickle.loads(pickle.dumps(x))",
             "from pickle import dumps, loads\ndef dumps(x):\n    return b''\nloads(dumps(x))",
+            "import pickle\nmatch v:\n    case pickle:\n        pass\npickle.loads(pickle.dumps(x))",
             // `load` and `Unpickler` read a file, not the bytes.
             "import pickle\npickle.load(pickle.dumps(x))",
             // A lambda or comprehension scope reads the name by rules of its own.
@@ -893,6 +913,38 @@ mod tests {
             })
             .collect();
         assert_eq!(codes, vec!["pickle-load"]);
+    }
+
+    /// Hostile shapes stay bounded: deep brackets, and many loads of a module-level name (each
+    /// walks the whole module, charged to one budget per source).
+    #[test]
+    fn round_trip_judging_is_bounded_on_hostile_shapes() {
+        let deep = format!(
+            "import pickle\npickle.loads({}pickle.dumps(x){})\n",
+            "(".repeat(3000),
+            ")".repeat(3000)
+        );
+        assert!(unsafe_codes(&deep).is_empty());
+        let tuples = format!(
+            "import pickle\ns = pickle.dumps(x)\ny = {}s{}\npickle.loads(s)\n",
+            "(s, ".repeat(300),
+            ")".repeat(300)
+        );
+        assert!(unsafe_codes(&tuples).is_empty());
+        let many = format!(
+            "import pickle\ns = pickle.dumps(x)\n{}",
+            "pickle.loads(s)\n".repeat(5000)
+        );
+        let limits = Limits {
+            max_round_trip_nodes: 200_000,
+            ..Limits::default()
+        };
+        let started = std::time::Instant::now();
+        let report = scan_python(&many, &limits);
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
+        // The first calls are judged round trips; once the budget is spent the rest are kept.
+        let kept = report.calls.len();
+        assert!(kept > 0 && kept < 5000, "{kept}");
     }
 
     #[test]

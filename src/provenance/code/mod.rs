@@ -260,7 +260,11 @@ pub(super) fn scan_selection_with(
         Ok(tree) if !syntax_errors(&selection.text, tree.root_node()) => tree,
         _ => return scan_python_with(source, limits, bindings),
     };
-    let before = bindings.clone();
+    // A selection's scan may hand a pickle `loads` to the whole parse (the round-trip judge
+    // needs the whole file), which starts again from these bindings. Only a source that names
+    // `loads`, or follows an earlier import of it, can.
+    let before = (selection.text.contains("loads") || bindings.imports_segment("loads"))
+        .then(|| bindings.clone());
     let mut scanner = Scanner {
         source: &selection.text,
         selection: Some(selection),
@@ -271,9 +275,13 @@ pub(super) fn scan_selection_with(
         round_trips: loaders::RoundTrips::default(),
     };
     scanner.collect_bindings_and_items(tree.root_node());
-    if scanner.round_trips.whole_needed.get() {
+    if scanner.round_trips.whole_needed.get()
+        && let Some(before) = before
+    {
         // A `pickle.loads` whose data may come from `pickle.dumps`: only the whole file
-        // shows every binding of the name and the function it sits in.
+        // shows every binding of the name and the function it sits in. (Without the
+        // bindings to start from, which cannot happen, the selection's report stands: its
+        // round trips are all reported.)
         *bindings = before;
         return scan_python_with(source, limits, bindings);
     }
