@@ -444,8 +444,10 @@ struct FileFacts<'s> {
 #[derive(Default)]
 pub(super) struct RoundTrips<'s> {
     /// Model code (a file a loader imports, judged by SRC006 too) keeps every round trip: what
-    /// `pickle.loads(pickle.dumps(obj))` runs is whatever `obj`'s `__reduce__` returns, and the
-    /// behaviour judge does not follow a callable returned from there (`(os.system, ('id',))`).
+    /// `pickle.loads(pickle.dumps(obj))` runs is whatever `obj`'s `__reduce__` returns. The
+    /// behaviour judge sees a `__reduce__` of the same file that returns a table entry
+    /// (`(os.system, ('id',))`), not one imported from elsewhere, built, or registered with
+    /// `copyreg`, so the round trip itself stays reported where a loader runs it.
     disabled: bool,
     /// The root of the parsed tree, set before calls are analysed.
     pub root: Cell<Option<Node<'s>>>,
@@ -898,7 +900,7 @@ mod tests {
     }
 
     /// Model code is scanned with its behaviour: a round trip there stays reported, since
-    /// what it runs is the pickled object's `__reduce__`, which SRC006 does not follow.
+    /// what it runs is the pickled object's `__reduce__`, which SRC006 follows only in part.
     #[test]
     fn model_code_keeps_its_round_trips() {
         let src = "import os, pickle\nclass P:\n    def __reduce__(self):\n        return (os.system, ('id',))\npickle.loads(pickle.dumps(P()))\n";
