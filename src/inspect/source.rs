@@ -353,10 +353,13 @@ pub fn inspect_python(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<()> 
         over_limit(ctx, limit, "code_file_bytes");
         return Ok(());
     }
+    // A stub (`.pyi`) is read by type checkers and never run by Python (the import system
+    // does not load it): its calls download and load nothing, so they are not findings.
+    let stub = crate::classify::extension(ctx.rel) == "pyi";
     if ctx.cfg.model_code.contains(ctx.rel) {
         let text = String::from_utf8_lossy(&bytes);
         let (report, behaviour) = code::scan_and_analyze(&text, &code_limits(ctx));
-        for item in &report.calls {
+        for item in report.calls.iter().filter(|_| !stub) {
             record_item(ctx, item, None);
         }
         record_behaviour(ctx, &behaviour, None);
@@ -368,7 +371,7 @@ pub fn inspect_python(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<()> 
     }
     // The pre-filter runs on the bytes as read, before any decoding: most Python files cannot
     // yield an item and are neither decoded nor parsed (issue 22).
-    let report = if code::may_report(&bytes) {
+    let report = if !stub && code::may_report(&bytes) {
         let text = String::from_utf8_lossy(&bytes);
         code::scan_python_statements(&text, &code_limits(ctx))
     } else {

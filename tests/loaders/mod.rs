@@ -163,3 +163,158 @@ fn native_library_loads_count_only_in_model_directories() {
         "{r:#}"
     );
 }
+
+/// Issue 32: a pickle round trip (`pickle.loads` of what `pickle.dumps` just made, nested or
+/// through a name its function binds once) unpickles nothing from outside the process and is
+/// not SRC004; its near misses still are; in model code (a file a loader imports) a round trip
+/// of a hostile `__reduce__` is denied by SRC006 and stays SRC004; a `.pyi` stub, which Python never runs, reports no
+/// call sites.
+#[test]
+fn a_pickle_round_trip_is_not_an_unsafe_load_but_its_near_misses_and_stubs_are_judged() {
+    let notebook = serde_json::json!({
+        "cells": [
+            {"cell_type": "code", "source": ["import pickle as pkl\n", "from pickle import loads as l, dumps as d\n"], "metadata": {}, "outputs": []},
+            {"cell_type": "code", "source": ["b = pkl.dumps(obj)\n", "restored = pkl.loads(b)\n", "again = pkl.loads(pkl.dumps(restored))\n"], "metadata": {}, "outputs": []},
+            {"cell_type": "code", "source": ["third = l(d(again))\n"], "metadata": {}, "outputs": []},
+            {"cell_type": "code", "source": ["other = pkl.loads(open('x.pkl', 'rb').read())\n", "l(other)\n"], "metadata": {}, "outputs": []}
+        ],
+        "metadata": {}, "nbformat": 4, "nbformat_minor": 5
+    });
+    let repo = Repo::new();
+    repo.file(
+        "tests/test_roundtrip.py",
+        "import pickle\n\
+         from pickle import dumps, loads\n\
+         import _pickle as cPickle\n\
+         \n\
+         def test_nested(error):\n\
+         \x20   assert pickle.loads(pickle.dumps(error)) == error\n\
+         \x20   assert loads((dumps(error, protocol=2))) == error\n\
+         \x20   cPickle.loads(cPickle.dumps(error))\n\
+         \n\
+         def test_named(a):\n\
+         \x20   for proto in range(2, 5):\n\
+         \x20       pk_dmp = pickle.dumps(a, protocol=proto)\n\
+         \x20       assert pickle.loads(pk_dmp) == a\n",
+    )
+    .file(
+        "tests/test_near_miss.py",
+        "import pickle, json\n\
+         \n\
+         def load(path, blob):\n\
+         \x20   s = pickle.dumps(blob)\n\
+         \x20   s = open(path, 'rb').read()\n\
+         \x20   a = pickle.loads(s)\n\
+         \x20   b = pickle.loads(blob)\n\
+         \x20   c = pickle.loads(json.dumps(blob))\n\
+         \x20   return a, b, c\n",
+    )
+    .file("notebooks/demo.ipynb", notebook.to_string())
+    .file(
+        "src/pkg/io.pyi",
+        "import numpy as np\nimport torch\nfrom transformers import AutoModel\n\
+         a = np.load(pathlib_path, allow_pickle=True)\n\
+         b = torch.load(p)\n\
+         m = AutoModel.from_pretrained('o/m', trust_remote_code=True)\n",
+    )
+    .file(
+        "model/config.json",
+        r#"{"model_type":"x","auto_map":{"AutoModel":"modeling_x.XModel"}}"#,
+    )
+    .file(
+        "model/modeling_x.py",
+        "import os\nimport pickle\n\
+         \n\
+         class Payload:\n\
+         \x20   def __reduce__(self):\n\
+         \x20       return (os.system, ('id',))\n\
+         \n\
+         class XModel:\n\
+         \x20   def __init__(self):\n\
+         \x20       pickle.loads(pickle.dumps(Payload()))\n",
+    );
+    let (_, r) = scan_json(repo.path(), &[]);
+    let mut got = calls(&r, "SRC004");
+    got.sort();
+    assert_eq!(
+        got,
+        vec![
+            (
+                "model/modeling_x.py".to_string(),
+                "pickle-load".to_string(),
+                10
+            ),
+            (
+                "notebooks/demo.ipynb".to_string(),
+                "pickle-load".to_string(),
+                1
+            ),
+            (
+                "notebooks/demo.ipynb".to_string(),
+                "pickle-load".to_string(),
+                2
+            ),
+            (
+                "tests/test_near_miss.py".to_string(),
+                "pickle-load".to_string(),
+                6
+            ),
+            (
+                "tests/test_near_miss.py".to_string(),
+                "pickle-load".to_string(),
+                7
+            ),
+            (
+                "tests/test_near_miss.py".to_string(),
+                "pickle-load".to_string(),
+                8
+            ),
+        ],
+        "{r:#}"
+    );
+    // The stub reports no call site of any kind (it is still code: SRC001 judges stubs as
+    // before wherever it does).
+    for rule in ["SRC002", "SRC003", "SRC004"] {
+        assert!(
+            findings(&r, rule)
+                .iter()
+                .all(|f| f["path"] != "src/pkg/io.pyi"),
+            "{rule}: {r:#}"
+        );
+    }
+    // The same calls in a `.py` are reported: the stub is exempt for being a stub.
+    let twin = Repo::new();
+    twin.file(
+        "src/pkg/io.py",
+        "import numpy as np\nimport torch\n\
+         a = np.load(pathlib_path, allow_pickle=True)\nb = torch.load(p)\n",
+    );
+    let (_, t) = scan_json(twin.path(), &[]);
+    assert_eq!(findings(&t, "SRC004").len(), 2, "{t:#}");
+    // The hostile round trip gains nothing: what `pickle.loads(pickle.dumps(Payload()))` runs
+    // is what `Payload.__reduce__` returns (`os.system` here), a site of the behaviour judge
+    // (SRC006, denied); and model code keeps the round trip's SRC004 besides, since the
+    // object's `__reduce__` may live where SRC006 does not look.
+    let src6: Vec<&serde_json::Value> = findings(&r, "SRC006")
+        .into_iter()
+        .filter(|f| f["path"] == "model/modeling_x.py")
+        .collect();
+    assert!(
+        src6.iter()
+            .any(|f| f["action"] == "deny" && f.to_string().contains("os.system")),
+        "{r:#}"
+    );
+    let model: Vec<(String, String, u64)> = calls(&r, "SRC004")
+        .into_iter()
+        .filter(|(p, _, _)| p == "model/modeling_x.py")
+        .collect();
+    assert_eq!(
+        model,
+        vec![(
+            "model/modeling_x.py".to_string(),
+            "pickle-load".to_string(),
+            10
+        )],
+        "{r:#}"
+    );
+}

@@ -47,6 +47,15 @@ impl Bindings {
         }) || self.wildcards.iter().any(|w| w == module)
     }
 
+    /// Whether some import binds a name to a target whose last segment is `segment`
+    /// (`l` after `from pickle import loads as l`).
+    pub(super) fn imports_segment(&self, segment: &str) -> bool {
+        self.aliases
+            .values()
+            .flatten()
+            .any(|t| t.rsplit('.').next() == Some(segment))
+    }
+
     /// How many assignments to `name` the file makes (any scope).
     pub(super) fn assignments(&self, name: &str) -> u32 {
         self.assigned.get(name).map_or(0, |(n, _)| *n)

@@ -1,6 +1,10 @@
 //! Calls that deserialize with a code-executing loader: `torch.load` without `weights_only`,
 //! `pickle`/`dill`/`joblib` loads, `np.load(allow_pickle=True)`, `yaml.load` with an unsafe loader.
 
+use std::cell::{Cell, OnceCell};
+
+use tree_sitter::Node;
+
 use super::Callee::{self, EndsWith, Name, Product};
 use super::{Args, Scanner, Watched, dispatch};
 
@@ -131,6 +135,7 @@ const fn row(
 impl<'s> Scanner<'s, '_> {
     pub(super) fn unsafe_load(
         &self,
+        call: Node<'s>,
         names: &[String],
         args: &Args<'s>,
         callee: &str,
@@ -174,10 +179,12 @@ impl<'s> Scanner<'s, '_> {
                     )),
                 }
             }
-            Loader::Pickle => Some((
-                "pickle-load",
-                format!("{callee} unpickles data, which can run arbitrary code"),
-            )),
+            Loader::Pickle => (!self.round_trip(call, names, args)).then(|| {
+                (
+                    "pickle-load",
+                    format!("{callee} unpickles data, which can run arbitrary code"),
+                )
+            }),
             Loader::Joblib => Some((
                 "joblib-load",
                 format!("{callee} unpickles data, which can run arbitrary code"),
@@ -307,9 +314,430 @@ impl<'s> Scanner<'s, '_> {
     }
 }
 
+// ---- round trips: `pickle.loads(pickle.dumps(x))` --------------------------------------------
+
+/// Identifiers that let code rebind a variable out of sight of the syntax (`globals()['s'] = …`,
+/// a frame's `f_locals`, `exec`, a module's `__dict__`): a round trip through a name is not
+/// trusted in a scope that mentions one.
+const DYNAMIC_SCOPE_NAMES: &[&str] = &[
+    "globals",
+    "locals",
+    "vars",
+    "exec",
+    "eval",
+    "setattr",
+    "delattr",
+    "__dict__",
+    "f_locals",
+    "f_globals",
+    "_getframe",
+    "currentframe",
+    "modules",
+    "__builtins__",
+];
+
+/// Node kinds that open a scope of their own (a name bound in one is not the enclosing
+/// scope's name).
+const SCOPE_KINDS: &[&str] = &[
+    "function_definition",
+    "class_definition",
+    "lambda",
+    "list_comprehension",
+    "set_comprehension",
+    "dictionary_comprehension",
+    "generator_expression",
+];
+
+/// Parents that hold an identifier child only as a value read, whatever field it fills.
+const READ_PARENTS: &[&str] = &[
+    "argument_list",
+    "expression_statement",
+    "binary_operator",
+    "boolean_operator",
+    "comparison_operator",
+    "not_operator",
+    "unary_operator",
+    "conditional_expression",
+    "return_statement",
+    "assert_statement",
+    "subscript",
+    "slice",
+    "call",
+    "pair",
+    "interpolation",
+    "await",
+    "yield",
+    "if_statement",
+    "elif_clause",
+    "while_statement",
+    "list_splat",
+    "dictionary_splat",
+];
+
+/// Parents that are read or bound as their own parent is (`del (a, b)`, `with x as (a, b)`).
+const TRANSPARENT_PARENTS: &[&str] = &[
+    "parenthesized_expression",
+    "expression_list",
+    "tuple",
+    "list",
+    "set",
+];
+
+/// How an identifier (or attribute) occurrence uses the name it spells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Use {
+    /// Not a reference to a variable: an attribute name after `.`, a keyword name.
+    NotAName,
+    /// Only reads the value.
+    Read,
+    /// Anything else: an assignment or `for`/`with`/`except`/walrus target, `del`, `global`,
+    /// a parameter, an import, or a context not known to be a read.
+    Bind,
+}
+
+/// A node on a walk with the field it fills in its parent.
+type Step<'t> = (Node<'t>, Option<&'static str>);
+
+/// How the last node of `path` (its ancestors, outermost first) uses its name. Unknown
+/// contexts are binds: a read is only claimed where the grammar allows nothing else. Each
+/// step up through brackets costs one unit of `charge`; when it refuses, the answer is a bind.
+fn use_of(path: &[Step<'_>], charge: impl Fn(usize) -> bool) -> Use {
+    let mut i = path.len().saturating_sub(1);
+    loop {
+        if !charge(1) {
+            return Use::Bind;
+        }
+        let Some((_, field)) = path.get(i) else {
+            return Use::Bind;
+        };
+        let Some((parent, _)) = i.checked_sub(1).and_then(|p| path.get(p)) else {
+            return Use::Bind;
+        };
+        let kind = parent.kind();
+        match (kind, *field) {
+            (k, _) if TRANSPARENT_PARENTS.contains(&k) => i = i.saturating_sub(1),
+            ("attribute", Some("attribute")) | ("keyword_argument", Some("name")) => {
+                return Use::NotAName;
+            }
+            ("attribute", Some("object"))
+            | ("assignment" | "augmented_assignment", Some("right"))
+            | ("named_expression" | "keyword_argument", Some("value"))
+            | ("for_statement" | "for_in_clause", Some("right")) => return Use::Read,
+            (k, _) if READ_PARENTS.contains(&k) => return Use::Read,
+            _ => return Use::Bind,
+        }
+    }
+}
+
+/// What the whole file does to the names a round trip relies on.
+#[derive(Debug, Default)]
+struct FileFacts<'s> {
+    /// Identifiers bound anywhere other than by an import (`pickle = Fake()`, `def dumps`).
+    rebound: std::collections::BTreeSet<&'s str>,
+    /// Some code replaces a `dumps` attribute (`pickle.dumps = f`, `del pickle.dumps`) or
+    /// spells `"dumps"` as a string (`setattr(pickle, "dumps", f)`, `mock.patch.object`).
+    dumps_patched: bool,
+}
+
+/// The round-trip judge's state for one scan: the tree's root, a shared node budget, and the
+/// file-wide facts, computed at most once.
+#[derive(Default)]
+pub(super) struct RoundTrips<'s> {
+    /// Model code (a file a loader imports, judged by SRC006 too) keeps every round trip: what
+    /// `pickle.loads(pickle.dumps(obj))` runs is whatever `obj`'s `__reduce__` returns. The
+    /// behaviour judge sees a `__reduce__` of the same file that returns a table entry
+    /// (`(os.system, ('id',))`), not one imported from elsewhere, built, or registered with
+    /// `copyreg`, so the round trip itself stays reported where a loader runs it.
+    disabled: bool,
+    /// The root of the parsed tree, set before calls are analysed.
+    pub root: Cell<Option<Node<'s>>>,
+    /// A selection asked about a round trip: only the whole file can answer, so the scan
+    /// is redone on it.
+    pub whole_needed: Cell<bool>,
+    /// Nodes visited by the judge so far (bounded by `max_round_trip_nodes`).
+    spent: Cell<usize>,
+    file: OnceCell<Option<FileFacts<'s>>>,
+}
+
+impl RoundTrips<'_> {
+    /// The state for model code, where every round trip stays reported.
+    pub fn kept() -> Self {
+        Self {
+            disabled: true,
+            ..Self::default()
+        }
+    }
+}
+
+impl<'s> Scanner<'s, '_> {
+    /// Whether this pickle-family call is `loads` of bytes that a pickle-family `dumps` in the
+    /// same code produced: nothing outside the process chooses what it unpickles. The data
+    /// argument (first positional or `data=`) must be the `dumps` call itself, or a name that
+    /// its scope binds exactly once, by a plain `name = <dumps call>` before this call. Every
+    /// doubt (a budget, a dynamic scope, a name bound twice) answers no: the finding stays.
+    fn round_trip(&self, call: Node<'s>, names: &[String], args: &Args<'s>) -> bool {
+        let loads = Product(PICKLE_MODULES, &["loads"]);
+        if self.round_trips.disabled || !names.iter().any(|n| loads.matches(n)) {
+            return false;
+        }
+        let Some(data) = args.arg(0, &["data"]).and_then(|d| self.unparenthesized(d)) else {
+            return false;
+        };
+        if !matches!(data.kind(), "call" | "identifier") {
+            return false;
+        }
+        if self.selection.is_some() {
+            // A selection holds neither every binding of a name nor its function: the scan
+            // is redone on the whole file, which decides.
+            self.round_trips.whole_needed.set(true);
+            return false;
+        }
+        if data.kind() == "call" {
+            self.is_pickle_dumps(data)
+        } else {
+            self.bound_once_to_dumps(call, data)
+        }
+    }
+
+    /// Charges `n` nodes to the judge's budget; false once it is spent.
+    fn charge(&self, n: usize) -> bool {
+        let spent = self.round_trips.spent.get().saturating_add(n);
+        self.round_trips.spent.set(spent);
+        spent <= self.limits.max_round_trip_nodes
+    }
+
+    /// `node` without the parentheses around it.
+    fn unparenthesized(&self, mut node: Node<'s>) -> Option<Node<'s>> {
+        while node.kind() == "parenthesized_expression" {
+            if !self.charge(1) {
+                return None;
+            }
+            let mut cursor = node.walk();
+            let inner: Vec<Node<'s>> = node
+                .named_children(&mut cursor)
+                .filter(|c| c.kind() != "comment")
+                .take(2)
+                .collect();
+            let [only] = inner.as_slice() else {
+                return None;
+            };
+            node = *only;
+        }
+        Some(node)
+    }
+
+    /// Whether `call` is `dumps` of a pickle-family module, named through an import that
+    /// nothing in the file rebinds, with no `dumps` replaced anywhere in the file.
+    fn is_pickle_dumps(&self, call: Node<'s>) -> bool {
+        let Some(func) = call.child_by_field_name("function") else {
+            return false;
+        };
+        let names = self.resolve(func);
+        let dumps = Product(PICKLE_MODULES, &["dumps"]);
+        if names.is_empty() || !names.iter().all(|n| dumps.matches(n)) {
+            return false;
+        }
+        // The name the callee starts with (`pickle` in `pickle.dumps`, `dumps` after
+        // `from pickle import dumps`) must be the import's binding and nothing else's.
+        let mut first = func;
+        while first.kind() == "attribute" {
+            let Some(object) = first.child_by_field_name("object") else {
+                return false;
+            };
+            first = object;
+        }
+        if first.kind() != "identifier" {
+            return false;
+        }
+        let first = self.text(first);
+        if self.bindings.alias(first).is_none() || self.bindings.assignments(first) > 0 {
+            return false;
+        }
+        self.file_facts()
+            .is_some_and(|f| !f.dumps_patched && !f.rebound.contains(first))
+    }
+
+    /// Whether `name`, the data argument of `call`, is bound exactly once in the scope of
+    /// `call` (its function, or the module), by `name = <pickle dumps call>` before `call`.
+    fn bound_once_to_dumps(&self, call: Node<'s>, name: Node<'s>) -> bool {
+        let Some(root) = self.round_trips.root.get() else {
+            return false;
+        };
+        let Some(scope) = self.scope_of(root, call) else {
+            return false;
+        };
+        // A lambda, comprehension or class body reads names through rules of its own.
+        if scope.id() != root.id() && scope.kind() != "function_definition" {
+            return false;
+        }
+        let name = self.text(name);
+        let mut binds = 0usize;
+        let mut assignment = None;
+        let mut dynamic = false;
+        let walked = self.walk_with_ancestors(scope, |path| {
+            let Some((node, field)) = path.last() else {
+                return;
+            };
+            if node.kind() != "identifier" {
+                return;
+            }
+            let text = self.text(*node);
+            if DYNAMIC_SCOPE_NAMES.contains(&text) {
+                dynamic = true;
+            }
+            if text != name || use_of(path, |n| self.charge(n)) != Use::Bind {
+                return;
+            }
+            binds = binds.saturating_add(1);
+            // Only the scope's own `name = …` (not a nested scope's) is the binding sought.
+            let inner = path.len().saturating_sub(1);
+            let nested = path
+                .get(1..inner)
+                .unwrap_or_default()
+                .iter()
+                .any(|(n, _)| SCOPE_KINDS.contains(&n.kind()));
+            let parent = inner.checked_sub(1).and_then(|p| path.get(p));
+            if let Some((parent, _)) = parent
+                && parent.kind() == "assignment"
+                && *field == Some("left")
+                && !nested
+            {
+                assignment = Some(*parent);
+            }
+        });
+        if !walked || dynamic || binds != 1 {
+            return false;
+        }
+        let Some(assignment) = assignment else {
+            return false;
+        };
+        if assignment.end_byte() > call.start_byte() {
+            return false;
+        }
+        assignment
+            .child_by_field_name("right")
+            .and_then(|r| self.unparenthesized(r))
+            .is_some_and(|r| r.kind() == "call" && self.is_pickle_dumps(r))
+    }
+
+    /// The innermost scope node around `call` (a [`SCOPE_KINDS`] node, or `root`), found by
+    /// descending from `root`; `None` when the budget runs out or `call` is not under `root`.
+    fn scope_of(&self, root: Node<'s>, call: Node<'s>) -> Option<Node<'s>> {
+        let mut cursor = root.walk();
+        let mut scope = root;
+        let at = call.start_byte();
+        loop {
+            if !self.charge(1) {
+                return None;
+            }
+            let node = cursor.node();
+            if node.id() == call.id() {
+                return Some(scope);
+            }
+            if node.id() != root.id() && SCOPE_KINDS.contains(&node.kind()) {
+                scope = node;
+            }
+            if node.start_byte() > at || node.end_byte() <= at {
+                return None;
+            }
+            cursor.goto_first_child_for_byte(at)?;
+        }
+    }
+
+    /// Visits every node under `top` in pre-order with its ancestors (outermost first, each
+    /// with the field it fills), charging the judge's budget; false when the budget ran out.
+    fn walk_with_ancestors(&self, top: Node<'s>, mut visit: impl FnMut(&[Step<'s>])) -> bool {
+        let mut cursor = top.walk();
+        let mut path: Vec<Step<'s>> = vec![(top, None)];
+        loop {
+            if !self.charge(1) {
+                return false;
+            }
+            visit(&path);
+            if cursor.goto_first_child() {
+                path.push((cursor.node(), cursor.field_name()));
+                continue;
+            }
+            loop {
+                path.pop();
+                if path.is_empty() {
+                    return true;
+                }
+                if cursor.goto_next_sibling() {
+                    path.push((cursor.node(), cursor.field_name()));
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    return true;
+                }
+            }
+        }
+    }
+
+    /// The file-wide facts, from one walk of the whole tree (`None` when the budget ran out).
+    fn file_facts(&self) -> Option<&FileFacts<'s>> {
+        self.round_trips
+            .file
+            .get_or_init(|| {
+                let root = self.round_trips.root.get()?;
+                let mut facts = FileFacts::default();
+                let walked = self.walk_with_ancestors(root, |path| {
+                    let Some((node, _)) = path.last() else {
+                        return;
+                    };
+                    match node.kind() {
+                        "identifier" => {
+                            // Imports bind names on purpose; `Bindings` resolves them. (A
+                            // `dotted_name` elsewhere, a `case` capture, is a binding.)
+                            let up = |n: usize| {
+                                path.len()
+                                    .checked_sub(n)
+                                    .and_then(|p| path.get(p))
+                                    .map(|(p, _)| p.kind())
+                            };
+                            let import = |k: Option<&str>| {
+                                matches!(
+                                    k,
+                                    Some(
+                                        "import_statement"
+                                            | "import_from_statement"
+                                            | "future_import_statement"
+                                            | "aliased_import"
+                                    )
+                                )
+                            };
+                            if up(2) == Some("aliased_import")
+                                || (up(2) == Some("dotted_name") && import(up(3)))
+                            {
+                                return;
+                            }
+                            if use_of(path, |n| self.charge(n)) == Use::Bind {
+                                facts.rebound.insert(self.text(*node));
+                            }
+                        }
+                        "attribute" => {
+                            let replaced = node
+                                .child_by_field_name("attribute")
+                                .is_some_and(|a| self.text(a) == "dumps")
+                                && use_of(path, |n| self.charge(n)) == Use::Bind;
+                            facts.dumps_patched |= replaced;
+                        }
+                        "string_content" => {
+                            facts.dumps_patched |= self.text(*node) == "dumps";
+                        }
+                        _ => {}
+                    }
+                });
+                walked.then_some(facts)
+            })
+            .as_ref()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::tests::*;
+    use super::super::{ItemKind, Limits, scan_and_analyze, scan_python};
 
     #[test]
     fn flags_torch_load_by_weights_only() {
@@ -388,6 +816,158 @@ mod tests {
         ] {
             assert!(unsafe_codes(safe).is_empty(), "{safe}");
         }
+    }
+
+    /// Issue 32: `pickle.loads` of bytes the same code just made with `pickle.dumps` unpickles
+    /// nothing from outside the process; each spelling of the round trip is not reported.
+    #[test]
+    fn a_pickle_round_trip_is_not_an_unsafe_load() {
+        for src in [
+            // Nested, in any parentheses, inside asserts and calls.
+            "import pickle\npickle.loads(pickle.dumps(error))",
+            "import pickle\nres = pickle.loads(pickle.dumps(x))",
+            "import pickle\nassert pickle.loads((pickle.dumps(a, protocol=proto))) == a",
+            "import pickle\nf(pickle.loads(pickle.dumps(self.scoring)))",
+            "import pickle\npickle.loads(data=pickle.dumps(x))",
+            // Aliases and the other pickle-family modules.
+            "import pickle as pkl\npkl.loads(pkl.dumps(x))",
+            "from pickle import dumps, loads\nloads(dumps(x))",
+            "import _pickle as cPickle\ncPickle.loads(cPickle.dumps(x))",
+            "import pickle, dill\ndill.loads(pickle.dumps(x))",
+            "import cloudpickle\ncloudpickle.loads(cloudpickle.dumps(f))",
+            // Through one local name assigned once, before the call.
+            "import pickle\ndef test(obj):\n    s = pickle.dumps(obj)\n    assert pickle.loads(s) == obj\n",
+            "import pickle\ndef t(a):\n    for proto in range(2, 5):\n        pk_dmp = pickle.dumps(a, protocol=proto)\n        b = pickle.loads(pk_dmp)\n",
+            "import pickle\nclass T:\n    def test(self, arr):\n        full_pickled = pickle.dumps(arr)\n        assert len(full_pickled)\n        x = pickle.loads(full_pickled)\n",
+            "import pickle as p\nbitgen_pkl = p.dumps(bg)\nrestored = p.loads(bitgen_pkl)\n",
+            "from pickle import dumps, loads\ndef f(x):\n    s = (dumps(x))\n    return loads(s)\n",
+        ] {
+            assert!(unsafe_codes(src).is_empty(), "{src}");
+        }
+    }
+
+    /// Each near miss of the round trip keeps its finding: the bytes may come from outside.
+    #[test]
+    fn near_misses_of_a_round_trip_stay_unsafe_loads() {
+        for src in [
+            // A parameter, an attribute, a file.
+            "import pickle\ndef f(s):\n    return pickle.loads(s)\n",
+            "import pickle\npickle.loads(self.blob)",
+            "import pickle\npickle.loads(f.read())",
+            // Assigned twice, augmented, or by other binding forms.
+            "import pickle\ndef f(x, p):\n    s = pickle.dumps(x)\n    s = open(p, 'rb').read()\n    return pickle.loads(s)\n",
+            "import pickle\ndef f(x):\n    s = pickle.dumps(x)\n    s += b'tail'\n    return pickle.loads(s)\n",
+            "import pickle\ndef f(x, ps):\n    s = pickle.dumps(x)\n    for s in ps:\n        pickle.loads(s)\n",
+            "import pickle\ndef f(x, p):\n    s = pickle.dumps(x)\n    with open(p) as s:\n        pass\n    pickle.loads(s)\n",
+            "import pickle\ndef f(x):\n    s = pickle.dumps(x)\n    try:\n        g()\n    except E as s:\n        pickle.loads(s)\n",
+            "import pickle\ndef f(x, p):\n    s = pickle.dumps(x)\n    if (s := open(p).read()):\n        pickle.loads(s)\n",
+            "import pickle\ndef f(x):\n    s = pickle.dumps(x)\n    del s\n    pickle.loads(s)\n",
+            "import pickle\ndef f(x):\n    global s\n    s = pickle.dumps(x)\n    pickle.loads(s)\n",
+            "import pickle\ndef f(x):\n    s = pickle.dumps(x)\n    def g():\n        nonlocal s\n        s = evil()\n    g()\n    pickle.loads(s)\n",
+            "import pickle\ndef f(x, s=None):\n    s = pickle.dumps(x)\n    pickle.loads(s)\n",
+            "import pickle\ndef f(x):\n    s = pickle.dumps(x)\n    import s\n    pickle.loads(s)\n",
+            "import pickle\ndef f(x, p):\n    s, t = pickle.dumps(x), p\n    pickle.loads(s)\n",
+            "import pickle\ndef f(x, p):\n    s = pickle.dumps(x)\n    (s, t) = p\n    pickle.loads(s)\n",
+            // Assigned in another function, or after the call.
+            "import pickle\ndef f(x):\n    s = pickle.dumps(x)\ndef g(s):\n    pickle.loads(s)\n",
+            "import pickle\ndef f(x):\n    s = pickle.dumps(x)\ndef g():\n    pickle.loads(s)\n",
+            "import pickle\ndef f(x):\n    pickle.loads(s)\n    s = pickle.dumps(x)\n",
+            // The scope may be rebound out of sight of the syntax.
+            "import pickle\ns = pickle.dumps(x)\nglobals()['s'] = open('p', 'rb').read()\npickle.loads(s)\n",
+            "import pickle, sys\ndef f(x):\n    s = pickle.dumps(x)\n    sys._getframe().f_locals['s'] = b''\n    pickle.loads(s)\n",
+            // Not a pickle-family `dumps`.
+            "import pickle\npickle.loads(obj.dumps())",
+            "import pickle, json\npickle.loads(json.dumps(x))",
+            "import pickle\ndef f(x):\n    s = json.dumps(x)\n    pickle.loads(s)\n",
+            "import pickle\npickle.loads(dumps(x))",
+            "pickle.loads(pickle.dumps(x))",
+            "import pickle\npickle.loads(getattr(pickle, 'dumps')(x))",
+            "import pickle\npickle.loads(pickle.dumps(x).replace(b'a', b'b'))",
+            "import pickle\npickle.loads(pickle.dumps(x) + tail)",
+            // The `dumps` or its module replaced.
+            "import pickle\npickle.dumps = lambda x: open('p', 'rb').read()\npickle.loads(pickle.dumps(x))",
+            "import pickle\nsetattr(pickle, 'dumps', f)\npickle.loads(pickle.dumps(x))",
+            "import pickle\npickle = Fake()\npickle.loads(pickle.dumps(x))",
+            "from pickle import dumps, loads\ndef dumps(x):\n    return b''\nloads(dumps(x))",
+            "import pickle\nmatch v:\n    case pickle:\n        pass\npickle.loads(pickle.dumps(x))",
+            // `load` and `Unpickler` read a file, not the bytes.
+            "import pickle\npickle.load(pickle.dumps(x))",
+            // A lambda or comprehension scope reads the name by rules of its own.
+            "import pickle\ndef f(x):\n    s = pickle.dumps(x)\n    g(lambda: pickle.loads(s))\n",
+        ] {
+            assert_eq!(unsafe_codes(src), vec!["pickle-load"], "{src}");
+        }
+    }
+
+    /// Model code is scanned with its behaviour: a round trip there stays reported, since
+    /// what it runs is the pickled object's `__reduce__`, which SRC006 follows only in part.
+    #[test]
+    fn model_code_keeps_its_round_trips() {
+        let src = "import os, pickle\nclass P:\n    def __reduce__(self):\n        return (os.system, ('id',))\npickle.loads(pickle.dumps(P()))\n";
+        assert!(unsafe_codes(src).is_empty());
+        let (report, _) = scan_and_analyze(src, &Limits::default());
+        let codes: Vec<&str> = report
+            .calls
+            .iter()
+            .filter_map(|c| match c.kind {
+                ItemKind::UnsafeLoad { code, .. } => Some(code),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(codes, vec!["pickle-load"]);
+    }
+
+    /// Hostile shapes stay bounded: deep brackets, and many loads of a module-level name (each
+    /// walks the whole module, charged to one budget per source).
+    #[test]
+    fn round_trip_judging_is_bounded_on_hostile_shapes() {
+        let deep = format!(
+            "import pickle\npickle.loads({}pickle.dumps(x){})\n",
+            "(".repeat(3000),
+            ")".repeat(3000)
+        );
+        assert!(unsafe_codes(&deep).is_empty());
+        let tuples = format!(
+            "import pickle\ns = pickle.dumps(x)\ny = {}s{}\npickle.loads(s)\n",
+            "(s, ".repeat(300),
+            ")".repeat(300)
+        );
+        assert!(unsafe_codes(&tuples).is_empty());
+        let many = format!(
+            "import pickle\ns = pickle.dumps(x)\n{}",
+            "pickle.loads(s)\n".repeat(5000)
+        );
+        let limits = Limits {
+            max_round_trip_nodes: 200_000,
+            ..Limits::default()
+        };
+        let started = std::time::Instant::now();
+        let report = scan_python(&many, &limits);
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
+        // The first calls are judged round trips; once the budget is spent the rest are kept.
+        let kept = report.calls.len();
+        assert!(kept > 0 && kept < 5000, "{kept}");
+    }
+
+    #[test]
+    fn a_spent_round_trip_budget_keeps_the_finding() {
+        let src = "import pickle\ndef f(x):\n    s = pickle.dumps(x)\n    return pickle.loads(s)\n";
+        let limits = Limits {
+            max_round_trip_nodes: 10,
+            ..Limits::default()
+        };
+        let codes = |limits: &Limits| -> Vec<&'static str> {
+            scan_python(src, limits)
+                .calls
+                .into_iter()
+                .filter_map(|c| match c.kind {
+                    ItemKind::UnsafeLoad { code, .. } => Some(code),
+                    _ => None,
+                })
+                .collect()
+        };
+        assert_eq!(codes(&limits), vec!["pickle-load"]);
+        assert!(codes(&Limits::default()).is_empty());
     }
 
     #[test]

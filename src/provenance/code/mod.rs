@@ -63,6 +63,9 @@ pub struct Limits {
     pub max_bindings: usize,
     /// Length of `callee` and `excerpt` in chars.
     pub max_excerpt_chars: usize,
+    /// Syntax-tree nodes the round-trip judge (`pickle.loads(pickle.dumps(x))` is not an
+    /// unsafe load) may visit in one source, summed over its calls; past it, loads are reported.
+    pub max_round_trip_nodes: usize,
     /// Caps on decoding literal blobs (the behaviour analysis).
     pub blob: decode::Limits,
 }
@@ -77,6 +80,7 @@ impl Default for Limits {
             max_items: 10_000,
             max_bindings: 20_000,
             max_excerpt_chars: 200,
+            max_round_trip_nodes: 4_000_000,
             blob: decode::Limits::default(),
         }
     }
@@ -256,6 +260,11 @@ pub(super) fn scan_selection_with(
         Ok(tree) if !syntax_errors(&selection.text, tree.root_node()) => tree,
         _ => return scan_python_with(source, limits, bindings),
     };
+    // A selection's scan may hand a pickle `loads` to the whole parse (the round-trip judge
+    // needs the whole file), which starts again from these bindings. Only a source that names
+    // `loads`, or follows an earlier import of it, can.
+    let before = (selection.text.contains("loads") || bindings.imports_segment("loads"))
+        .then(|| bindings.clone());
     let mut scanner = Scanner {
         source: &selection.text,
         selection: Some(selection),
@@ -263,8 +272,19 @@ pub(super) fn scan_selection_with(
         bindings,
         nodes: 0,
         report: CodeReport::default(),
+        round_trips: loaders::RoundTrips::default(),
     };
     scanner.collect_bindings_and_items(tree.root_node());
+    if scanner.round_trips.whole_needed.get()
+        && let Some(before) = before
+    {
+        // A `pickle.loads` whose data may come from `pickle.dumps`: only the whole file
+        // shows every binding of the name and the function it sits in. (Without the
+        // bindings to start from, which cannot happen, the selection's report stands: its
+        // round trips are all reported.)
+        *bindings = before;
+        return scan_python_with(source, limits, bindings);
+    }
     scanner.report
 }
 
@@ -300,6 +320,8 @@ pub fn scan_and_analyze(source: &str, limits: &Limits) -> (CodeReport, behaviour
             syntax_errors: errors,
             ..CodeReport::default()
         },
+        // Model code: a round trip stays reported (see `RoundTrips::disabled`).
+        round_trips: loaders::RoundTrips::kept(),
     };
     let wanted = may_report(source.as_bytes());
     if wanted {
@@ -420,6 +442,7 @@ pub(super) fn scan_python_with(
         bindings,
         nodes: 0,
         report,
+        round_trips: loaders::RoundTrips::default(),
     };
     scanner.collect_bindings_and_items(root);
     scanner.report
@@ -540,6 +563,7 @@ pub fn list_calls(source: &str, limits: &Limits) -> CallList {
         bindings: &mut bindings,
         nodes: 0,
         report: CodeReport::default(),
+        round_trips: loaders::RoundTrips::default(),
     };
     if !scanner.collect_bindings(root) {
         out.truncated_by = scanner.report.truncated_by;
@@ -590,6 +614,8 @@ struct Scanner<'s, 'b> {
     bindings: &'b mut Bindings,
     nodes: usize,
     report: CodeReport,
+    /// The round-trip judge's state (see [`loaders::RoundTrips`]).
+    round_trips: loaders::RoundTrips<'s>,
 }
 
 /// The node kinds the whole-tree walks look for. The walks visit every node of every parsed
@@ -749,6 +775,7 @@ impl<'s> Scanner<'s, '_> {
     /// after visiting `max_nodes - n` nodes of an `n`-node tree, so only the calls and pairs
     /// among those are analysed.
     fn collect_bindings_and_items(&mut self, root: Node<'s>) {
+        self.round_trips.root.set(Some(root));
         let mut found: Vec<Node<'s>> = Vec::new();
         let mut items: Vec<(usize, Node<'s>)> = Vec::new();
         let mut visited = 0usize;
@@ -900,7 +927,7 @@ impl<'s> Scanner<'s, '_> {
         if let Some(kind) = self.hub_download(&names, &args) {
             self.push(call, kind, callee, excerpt);
         }
-        if let Some((code, reason)) = self.unsafe_load(&names, &args, callee) {
+        if let Some((code, reason)) = self.unsafe_load(call, &names, &args, callee) {
             self.push(call, ItemKind::UnsafeLoad { code, reason }, callee, excerpt);
         }
     }
@@ -1049,7 +1076,9 @@ mod tests {
                 syntax_errors: root.has_error(),
                 ..CodeReport::default()
             },
+            round_trips: loaders::RoundTrips::default(),
         };
+        scanner.round_trips.root.set(Some(root));
         if scanner.collect_bindings(root) {
             let mut nodes = Vec::new();
             walk(root, |node| {

@@ -39,8 +39,10 @@
 //! lexing anomaly, indentation that is not spaces or not consistent, a selected line that
 //! continues a statement (`else`, `elif`, `except`, `finally`, `try` with an inline body) or is
 //! a `match`/`case`, a file large enough for a budget of [`Limits`] to matter, an unchosen line
-//! that does not end its statement right before a chosen one, and a selected source that does
-//! not parse without errors. `syntax_errors` then describes the statements parsed, not the
+//! that does not end its statement right before a chosen one, a selected source that does
+//! not parse without errors, and a pickle-family `loads` whose data is a call or a name (only
+//! the whole file shows whether it is a round trip of a `dumps`: every binding of the name and
+//! the function it sits in; the scan of the selection asks for the whole one). `syntax_errors` then describes the statements parsed, not the
 //! whole file.
 //!
 //! **Both paths agree on where statements end** (issue 30). tree-sitter-python skips a line

@@ -216,6 +216,7 @@ fn analyze_nested(
         bindings: &mut bindings,
         nodes: 0,
         report: super::CodeReport::default(),
+        round_trips: super::loaders::RoundTrips::default(),
     };
     scanner.collect_bindings(tree.root_node());
     let mut behaviour = analyze_tree_with(&mut scanner, tree.root_node(), depth, budget);
@@ -988,6 +989,7 @@ impl<'s> Analyzer<'s, '_, '_> {
         for node in environ {
             credentials::judge_environ(self, node);
         }
+        self.judge_reduce_returns();
         // Network sends are judged after the secrets are known.
         let deferrals = std::mem::take(&mut self.deferrals);
         // Each deferral walks the file's calls once; a few hundred are plenty for a model file.
@@ -1184,6 +1186,63 @@ impl<'s> Analyzer<'s, '_, '_> {
                     entry.cwe,
                 );
                 break;
+            }
+        }
+    }
+
+    /// A pickle gadget written in source: `__reduce__`/`__reduce_ex__` returning a process or
+    /// evaluation entry as the callable of its tuple (`return (os.system, ("id",))`). Pickling
+    /// the object records that call and unpickling it makes it, wherever the bytes go: a round
+    /// trip (`pickle.loads(pickle.dumps(obj))`), a file, a socket.
+    fn judge_reduce_returns(&mut self) {
+        let defs: Vec<Node<'s>> = ["__reduce__", "__reduce_ex__"]
+            .iter()
+            .filter_map(|n| self.functions.get(n))
+            .flatten()
+            .copied()
+            .collect();
+        for def in defs {
+            let Some(body) = def.child_by_field_name("body") else {
+                continue;
+            };
+            let mut returns = Vec::new();
+            walk(body, |node| {
+                if node.kind() == "return_statement" {
+                    returns.push(node);
+                }
+                true
+            });
+            for ret in returns {
+                // A nested function's returns are its own.
+                if self.enclosing_def(ret).map(|d| d.id()) != Some(def.id()) {
+                    continue;
+                }
+                let Some(callable) = reduce_callable(ret) else {
+                    continue;
+                };
+                for name in self.resolve(callable) {
+                    let Some(entry) = caps::lookup(&name) else {
+                        continue;
+                    };
+                    if !matches!(entry.role, Role::Command | Role::Evaluate) {
+                        continue;
+                    }
+                    let Some(confidence) = self.confidence_of(callable, &name, entry) else {
+                        continue;
+                    };
+                    let norm = caps::normalize(&name);
+                    self.push(
+                        callable,
+                        entry.capability,
+                        Severity::Critical,
+                        confidence,
+                        &norm,
+                        "is the callable `__reduce__` returns: unpickling the object calls it"
+                            .to_owned(),
+                        entry.cwe,
+                    );
+                    break;
+                }
             }
         }
     }
@@ -1803,6 +1862,29 @@ impl Blob {
 }
 
 /// The first identifier of a dotted callee (`os` of `os.path.join`).
+/// The callable of the tuple a `return` statement returns (`os.system` in
+/// `return (os.system, ("id",))` or `return os.system, ("id",)`), when it is a name.
+fn reduce_callable(ret: Node<'_>) -> Option<Node<'_>> {
+    fn first_named(node: Node<'_>) -> Option<Node<'_>> {
+        let mut cursor = node.walk();
+        node.named_children(&mut cursor)
+            .find(|c| c.kind() != "comment")
+    }
+    let mut value = first_named(ret)?;
+    // Parentheses, at most a few levels (`return ((os.system, args))`).
+    for _ in 0..8 {
+        if value.kind() != "parenthesized_expression" {
+            break;
+        }
+        value = first_named(value)?;
+    }
+    if !matches!(value.kind(), "tuple" | "expression_list") {
+        return None;
+    }
+    let callable = first_named(value)?;
+    matches!(callable.kind(), "identifier" | "attribute").then_some(callable)
+}
+
 fn leftmost<'s>(a: &Analyzer<'s, '_, '_>, mut node: Node<'s>) -> Option<&'s str> {
     for _ in 0..64 {
         match node.kind() {

@@ -738,3 +738,35 @@ fn runpy_of_pip_is_a_package_install_and_other_modules_are_dynamic_code() {
         sites(src)
     );
 }
+
+/// Issue 32: a pickle gadget written in source. `__reduce__` returning a process or evaluation
+/// entry as its callable runs it whenever the object is unpickled (a round trip
+/// `pickle.loads(pickle.dumps(obj))` included, which SRC004 otherwise lets pass); the benign
+/// shapes (`(self.__class__, args)`, a plain constructor) are not sites.
+#[test]
+fn a_reduce_that_returns_a_command_is_a_site() {
+    for src in [
+        "import os, pickle\nclass P:\n    def __reduce__(self):\n        return (os.system, ('id',))\npickle.loads(pickle.dumps(P()))\n",
+        "import subprocess as sp\nclass P:\n    def __reduce_ex__(self, proto):\n        return sp.check_output, (['id'],)\n",
+        "from os import system\nclass P:\n    def __reduce__(self):\n        return ((system, ('id',)))\n",
+        "class P:\n    def __reduce__(self):\n        return (eval, ('1+1',))\n",
+    ] {
+        let got = caps_of(src);
+        assert!(
+            got.iter().any(|(c, s)| matches!(
+                c,
+                Capability::ProcessExecution | Capability::DynamicCode
+            ) && *s == Severity::Critical),
+            "{src}: {got:?}"
+        );
+    }
+    for benign in [
+        "class P:\n    def __reduce__(self):\n        return (self.__class__, (self.a,))\n",
+        "import numpy as np\nclass P:\n    def __reduce__(self):\n        return (np.array, (self.data,))\n",
+        "import os\nclass P:\n    def __reduce__(self):\n        def inner():\n            return (os.system, ('id',))\n        return (P, ())\n",
+        "import os\nclass P:\n    def helper(self):\n        return (os.system, ('id',))\n",
+        "import os\nclass P:\n    def __reduce__(self):\n        return os.system\n",
+    ] {
+        assert_eq!(caps_of(benign), vec![], "{benign}");
+    }
+}
