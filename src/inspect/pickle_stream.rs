@@ -243,7 +243,22 @@ fn record_pickle(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) 
         e.2 |= imp.called;
         e.3 = e.3.or(imp.call_opcode);
     }
+    // Issue 32: `torch.storage._load_from_bytes` whose every use loads bytes read here as a
+    // legacy torch.save (a tensor pickled without torch.save) is judged by those bytes' globals,
+    // which are among the imports; one use the machine could not follow keeps its verdict.
+    let mut byte_loads: BTreeMap<String, bool> = BTreeMap::new();
+    for (i, imp) in a.imports.iter().enumerate() {
+        if imp.module.as_deref() == Some("torch.storage")
+            && imp.name.as_deref() == Some("_load_from_bytes")
+        {
+            let e = byte_loads.entry(import_name(imp)).or_insert(true);
+            *e &= a.vouched_byte_loads.contains(&i);
+        }
+    }
     for (name, (occurrences, imp, called, call_opcode)) in seen {
+        if byte_loads.get(&name) == Some(&true) {
+            continue;
+        }
         // Issue 32: an unknown callable the pickle calls is judged by what its name says.
         let by_name = match (&imp.module, &imp.name) {
             (Some(m), Some(n)) if call_opcode.is_some_and(is_call) => {
@@ -478,7 +493,7 @@ pub fn grade_pickle_format(detections: &mut [Detection], facts: &serde_json::Map
             ""
         };
         format!(
-            "every global it imports is on the safe list ({}{more})",
+            "every global it imports is judged safe ({}{more})",
             named.join(", ")
         )
     };
@@ -650,8 +665,8 @@ mod fold_tests {
         assert_eq!(ds[0].severity, Severity::Info);
         assert_eq!(
             ds[0].message,
-            "pickle data (protocol 2, 1 pickle(s)); read in full, every global it imports is on \
-             the safe list (`collections.OrderedDict`, `torch.Size`): nothing to review"
+            "pickle data (protocol 2, 1 pickle(s)); read in full, every global it imports is judged \
+             safe (`collections.OrderedDict`, `torch.Size`): nothing to review"
         );
         assert_eq!(ds[0].evidence.get("safe_only"), Some(&json!(true)));
         assert_eq!(ds[0].key, "pickle", "the fingerprint does not change");

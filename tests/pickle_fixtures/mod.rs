@@ -865,3 +865,65 @@ fn issue_32_a_pickle_not_read_in_full_is_not_vouched_for() {
         assert_eq!(f[0]["action"], "warn", "{name}");
     }
 }
+
+/// What `pickle.dumps(tensor)` writes (protocol 4): `torch.storage._load_from_bytes(b)` where
+/// `b` is a legacy `torch.save` of the storage, called twice through the memo.
+fn pickled_tensors(save: &[u8]) -> Vec<u8> {
+    let mut p = b"\x80\x04]q\x00(ctorch.storage\n_load_from_bytes\nq\x01B".to_vec();
+    p.extend_from_slice(&u32::try_from(save.len()).unwrap().to_le_bytes());
+    p.extend_from_slice(save);
+    p.extend_from_slice(b"q\x02\x85Rh\x01h\x02\x85Re.");
+    p
+}
+
+/// Issue 32: a tensor pickled without `torch.save` loads its storage through
+/// `torch.storage._load_from_bytes`, which is `torch.load(weights_only=False)` of bytes the
+/// pickle carries. Those bytes are read as the legacy save they are and judged by their own
+/// globals: a real save passes (nothing to review), a payload in them is denied by name, and
+/// bytes that cannot be read as a save keep the call's own verdict (denied).
+#[test]
+fn issue_32_tensors_pickled_without_torch_save_are_judged_by_their_embedded_save() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pickle/benign");
+    let save = std::fs::read(src.join("real_torch_legacy.pt")).unwrap();
+    // The same save with its state dict's OrderedDict swapped for os.system.
+    let evil = {
+        let needle: &[u8] = b"ccollections\nOrderedDict\n";
+        let at = save
+            .windows(needle.len())
+            .position(|w| w == needle)
+            .expect("a GLOBAL of OrderedDict");
+        let mut e = save.get(..at).unwrap().to_vec();
+        e.extend_from_slice(b"cos\nsystem\n");
+        e.extend_from_slice(save.get(at + needle.len()..).unwrap());
+        e
+    };
+    let repo = Repo::new();
+    repo.file("tensors.pkl", pickled_tensors(&save))
+        .file("evil.pkl", pickled_tensors(&evil))
+        .file("opaque.pkl", pickled_tensors(b"\x80\x02not a save"));
+    let (code, r) = scan_json(repo.path(), &[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        rules_on(&r, "tensors.pkl"),
+        ["PKL003"],
+        "{:#}",
+        r["findings"]
+    );
+    let f = findings(&r, "PKL003");
+    let f = f.iter().find(|f| f["path"] == "tensors.pkl").unwrap();
+    assert_eq!(f["severity"], "info");
+    assert_eq!(f["action"], "allow");
+    let denied = denies(&r, "evil.pkl");
+    assert!(
+        denied
+            .iter()
+            .any(|f| f["rule"] == "PKL001" && f["message"].as_str().unwrap().contains("os.system")),
+        "{denied:?}"
+    );
+    let denied = denies(&r, "opaque.pkl");
+    assert!(
+        denied.iter().any(|f| f["rule"] == "PKL001"
+            && f["message"].as_str().unwrap().contains("_load_from_bytes")),
+        "{denied:?}"
+    );
+}

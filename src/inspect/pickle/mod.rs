@@ -15,7 +15,7 @@ pub mod ops;
 pub mod torch;
 
 use crate::model::problem::{Problem, ProblemKind};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::BufRead;
 
 pub use dis::disassemble;
@@ -55,6 +55,9 @@ pub struct Limits {
     pub max_container_items: usize,
     /// Bytes inspected after a STOP to decide whether another pickle follows.
     pub sniff_len: usize,
+    /// How deep `torch.storage._load_from_bytes(b)` is followed into `b` (a legacy `torch.save`
+    /// read as its own stream); at 0 the bytes are not read and the call keeps its verdict.
+    pub embedded_depth: u8,
 }
 
 impl From<&crate::model::limits::Limits> for Limits {
@@ -76,6 +79,7 @@ impl From<&crate::model::limits::Limits> for Limits {
             max_nodes: 1_000_000,
             max_container_items: 256,
             sniff_len: 1024,
+            embedded_depth: 1,
         }
     }
 }
@@ -273,6 +277,11 @@ pub struct Analysis {
     /// Every opcode the stream uses (pickletools name), with the offset of its first use: what
     /// the PyTorch weights-only verdict checks against the opcodes that unpickler implements.
     pub first_use: BTreeMap<&'static str, u64>,
+    /// Issue 32: the `torch.storage._load_from_bytes` imports (indices into `imports`) whose
+    /// every use is a call on bytes that were read here as a complete legacy `torch.save` (what
+    /// `TypedStorage.__reduce__` writes when a tensor is pickled without `torch.save`). The
+    /// globals of those bytes are in `imports`, judged with the file's own.
+    pub vouched_byte_loads: BTreeSet<usize>,
     /// Why parsing stopped early, if it did.
     pub error: Option<Malformed>,
     /// Bytes taken from the reader. It can exceed the parse end by up to

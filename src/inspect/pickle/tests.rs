@@ -1742,3 +1742,191 @@ fn tar_legacy_records_are_skipped_by_their_lengths_not_parsed() {
     let a = analyze_torch_tar_records(&mut &bad[..], TarRecords::Tensors, &Limits::default());
     assert_eq!(code(&a), Some("bad-argument"));
 }
+
+// ---- issue 32: tensors pickled without torch.save (`torch.storage._load_from_bytes`)
+
+/// BINBYTES of arbitrary bytes.
+fn binbytes_raw(p: P, b: &[u8]) -> P {
+    p.op(b'B').raw(&(b.len() as u32).to_le_bytes()).raw(b)
+}
+
+/// What `pickle.dumps(tensor)` writes for each storage: `_load_from_bytes(<legacy torch.save>)`,
+/// here twice through the memo (the second tensor's call fetches the global and the bytes
+/// again), inside a list.
+fn pickled_tensors(embedded: &[u8]) -> Vec<u8> {
+    let p = P::new()
+        .proto(4)
+        .op(b']')
+        .mark()
+        .global("torch.storage", "_load_from_bytes")
+        .binput(0);
+    let p = binbytes_raw(p, embedded)
+        .binput(1)
+        .tuple1()
+        .reduce()
+        .binget(0)
+        .binget(1)
+        .tuple1()
+        .reduce()
+        .op(b'e')
+        .stop();
+    p.0
+}
+
+fn byte_load_index(a: &Analysis) -> usize {
+    a.imports
+        .iter()
+        .position(|i| i.name.as_deref() == Some("_load_from_bytes"))
+        .expect("the import")
+}
+
+#[test]
+fn a_tensor_pickled_without_torch_save_is_judged_by_the_save_its_bytes_hold() {
+    let mut block = 4u64.to_le_bytes().to_vec();
+    block.extend_from_slice(&[0u8; 16]);
+    let (save, _) = legacy_torch_file(&block);
+    let a = run(&pickled_tensors(&save));
+    assert_eq!(a.error, None, "{a:?}");
+    assert!(a.vouched_byte_loads.contains(&byte_load_index(&a)), "{a:?}");
+    // The embedded save's globals are on record once each, noted, at the call's offset.
+    for (m, n) in [
+        ("collections", "OrderedDict"),
+        ("torch._utils", "_rebuild_tensor_v2"),
+        ("torch", "FloatStorage"),
+    ] {
+        let found: Vec<&Import> = a
+            .imports
+            .iter()
+            .filter(|i| i.module.as_deref() == Some(m) && i.name.as_deref() == Some(n))
+            .collect();
+        assert!(!found.is_empty(), "{m}.{n}: {a:?}");
+        assert!(
+            found[0]
+                .note
+                .as_deref()
+                .is_some_and(|x| x.contains("legacy torch.save bytes")),
+            "{found:?}"
+        );
+    }
+    let before = a.imports.len();
+    // The same blob fetched again is not read again, nor its globals recorded twice.
+    assert_eq!(before, 1 + 3, "{:?}", a.imports);
+}
+
+#[test]
+fn the_globals_of_embedded_bytes_are_judged_so_a_payload_there_is_seen() {
+    let evil = P::new()
+        .proto(2)
+        .global("os", "system")
+        .bu("id")
+        .tuple1()
+        .reduce()
+        .stop();
+    let magic = P::new()
+        .proto(2)
+        .op(0x8a)
+        .op(10)
+        .raw(&[0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19])
+        .stop();
+    let version = P::new()
+        .proto(2)
+        .op(b'M')
+        .raw(&1001u16.to_le_bytes())
+        .stop();
+    let sys_info = P::new().proto(2).op(b'}').stop();
+    let keys = P::new().proto(2).op(b']').stop();
+    let save = [magic.0, version.0, sys_info.0, evil.0, keys.0].concat();
+    let a = run(&pickled_tensors(&save));
+    assert!(called(&a, "os", "system"), "{a:?}");
+    assert!(any_dangerous(&a));
+}
+
+#[test]
+fn bytes_torch_load_would_not_read_as_a_legacy_save_are_not_vouched_for() {
+    let (save, _) = legacy_torch_file(&[]);
+    // A zip (torch.load reads it as the zip format), text, a cut-off save, nothing like a save.
+    let mut zip = b"PK\x03\x04".to_vec();
+    zip.extend_from_slice(&save);
+    let cut = save.get(..save.len() / 2).unwrap_or_default().to_vec();
+    for blob in [zip, cut, vec![0x80, 0x02, b'.'], vec![0xff; 40]] {
+        let a = run(&pickled_tensors(&blob));
+        assert!(a.vouched_byte_loads.is_empty(), "{blob:?}: {a:?}");
+    }
+    // A save whose first block is also a valid tar header (its checksum field falls inside
+    // the sys_info string): torch's legacy loader opens the tar, so it is not vouched for,
+    // while the same save with a checksum that does not add up is.
+    let with_field = |field: &[u8]| -> Vec<u8> {
+        let magic = P::new()
+            .proto(2)
+            .op(0x8a)
+            .op(10)
+            .raw(&[0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19])
+            .stop();
+        let version = P::new()
+            .proto(2)
+            .op(b'M')
+            .raw(&1001u16.to_le_bytes())
+            .stop();
+        let filler = "a".repeat(300);
+        let sys_info = P::new().proto(2).bu(&filler).stop();
+        let keys = P::new().proto(2).op(b']').stop();
+        let mut save = [magic.0, version.0, sys_info.0, torch_state_dict().0, keys.0].concat();
+        save.resize(600, 0);
+        save.splice(148..156, field.iter().copied());
+        save
+    };
+    let mut sum: u32 = 256;
+    for (i, b) in with_field(b"        ").iter().take(512).enumerate() {
+        if !(148..156).contains(&i) {
+            sum += u32::from(*b);
+        }
+    }
+    let tar = with_field(format!("{sum:06o}\0 ").as_bytes());
+    assert!(super::machine::could_be_tar_for_tests(&tar, 600));
+    assert!(run(&pickled_tensors(&tar)).vouched_byte_loads.is_empty());
+    let not_tar = with_field(b"0000000\0");
+    assert!(!super::machine::could_be_tar_for_tests(&not_tar, 600));
+    assert!(
+        !run(&pickled_tensors(&not_tar))
+            .vouched_byte_loads
+            .is_empty()
+    );
+}
+
+#[test]
+fn a_byte_load_used_any_other_way_is_not_vouched_for() {
+    let (save, _) = legacy_torch_file(&[]);
+    // The vetted call, then the same global wrapped in functools.partial with other bytes.
+    let p = P::new()
+        .proto(4)
+        .op(b']')
+        .mark()
+        .global("torch.storage", "_load_from_bytes")
+        .binput(0);
+    let p = binbytes_raw(p, &save).tuple1().reduce();
+    let p = p
+        .global("functools", "partial")
+        .binget(0)
+        .binbytes("x")
+        .tuple2()
+        .reduce()
+        .op(b'e')
+        .stop();
+    let a = run(&p.0);
+    assert!(a.vouched_byte_loads.is_empty(), "{a:?}");
+    // Called on a str, and with no embedded reading allowed (the depth limit).
+    let p = P::new()
+        .proto(4)
+        .global("torch.storage", "_load_from_bytes")
+        .bu("abc")
+        .tuple1()
+        .reduce()
+        .stop();
+    assert!(run(&p.0).vouched_byte_loads.is_empty());
+    let limits = Limits {
+        embedded_depth: 0,
+        ..Limits::default()
+    };
+    let a = run_with(&pickled_tensors(&save), &limits);
+    assert!(a.vouched_byte_loads.is_empty());
+}

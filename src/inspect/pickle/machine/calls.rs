@@ -118,6 +118,16 @@ impl Machine<'_> {
     pub(super) fn reduce(&mut self, op: Op, at: u64, out: &mut Analysis) -> Result<(), Malformed> {
         let args = self.pop(at, op)?;
         let callable = self.pop(at, op)?;
+        if let Val::Global(idx) = &callable
+            && self.byte_loads.contains_key(idx)
+        {
+            let vetted = self.vet_embedded_save(&args, at, out);
+            if let Some((_, n)) = self.byte_loads.get_mut(idx)
+                && vetted
+            {
+                *n += 1;
+            }
+        }
         self.mark_called(out, &callable, op, "the object it returned is called");
         self.record_wrap(&callable, &args, op, out);
         self.record_view(&callable, &args, at, out);
@@ -216,8 +226,14 @@ impl Machine<'_> {
                 ),
             ));
         }
+        let is_byte_load = imp.module.as_deref() == Some("torch.storage")
+            && imp.name.as_deref() == Some("_load_from_bytes");
         out.imports.push(imp);
-        Ok(out.imports.len() - 1)
+        let idx = out.imports.len() - 1;
+        if is_byte_load {
+            self.byte_loads.insert(idx, (0, 0));
+        }
+        Ok(idx)
     }
 
     fn new_import(
@@ -259,6 +275,81 @@ impl Machine<'_> {
         if let (Some(note), None) = (note, &imp.note) {
             imp.note = Some(format!("{note} ({op})"));
         }
+    }
+
+    /// Issue 32: `torch.storage._load_from_bytes(b)` is `torch.load(io.BytesIO(b),
+    /// weights_only=False)`, and `TypedStorage.__reduce__` writes it for every tensor pickled
+    /// without `torch.save`: `b` is a legacy `torch.save` of the storage. True when `args` is one
+    /// `bytes` value that `torch.load` would read as a legacy file and whose five pickles were
+    /// read here in full from its kept head; their globals are then added to `out.imports`
+    /// (once each, at this call's offset) to be judged with the file's own. Anything else
+    /// (other arguments, a zip or tar `torch.load` would read instead, pickles past the kept
+    /// head, the depth limit) is false, and the call keeps its table verdict.
+    fn vet_embedded_save(&mut self, args: &Val, at: u64, out: &mut Analysis) -> bool {
+        let Val::Node(id) = args else { return false };
+        let Some(Node::Seq(items)) = self.nodes.get(*id) else {
+            return false;
+        };
+        let [Val::Bytes(blob)] = items.as_slice() else {
+            return false;
+        };
+        let blob = std::rc::Rc::clone(blob);
+        if let Some(known) = blob.vetted.get() {
+            return known;
+        }
+        let nested = self.read_embedded_save(&blob);
+        let ok = nested.is_some();
+        blob.vetted.set(Some(ok));
+        let Some(nested) = nested else { return false };
+        for imp in nested.imports {
+            let key = (imp.module.clone(), imp.name.clone(), imp.called);
+            if self.embedded_seen.contains(&key) {
+                continue;
+            }
+            if out.imports.len() >= self.limits.max_imports {
+                // Not every global of the bytes is on record: not vouched for.
+                blob.vetted.set(Some(false));
+                return false;
+            }
+            self.embedded_seen.insert(key);
+            let note = format!(
+                "in the legacy torch.save bytes that torch.storage._load_from_bytes loads at offset {at}{}",
+                imp.note.map(|n| format!("; {n}")).unwrap_or_default()
+            );
+            out.imports.push(Import {
+                offset: at,
+                pickle: self.pickle,
+                note: Some(note),
+                wraps: None,
+                ..imp
+            });
+        }
+        true
+    }
+
+    /// The analysis of a blob's head as a legacy `torch.save`, when `torch.load` would read it
+    /// as one and its five pickles end inside the head without error.
+    fn read_embedded_save(&self, blob: &super::Blob) -> Option<Analysis> {
+        let depth = self.limits.embedded_depth.checked_sub(1)?;
+        // torch.load tries a zip first (its local header magic), then `_legacy_load` a tar
+        // (`tarfile.open(mode="r:")`); only what neither takes is read as pickles. torch.save
+        // writes protocol 2, so a legacy file begins with PROTO.
+        if blob.head.first() != Some(&0x80) || could_be_tar(&blob.head, blob.len) {
+            return None;
+        }
+        let limits = crate::inspect::pickle::Limits {
+            embedded_depth: depth,
+            ..self.limits.clone()
+        };
+        let nested = crate::inspect::pickle::analyze_torch_legacy(&mut &blob.head[..], &limits);
+        let complete = nested.error.is_none()
+            && nested.pickles.len() == crate::inspect::pickle::TORCH_LEGACY_PICKLES
+            && nested.pickles.iter().all(|p| p.complete)
+            && nested
+                .string_list
+                .as_ref()
+                .is_some_and(|l| l.pickle == crate::inspect::pickle::TORCH_LEGACY_PICKLES - 1);
+        complete.then_some(nested)
     }
 
     fn is_wrapper(&self, out: &Analysis, idx: usize) -> bool {
@@ -359,4 +450,47 @@ fn class_of(v: &Val) -> Option<usize> {
         Val::Global(i) => Some(*i),
         _ => None,
     }
+}
+
+/// Whether Python's `tarfile.open(mode="r:")` could take `head` for a tar header: its first
+/// 512-byte block (of `len` bytes in all) is not all NUL and the checksum field (octal, up to a NUL or space) equals the
+/// unsigned or signed sum of the block with that field counted as spaces (`tarfile.py`
+/// `calc_chksums`, `nti`). torch's legacy loader reads such bytes as a tar archive, not as
+/// pickles, so they are never vouched for by reading them as pickles.
+fn could_be_tar(head: &[u8], len: u64) -> bool {
+    let Some(block) = head.get(..512) else {
+        // Shorter than a block: tarfile refuses it; a longer value whose head was cut shorter
+        // cannot be told apart, so it counts as one.
+        return len >= 512;
+    };
+    if block.iter().all(|&b| b == 0) {
+        return false;
+    }
+    let Some(field) = block.get(148..156) else {
+        return false;
+    };
+    let text: Vec<u8> = field.iter().copied().take_while(|&b| b != 0).collect();
+    let Ok(text) = std::str::from_utf8(&text) else {
+        return false;
+    };
+    let text = text.trim();
+    let Ok(stored) = i64::from_str_radix(if text.is_empty() { "0" } else { text }, 8) else {
+        return false;
+    };
+    let mut unsigned: i64 = 256;
+    let mut signed: i64 = 256;
+    for (i, &b) in block.iter().enumerate() {
+        if (148..156).contains(&i) {
+            continue;
+        }
+        unsigned += i64::from(b);
+        signed += i64::from(b as i8);
+    }
+    stored == unsigned || stored == signed
+}
+
+/// [`could_be_tar`] for the pickle reader's tests.
+#[cfg(test)]
+pub(in crate::inspect::pickle) fn could_be_tar_for_tests(head: &[u8], len: u64) -> bool {
+    could_be_tar(head, len)
 }

@@ -98,7 +98,7 @@ impl Machine<'_> {
         let v = match arg {
             Arg::Data(p) => match String::from_utf8(p.head.clone()) {
                 Ok(value) => self.text(value, p.complete(), false, op),
-                Err(_) => Val::Other(op.name()),
+                Err(e) => self.blob(e.into_bytes(), p.len, op),
             },
             _ => Val::Other(op.name()),
         };

@@ -12,6 +12,8 @@
 //! (globals, calls and BUILD, with joblib's raw arrays in [`joblib`]) and [`control`].
 
 mod calls;
+#[cfg(test)]
+pub(super) use calls::could_be_tar_for_tests;
 mod constants;
 mod containers;
 mod control;
@@ -39,10 +41,24 @@ struct Text {
     opcode: &'static str,
 }
 
+/// A kept `bytes` value that is not UTF-8 (UTF-8 ones are [`Val::Str`]): its first bytes, for
+/// the one call that reads bytes as a file, `torch.storage._load_from_bytes` (issue 32).
+#[derive(Debug)]
+struct Blob {
+    head: Vec<u8>,
+    /// The value's whole length (the head may be a prefix).
+    len: u64,
+    opcode: &'static str,
+    /// Whether the bytes were read as a complete legacy `torch.save`, decided once per value
+    /// (a memoized blob fetched again is not read again).
+    vetted: std::cell::Cell<Option<bool>>,
+}
+
 /// A symbolic value.
 #[derive(Debug, Clone)]
 enum Val {
     Str(Rc<Text>),
+    Bytes(Rc<Blob>),
     Int(i64),
     PyNone,
     /// An imported global (index into `Analysis::imports`).
@@ -64,6 +80,7 @@ impl Val {
     fn describe(&self) -> &'static str {
         match self {
             Val::Str(t) => t.opcode,
+            Val::Bytes(b) => b.opcode,
             Val::Int(_) => "integer",
             Val::PyNone => "None",
             Val::Global(_) => "global",
@@ -153,6 +170,14 @@ struct Machine<'l> {
     root_list: Option<RootList>,
     /// The value STOP popped.
     result: Option<Val>,
+    /// `torch.storage._load_from_bytes` imports of this pickle: (times its value was pushed,
+    /// times it was called on bytes read as a complete legacy `torch.save`). Vouched for only
+    /// when the two agree, so a copy used any other way (wrapped in `functools.partial`, called
+    /// on other bytes, stored) leaves the import to its table verdict.
+    byte_loads: HashMap<usize, (u64, u64)>,
+    /// Globals of embedded `torch.save` bytes already added to the imports, so one storage
+    /// class named by every tensor is recorded once.
+    embedded_seen: std::collections::HashSet<(Option<String>, Option<String>, bool)>,
 }
 /// Read one pickle (up to and including its STOP) and record its imports in `out`.
 pub(super) fn run_pickle<R: BufRead>(
@@ -175,6 +200,8 @@ pub(super) fn run_pickle<R: BufRead>(
         deferred: None,
         root_list: None,
         result: None,
+        byte_loads: HashMap::new(),
+        embedded_seen: std::collections::HashSet::new(),
     };
     let start = src.pos;
     let mut count: u64 = 0;
@@ -221,6 +248,11 @@ pub(super) fn run_pickle<R: BufRead>(
             Err(e) => break Err(e),
         }
     };
+    for (idx, (pushed, vetted)) in &m.byte_loads {
+        if *pushed > 0 && pushed == vetted {
+            out.vouched_byte_loads.insert(*idx);
+        }
+    }
     // The first problem is the one reported; the imports after it were still recorded.
     let result = match m.deferred.take() {
         Some(first) => Err(first),
@@ -275,6 +307,11 @@ impl Machine<'_> {
                     self.limits.max_stack
                 ),
             ));
+        }
+        if let Val::Global(idx) = &v
+            && let Some((pushed, _)) = self.byte_loads.get_mut(idx)
+        {
+            *pushed += 1;
         }
         self.stack.push(v);
         Ok(())
@@ -370,6 +407,23 @@ impl Machine<'_> {
             is_str,
             opcode,
         }))
+    }
+
+    /// A non-UTF-8 `bytes` value, kept within the same byte budget as strings.
+    fn blob(&mut self, head: Vec<u8>, len: u64, op: Op) -> Val {
+        let opcode = op.name();
+        match self.tracked_bytes.checked_add(head.len()) {
+            Some(total) if total <= self.limits.max_tracked_bytes => {
+                self.tracked_bytes = total;
+                Val::Bytes(Rc::new(Blob {
+                    head,
+                    len,
+                    opcode,
+                    vetted: std::cell::Cell::new(None),
+                }))
+            }
+            _ => Val::Other(opcode),
+        }
     }
 
     fn obj(&mut self, class: Option<usize>, args: Option<Val>) -> Val {
