@@ -1930,3 +1930,25 @@ fn a_byte_load_used_any_other_way_is_not_vouched_for() {
     let a = run_with(&pickled_tensors(&save), &limits);
     assert!(a.vouched_byte_loads.is_empty());
 }
+
+#[test]
+fn bytes_values_never_use_up_the_budget_import_names_resolve_from() {
+    // 17 MiB of bytes values that begin like a save (kept up to their own cap), then an import
+    // whose names come from strings on the stack: it still resolves.
+    let mut chunk = vec![0x80u8, 0xff];
+    chunk.resize(1024, 0xfe);
+    let mut p = P::new().proto(4);
+    for _ in 0..17 * 1024 {
+        p = binbytes_raw(p, &chunk).pop();
+    }
+    let p = p
+        .bu("collections")
+        .bu("OrderedDict")
+        .stack_global()
+        .empty_tuple()
+        .reduce()
+        .stop();
+    let a = run(&p.0);
+    assert_eq!(a.error, None);
+    assert!(called(&a, "collections", "OrderedDict"), "{:?}", a.imports);
+}

@@ -54,6 +54,11 @@ struct Blob {
     vetted: std::cell::Cell<Option<bool>>,
 }
 
+/// Bytes of `bytes` heads one pickle keeps ([`Blob`]): a legacy save's pickles take a few hundred
+/// bytes, so this is room for thousands of tensors; past it a blob is opaque and the call on it
+/// keeps its verdict.
+const MAX_BLOB_BYTES: usize = 8 << 20;
+
 /// A symbolic value.
 #[derive(Debug, Clone)]
 enum Val {
@@ -175,6 +180,8 @@ struct Machine<'l> {
     /// when the two agree, so a copy used any other way (wrapped in `functools.partial`, called
     /// on other bytes, stored) leaves the import to its table verdict.
     byte_loads: HashMap<usize, (u64, u64)>,
+    /// Bytes of kept [`Blob`] heads, at most [`MAX_BLOB_BYTES`].
+    blob_bytes: usize,
     /// Globals of embedded `torch.save` bytes already added to the imports, so one storage
     /// class named by every tensor is recorded once.
     embedded_seen: std::collections::HashSet<(Option<String>, Option<String>, bool)>,
@@ -201,6 +208,7 @@ pub(super) fn run_pickle<R: BufRead>(
         root_list: None,
         result: None,
         byte_loads: HashMap::new(),
+        blob_bytes: 0,
         embedded_seen: std::collections::HashSet::new(),
     };
     let start = src.pos;
@@ -409,12 +417,17 @@ impl Machine<'_> {
         }))
     }
 
-    /// A non-UTF-8 `bytes` value, kept within the same byte budget as strings.
+    /// A non-UTF-8 `bytes` value. Only one that could be a legacy `torch.save` (it begins with
+    /// PROTO) is kept, within a budget of its own: raw array data pickled as bytes must not use
+    /// up the string budget that import names resolve from.
     fn blob(&mut self, head: Vec<u8>, len: u64, op: Op) -> Val {
         let opcode = op.name();
-        match self.tracked_bytes.checked_add(head.len()) {
-            Some(total) if total <= self.limits.max_tracked_bytes => {
-                self.tracked_bytes = total;
+        if head.first() != Some(&0x80) {
+            return Val::Other(opcode);
+        }
+        match self.blob_bytes.checked_add(head.len()) {
+            Some(total) if total <= MAX_BLOB_BYTES => {
+                self.blob_bytes = total;
                 Val::Bytes(Rc::new(Blob {
                     head,
                     len,
