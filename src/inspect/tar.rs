@@ -131,18 +131,46 @@ pub fn is_tar(head: &[u8]) -> bool {
     let Some(stored) = parse_octal(block.get(148..156).unwrap_or(&[])) else {
         return false;
     };
-    let sum: u64 = block
-        .iter()
-        .enumerate()
-        .map(|(i, &b)| {
-            if (148..156).contains(&i) {
-                32
-            } else {
-                u64::from(b)
-            }
-        })
-        .sum();
-    block.first().is_some_and(|&b| b != 0) && stored == sum
+    block.first().is_some_and(|&b| b != 0) && stored == header_sums(block).0
+}
+
+/// Whether Python's `tarfile.open(mode="r:")` could take `head` (of a value `len` bytes long)
+/// for a tar archive, as torch's legacy loader tries before reading pickles: its first block is
+/// not all NUL and the checksum field (empty counts as 0) equals the unsigned or the signed sum
+/// of the block with that field counted as spaces (`tarfile.py` `calc_chksums`), whatever the
+/// magic. A head shorter than a block of a longer value cannot be told apart, so it counts.
+pub fn python_tarfile_could_read(head: &[u8], len: u64) -> bool {
+    let Some(block) = head.get(..512) else {
+        return len >= 512;
+    };
+    if block.iter().all(|&b| b == 0) {
+        return false;
+    }
+    let field = block.get(148..156).unwrap_or(&[]);
+    let stored = if field.iter().all(|&b| b == 0 || b == b' ') {
+        Some(0)
+    } else {
+        parse_octal(field)
+    };
+    let (unsigned, signed) = header_sums(block);
+    stored.is_some_and(|s| s == unsigned || i64::try_from(s).is_ok_and(|s| s == signed))
+}
+
+/// The unsigned and signed byte sums of a 512-byte header with its checksum field (148..156)
+/// counted as eight spaces, the two values tar readers accept.
+fn header_sums(block: &[u8]) -> (u64, i64) {
+    let mut unsigned = 0u64;
+    let mut signed = 0i64;
+    for (i, &b) in block.iter().enumerate() {
+        let (u, s) = if (148..156).contains(&i) {
+            (32, 32)
+        } else {
+            (u64::from(b), i64::from(b as i8))
+        };
+        unsigned += u;
+        signed += s;
+    }
+    (unsigned, signed)
 }
 
 fn parse_octal(field: &[u8]) -> Option<u64> {
@@ -830,6 +858,28 @@ mod tests {
         bad[0] = b'x';
         assert!(!is_tar(&bad));
         assert!(!is_tar(&[0u8; 512]) && !is_tar(b"short"));
+    }
+
+    #[test]
+    fn python_tarfile_takes_any_block_whose_checksum_adds_up_signed_or_not() {
+        let mut h = tar::Header::new_old();
+        h.as_old_mut().name[..3].copy_from_slice(b"abc");
+        h.set_cksum();
+        assert!(python_tarfile_could_read(h.as_bytes(), 512));
+        // A high byte: Python also accepts the signed sum some old writers stored.
+        let mut block = *h.as_bytes();
+        block[100] = 0xff;
+        let (unsigned, signed) = header_sums(&block);
+        assert_ne!(i64::try_from(unsigned).unwrap(), signed);
+        block[148..156].copy_from_slice(format!("{signed:06o}\0 ").as_bytes());
+        assert!(python_tarfile_could_read(&block, 512));
+        let mut bad = *h.as_bytes();
+        bad[0] = b'x';
+        assert!(!python_tarfile_could_read(&bad, 512));
+        assert!(!python_tarfile_could_read(&[0u8; 512], 512));
+        // Too short to tell, but the value is longer: counted as one.
+        assert!(python_tarfile_could_read(b"short", 4096));
+        assert!(!python_tarfile_could_read(b"short", 5));
     }
 
     proptest::proptest! {

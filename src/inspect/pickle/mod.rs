@@ -349,13 +349,17 @@ pub const TORCH_LEGACY_PICKLES: usize = 5;
 /// element count of 640 is `0x80 0x02 ..`, one of 37757 is `} 0x93 ..`), so it is never parsed
 /// as a pickle; `check_legacy_block` checks its records.
 pub fn analyze_torch_legacy<R: BufRead>(r: &mut R, limits: &Limits) -> Analysis {
-    run(r, limits, &|out: &Analysis| {
-        out.pickles.len() == TORCH_LEGACY_PICKLES
-            && out
-                .string_list
-                .as_ref()
-                .is_some_and(|l| l.pickle == TORCH_LEGACY_PICKLES - 1)
-    })
+    run(r, limits, &legacy_pickles_read)
+}
+
+/// Whether `out` holds a legacy PyTorch file's five pickles, the fifth a list of storage keys:
+/// what `torch.load` reads before the raw storage block.
+pub(crate) fn legacy_pickles_read(out: &Analysis) -> bool {
+    out.pickles.len() == TORCH_LEGACY_PICKLES
+        && out
+            .string_list
+            .as_ref()
+            .is_some_and(|l| l.pickle == TORCH_LEGACY_PICKLES - 1)
 }
 
 /// The two members of the pre-0.4 tar-based `torch.save` format that interleave pickles with raw

@@ -830,9 +830,9 @@ fn torch_state_dict_has_only_safe_imports() {
     assert!(!called(&a, "torch", "FloatStorage"));
 }
 
-/// A legacy PyTorch file's five pickles (magic number, protocol version, sys info, a state
-/// dict, storage keys) followed by the storage block `block`; the block's offset.
-fn legacy_torch_file(block: &[u8]) -> (Vec<u8>, u64) {
+/// The first two pickles of a legacy PyTorch file: torch's magic number and protocol version
+/// 1001 (`torch/serialization.py` `MAGIC_NUMBER`, `PROTOCOL_VERSION`).
+fn legacy_magic_and_version() -> (P, P) {
     let magic = P::new()
         .proto(2)
         .op(0x8a)
@@ -844,6 +844,13 @@ fn legacy_torch_file(block: &[u8]) -> (Vec<u8>, u64) {
         .op(b'M')
         .raw(&1001u16.to_le_bytes())
         .stop();
+    (magic, version)
+}
+
+/// A legacy PyTorch file's five pickles (magic number, protocol version, sys info, a state
+/// dict, storage keys) followed by the storage block `block`; the block's offset.
+fn legacy_torch_file(block: &[u8]) -> (Vec<u8>, u64) {
+    let (magic, version) = legacy_magic_and_version();
     let sys_info = P::new()
         .proto(2)
         .op(b'}')
@@ -1533,17 +1540,7 @@ fn v3_views_with_an_unknown_dtype_are_not_judged() {
 /// FloatStorage `0` of 4 elements) and then `block` as its storage block. `keys` is the
 /// storage key list.
 fn legacy_file(keys: &[&str], block: &[u8]) -> Vec<u8> {
-    let magic = P::new()
-        .proto(2)
-        .op(0x8a)
-        .op(10)
-        .raw(&[0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19])
-        .stop();
-    let version = P::new()
-        .proto(2)
-        .op(b'M')
-        .raw(&1001u16.to_le_bytes())
-        .stop();
+    let (magic, version) = legacy_magic_and_version();
     let sys_info = P::new().proto(2).op(b'}').stop();
     let mut list = P::new().proto(2).op(b']').mark();
     for k in keys {
@@ -1822,17 +1819,7 @@ fn the_globals_of_embedded_bytes_are_judged_so_a_payload_there_is_seen() {
         .tuple1()
         .reduce()
         .stop();
-    let magic = P::new()
-        .proto(2)
-        .op(0x8a)
-        .op(10)
-        .raw(&[0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19])
-        .stop();
-    let version = P::new()
-        .proto(2)
-        .op(b'M')
-        .raw(&1001u16.to_le_bytes())
-        .stop();
+    let (magic, version) = legacy_magic_and_version();
     let sys_info = P::new().proto(2).op(b'}').stop();
     let keys = P::new().proto(2).op(b']').stop();
     let save = [magic.0, version.0, sys_info.0, evil.0, keys.0].concat();
@@ -1856,17 +1843,7 @@ fn bytes_torch_load_would_not_read_as_a_legacy_save_are_not_vouched_for() {
     // the sys_info string): torch's legacy loader opens the tar, so it is not vouched for,
     // while the same save with a checksum that does not add up is.
     let with_field = |field: &[u8]| -> Vec<u8> {
-        let magic = P::new()
-            .proto(2)
-            .op(0x8a)
-            .op(10)
-            .raw(&[0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19])
-            .stop();
-        let version = P::new()
-            .proto(2)
-            .op(b'M')
-            .raw(&1001u16.to_le_bytes())
-            .stop();
+        let (magic, version) = legacy_magic_and_version();
         let filler = "a".repeat(300);
         let sys_info = P::new().proto(2).bu(&filler).stop();
         let keys = P::new().proto(2).op(b']').stop();
@@ -1882,10 +1859,12 @@ fn bytes_torch_load_would_not_read_as_a_legacy_save_are_not_vouched_for() {
         }
     }
     let tar = with_field(format!("{sum:06o}\0 ").as_bytes());
-    assert!(super::machine::could_be_tar_for_tests(&tar, 600));
+    assert!(crate::inspect::tar::python_tarfile_could_read(&tar, 600));
     assert!(run(&pickled_tensors(&tar)).vouched_byte_loads.is_empty());
     let not_tar = with_field(b"0000000\0");
-    assert!(!super::machine::could_be_tar_for_tests(&not_tar, 600));
+    assert!(!crate::inspect::tar::python_tarfile_could_read(
+        &not_tar, 600
+    ));
     assert!(
         !run(&pickled_tensors(&not_tar))
             .vouched_byte_loads

@@ -334,7 +334,9 @@ impl Machine<'_> {
         // torch.load tries a zip first (its local header magic), then `_legacy_load` a tar
         // (`tarfile.open(mode="r:")`); only what neither takes is read as pickles. torch.save
         // writes protocol 2, so a legacy file begins with PROTO.
-        if blob.head.first() != Some(&0x80) || could_be_tar(&blob.head, blob.len) {
+        if blob.head.first() != Some(&0x80)
+            || crate::inspect::tar::python_tarfile_could_read(&blob.head, blob.len)
+        {
             return None;
         }
         let limits = crate::inspect::pickle::Limits {
@@ -343,12 +345,8 @@ impl Machine<'_> {
         };
         let nested = crate::inspect::pickle::analyze_torch_legacy(&mut &blob.head[..], &limits);
         let complete = nested.error.is_none()
-            && nested.pickles.len() == crate::inspect::pickle::TORCH_LEGACY_PICKLES
             && nested.pickles.iter().all(|p| p.complete)
-            && nested
-                .string_list
-                .as_ref()
-                .is_some_and(|l| l.pickle == crate::inspect::pickle::TORCH_LEGACY_PICKLES - 1);
+            && crate::inspect::pickle::legacy_pickles_read(&nested);
         complete.then_some(nested)
     }
 
@@ -450,47 +448,4 @@ fn class_of(v: &Val) -> Option<usize> {
         Val::Global(i) => Some(*i),
         _ => None,
     }
-}
-
-/// Whether Python's `tarfile.open(mode="r:")` could take `head` for a tar header: its first
-/// 512-byte block (of `len` bytes in all) is not all NUL and the checksum field (octal, up to a NUL or space) equals the
-/// unsigned or signed sum of the block with that field counted as spaces (`tarfile.py`
-/// `calc_chksums`, `nti`). torch's legacy loader reads such bytes as a tar archive, not as
-/// pickles, so they are never vouched for by reading them as pickles.
-fn could_be_tar(head: &[u8], len: u64) -> bool {
-    let Some(block) = head.get(..512) else {
-        // Shorter than a block: tarfile refuses it; a longer value whose head was cut shorter
-        // cannot be told apart, so it counts as one.
-        return len >= 512;
-    };
-    if block.iter().all(|&b| b == 0) {
-        return false;
-    }
-    let Some(field) = block.get(148..156) else {
-        return false;
-    };
-    let text: Vec<u8> = field.iter().copied().take_while(|&b| b != 0).collect();
-    let Ok(text) = std::str::from_utf8(&text) else {
-        return false;
-    };
-    let text = text.trim();
-    let Ok(stored) = i64::from_str_radix(if text.is_empty() { "0" } else { text }, 8) else {
-        return false;
-    };
-    let mut unsigned: i64 = 256;
-    let mut signed: i64 = 256;
-    for (i, &b) in block.iter().enumerate() {
-        if (148..156).contains(&i) {
-            continue;
-        }
-        unsigned += i64::from(b);
-        signed += i64::from(b as i8);
-    }
-    stored == unsigned || stored == signed
-}
-
-/// [`could_be_tar`] for the pickle reader's tests.
-#[cfg(test)]
-pub(in crate::inspect::pickle) fn could_be_tar_for_tests(head: &[u8], len: u64) -> bool {
-    could_be_tar(head, len)
 }

@@ -12,8 +12,6 @@
 //! (globals, calls and BUILD, with joblib's raw arrays in [`joblib`]) and [`control`].
 
 mod calls;
-#[cfg(test)]
-pub(super) use calls::could_be_tar_for_tests;
 mod constants;
 mod containers;
 mod control;
