@@ -1387,35 +1387,7 @@ fn sbom_spec_1_6_is_schema_valid_and_verifies() {
         crate::support::safetensors(&[("w", "F32", &[1], &[0, 0, 128, 63])], None),
     );
     let out_dir = tempfile::tempdir().unwrap();
-    let (v15, v16) = (
-        out_dir.path().join("a.cdx.json"),
-        out_dir.path().join("b.cdx.json"),
-    );
-    for (path, spec) in [(&v15, "1.5"), (&v16, "1.6")] {
-        let o = crate::support::modelgate()
-            .arg("scan")
-            .arg(repo.path())
-            .args([
-                "--no-git",
-                "--sbom-supplier",
-                "Acme",
-                "--sbom-spec",
-                spec,
-                "--sbom",
-            ])
-            .arg(path)
-            .env("SOURCE_DATE_EPOCH", "1700000000")
-            .output()
-            .unwrap();
-        assert_eq!(
-            o.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-    }
-    let doc15: Value = serde_json::from_slice(&fs::read(&v15).unwrap()).unwrap();
-    let doc16: Value = serde_json::from_slice(&fs::read(&v16).unwrap()).unwrap();
+    let [(_, doc15), (v16, doc16)] = sbom_docs(repo.path(), out_dir.path(), ["1.5", "1.6"], &[]);
     assert_eq!(doc16["specVersion"], "1.6");
     assert_eq!(
         doc16["$schema"],
@@ -1425,18 +1397,7 @@ fn sbom_spec_1_6_is_schema_valid_and_verifies() {
     assert_valid(&cyclonedx_1_6_validator(), &doc16, "the 1.6 SBOM");
     assert_eq!(doc15["components"], doc16["components"]);
     assert_eq!(doc15["dependencies"], doc16["dependencies"]);
-    let o = crate::support::modelgate()
-        .args(["verify", "--sbom"])
-        .arg(&v16)
-        .arg(repo.path())
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stdout)
-    );
+    assert_verify_exits(&v16, repo.path(), 0);
 
     assert_xml_sbom_refused(repo.path(), out_dir.path(), "1.6");
 }
@@ -1457,37 +1418,12 @@ fn sbom_spec_1_7_is_schema_valid_and_verifies() {
     );
     repo.file("extra/notes.txt", "x");
     let out_dir = tempfile::tempdir().unwrap();
-    let (v15, v17) = (
-        out_dir.path().join("a.cdx.json"),
-        out_dir.path().join("b.cdx.json"),
+    let [(_, doc15), (v17, doc17)] = sbom_docs(
+        repo.path(),
+        out_dir.path(),
+        ["1.5", "1.7"],
+        &["--sbom-version", "2.1.0"],
     );
-    for (path, spec) in [(&v15, "1.5"), (&v17, "1.7")] {
-        let o = crate::support::modelgate()
-            .arg("scan")
-            .arg(repo.path())
-            .args([
-                "--no-git",
-                "--sbom-supplier",
-                "Acme",
-                "--sbom-version",
-                "2.1.0",
-                "--sbom-spec",
-                spec,
-                "--sbom",
-            ])
-            .arg(path)
-            .env("SOURCE_DATE_EPOCH", "1700000000")
-            .output()
-            .unwrap();
-        assert_eq!(
-            o.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-    }
-    let doc15: Value = serde_json::from_slice(&fs::read(&v15).unwrap()).unwrap();
-    let doc17: Value = serde_json::from_slice(&fs::read(&v17).unwrap()).unwrap();
     assert_eq!(doc17["specVersion"], "1.7");
     assert_eq!(
         doc17["$schema"],
@@ -1502,32 +1438,10 @@ fn sbom_spec_1_7_is_schema_valid_and_verifies() {
     assert!(!cyclonedx_1_7_validator().is_valid(&broken));
     assert_eq!(doc15["components"], doc17["components"]);
     assert_eq!(doc15["dependencies"], doc17["dependencies"]);
-    let o = crate::support::modelgate()
-        .args(["verify", "--sbom"])
-        .arg(&v17)
-        .arg(repo.path())
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stdout)
-    );
+    assert_verify_exits(&v17, repo.path(), 0);
     // verify reads the 1.7 document, not just its header: a changed file fails it.
     repo.file("config.json", "{\"model_type\": \"gpt2\"}");
-    let o = crate::support::modelgate()
-        .args(["verify", "--sbom"])
-        .arg(&v17)
-        .arg(repo.path())
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&o.stdout)
-    );
+    assert_verify_exits(&v17, repo.path(), 1);
 
     assert_xml_sbom_refused(repo.path(), out_dir.path(), "1.7");
 }
@@ -1645,6 +1559,53 @@ fn sbom_author_from_git_names_the_head_commit_author() {
 }
 
 /// `--sbom-spec SPEC --sbom-format xml` is a usage error (exit 2): specs after 1.5 are JSON only.
+/// JSON SBOMs of `root` in each of `specs` (with supplier `Acme`, `extra` flags and a fixed
+/// `SOURCE_DATE_EPOCH`), written under `out`: each one's path and document.
+fn sbom_docs<const N: usize>(
+    root: &std::path::Path,
+    out: &std::path::Path,
+    specs: [&str; N],
+    extra: &[&str],
+) -> [(std::path::PathBuf, Value); N] {
+    specs.map(|spec| {
+        let path = out.join(format!("{spec}.cdx.json"));
+        let o = crate::support::modelgate()
+            .arg("scan")
+            .arg(root)
+            .args(["--no-git", "--sbom-supplier", "Acme"])
+            .args(extra)
+            .args(["--sbom-spec", spec, "--sbom"])
+            .arg(&path)
+            .env("SOURCE_DATE_EPOCH", "1700000000")
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let doc = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+        (path, doc)
+    })
+}
+
+/// `modelgate verify --sbom SBOM ROOT` exits with `code`.
+fn assert_verify_exits(sbom: &std::path::Path, root: &std::path::Path, code: i32) {
+    let o = crate::support::modelgate()
+        .args(["verify", "--sbom"])
+        .arg(sbom)
+        .arg(root)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+}
+
 fn assert_xml_sbom_refused(root: &std::path::Path, out: &std::path::Path, spec: &str) {
     let o = crate::support::modelgate()
         .arg("scan")
