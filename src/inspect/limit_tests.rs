@@ -227,7 +227,11 @@ fn cases() -> Vec<Case> {
         // A `.py` member of a model archive gets the behaviour analysis (issue 30).
         c("blob_decoded_bytes", 4, "handler.mar", blob.clone(), Scan),
         c("blob_decode_steps", 1, "handler.mar", blob.clone(), Scan),
-        c("blob_nesting_depth", 1, "handler.mar", blob, Scan),
+        c("blob_nesting_depth", 1, "handler.mar", blob.clone(), Scan),
+        // Issue 37: the code judge's evaluation budget.
+        c("code_eval_steps", 1, "handler.mar", blob.clone(), Scan),
+        c("code_eval_bytes", 4, "handler.mar", blob.clone(), Scan),
+        c("code_eval_depth", 1, "handler.mar", blob, Scan),
         c("bytecode_bytes", 10, "m.pyc", pyc.clone(), Scan),
         c("marshal_depth", 1, "m.pyc", pyc.clone(), Scan),
         c("marshal_objects", 5, "m.pyc", pyc, Scan),

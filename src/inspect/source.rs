@@ -195,6 +195,7 @@ fn code_limits(ctx: &Ctx<'_>) -> code::Limits {
     code::Limits {
         max_source_bytes: usize::try_from(ctx.cfg.limits.code_file_bytes).unwrap_or(usize::MAX),
         blob: code::decode::Limits::from(&ctx.cfg.limits),
+        eval: code::budget::Limits::from(&ctx.cfg.limits),
         ..code::Limits::default()
     }
 }
@@ -292,11 +293,21 @@ pub(super) fn record_behaviour(
         // A blob the limits stopped is code nobody looked at: say so (SCAN004).
         let cfg = ctx.cfg;
         let inside = member.map(|m| format!(" in `{m}`")).unwrap_or_default();
+        let what = if limit.starts_with("code_eval_") {
+            // Issue 37: the file's evaluation budget gave a value up; the call it was passed
+            // to is still reported (SRC006) as computed at run time.
+            format!("an expression{inside} was not evaluated to the end")
+        } else {
+            format!("a literal blob{inside} was not decoded to the end")
+        };
         let d = ctx.detect(
             RuleId::LimitExceeded,
-            format!("{limit}{}", member.map(|m| format!(":{m}")).unwrap_or_default()),
             format!(
-                "a literal blob{inside} was not decoded to the end: [limits] {limit} stopped it; {}",
+                "{limit}{}",
+                member.map(|m| format!(":{m}")).unwrap_or_default()
+            ),
+            format!(
+                "{what}: [limits] {limit} stopped it; {}",
                 super::context::raise_hint(limit)
             ),
             Location {

@@ -120,6 +120,15 @@ limits! {
         "codec steps (base64, zlib, rot13, ...) applied to one literal blob";
     blob_nesting_depth = 8, [0, ANY],
         "decoded payloads analysed again inside decoded payloads (code hidden in decoded code)";
+    // Issue 37: one evaluation budget per Python file for the code judge (names followed,
+    // strings and blobs built, payloads decoded and analysed again); sized far above what
+    // real model code and the standard library spend.
+    code_eval_steps = 4_000_000, [0, ANY],
+        "evaluation steps the code judge spends on one Python file (names, strings, blobs)";
+    code_eval_bytes = 64 * MIB, [0, ANY],
+        "bytes of strings, blobs and decoded payloads the code judge builds for one Python file";
+    code_eval_depth = 64, [1, 256],
+        "nesting of expressions the code judge follows (names, calls, strings, decoded code)";
     // Issue 31: Python bytecode and native objects.
     bytecode_bytes = 64 * MIB, [0, ANY], "`.pyc` files read into memory to walk their marshal data";
     marshal_depth = 1000, [0, ANY], "nesting depth of marshal objects (CPython allows 2000)";

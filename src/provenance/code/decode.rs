@@ -269,6 +269,10 @@ pub enum ErrorKind {
         /// The cap.
         limit: usize,
     },
+    /// The step would exceed what is left of the file's evaluation byte budget (the caller's
+    /// budget, shared by every blob, string and payload of one file).
+    #[error("the file's evaluation byte budget is spent (limit code_eval_bytes)")]
+    BudgetSpent,
 }
 
 /// A chain that could not be decoded: which step, with which codec, and why.
@@ -288,7 +292,7 @@ impl DecodeError {
     pub fn is_limit(&self) -> bool {
         matches!(
             self.kind,
-            ErrorKind::TooLarge { .. } | ErrorKind::TooManySteps { .. }
+            ErrorKind::TooLarge { .. } | ErrorKind::TooManySteps { .. } | ErrorKind::BudgetSpent
         )
     }
 
@@ -297,6 +301,7 @@ impl DecodeError {
         match self.kind {
             ErrorKind::TooLarge { .. } => Some("blob_decoded_bytes"),
             ErrorKind::TooManySteps { .. } => Some("blob_decode_steps"),
+            ErrorKind::BudgetSpent => Some("code_eval_bytes"),
             _ => None,
         }
     }
@@ -312,6 +317,7 @@ impl DecodeError {
             ErrorKind::Corrupt(_) => "blob-corrupt",
             ErrorKind::TooLarge { .. } => "blob-too-large",
             ErrorKind::TooManySteps { .. } => "blob-too-many-steps",
+            ErrorKind::BudgetSpent => "blob-budget",
         }
     }
 

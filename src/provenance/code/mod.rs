@@ -31,6 +31,7 @@ use tree_sitter::{Node, ParseOptions, ParseState, Parser};
 
 pub mod behaviour;
 mod bindings;
+pub mod budget;
 pub mod decode;
 pub mod hub;
 mod literals;
@@ -68,6 +69,9 @@ pub struct Limits {
     pub max_round_trip_nodes: usize,
     /// Caps on decoding literal blobs (the behaviour analysis).
     pub blob: decode::Limits,
+    /// The evaluation budget of one file (the behaviour analysis): steps, bytes, depth and
+    /// a wall-clock cap, shared by everything that evaluates the file's expressions.
+    pub eval: budget::Limits,
 }
 
 impl Default for Limits {
@@ -82,6 +86,7 @@ impl Default for Limits {
             max_excerpt_chars: 200,
             max_round_trip_nodes: 4_000_000,
             blob: decode::Limits::default(),
+            eval: budget::Limits::default(),
         }
     }
 }
@@ -683,6 +688,37 @@ fn walk<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>) -> bool) {
             if !cursor.goto_parent() {
                 return;
             }
+        }
+    }
+}
+
+/// [`walk`] that also hands each node its parent (`None` for `root`), from a stack the walk
+/// keeps: tree-sitter's `Node::parent` searches down from the root, a cost that grows with the
+/// depth of the node (issue 37).
+/// The depth of the node is passed too.
+fn walk_with_parents<'t>(
+    root: Node<'t>,
+    mut visit: impl FnMut(Node<'t>, Option<Node<'t>>, usize) -> bool,
+) {
+    let mut cursor = root.walk();
+    let mut ancestors: Vec<Node<'t>> = Vec::new();
+    loop {
+        let node = cursor.node();
+        if !visit(node, ancestors.last().copied(), ancestors.len()) {
+            return;
+        }
+        if cursor.goto_first_child() {
+            ancestors.push(node);
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return;
+            }
+            ancestors.pop();
         }
     }
 }

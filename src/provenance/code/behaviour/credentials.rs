@@ -151,17 +151,17 @@ fn looks_rooted(fragments: &str) -> bool {
 /// A reference to `os.environ`: a bulk read when the whole mapping is copied, iterated,
 /// serialised or passed on; a credential read when a secret variable is subscripted.
 pub(super) fn judge_environ<'s>(a: &mut Analyzer<'s, '_, '_>, node: Node<'s>) {
-    let Some(parent) = node.parent() else { return };
+    let Some(parent) = a.parent(node) else { return };
     let bulk = match parent.kind() {
         "attribute" => {
             let attr = parent.child_by_field_name("attribute").map(|x| a.text(x));
             matches!(
                 attr,
                 Some("copy" | "items" | "keys" | "values" | "__iter__" | "__dict__")
-            ) && parent.parent().is_some_and(|g| g.kind() == "call")
+            ) && a.parent(parent).is_some_and(|g| g.kind() == "call")
         }
         "argument_list" => {
-            let call = parent.parent();
+            let call = a.parent(parent);
             let callee = call
                 .and_then(|c| c.child_by_field_name("function"))
                 .map(|f| a.resolve(f))
@@ -201,7 +201,7 @@ pub(super) fn judge_environ<'s>(a: &mut Analyzer<'s, '_, '_>, node: Node<'s>) {
     }
     // Show the call the environment goes into (`dict(os.environ)`), not just its arguments.
     let context = match parent.kind() {
-        "argument_list" | "attribute" => parent.parent().unwrap_or(parent),
+        "argument_list" | "attribute" => a.parent(parent).unwrap_or(parent),
         _ => parent,
     };
     let shown = a.excerpt(a.text(context));

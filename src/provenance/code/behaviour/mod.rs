@@ -22,12 +22,15 @@
 //! Nothing is evaluated: strings are read from literals and joined, formatted or decoded the way
 //! Python would, never run. A name in a comment, string or docstring is never a site.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use tree_sitter::Node;
 
+use super::budget::{Budget, MAX_VALUE_BYTES, Mode, Spent};
 use super::decode::{self, Codec};
-use super::{Args, Bindings, Kind, Limits, Scanner, StrVal, walk};
+use super::{Args, Bindings, Kind, Limits, Scanner, StrVal, walk, walk_with_parents};
 use crate::knowledge::capabilities::{self as caps, Capability, Entry, Role};
 use crate::model::finding::Severity;
 
@@ -180,25 +183,18 @@ pub const ENTRY_POINTS: &[&str] = &[
 
 /// Most functions whose calls are remembered for the reachability of entry points.
 const MAX_FUNCTIONS: usize = 20_000;
-/// Most string bytes one literal expression may build (join, concatenation, formatting).
-const MAX_STRING_BYTES: usize = 1 << 20;
-/// How deep string and blob expressions are followed.
-const MAX_EXPR_DEPTH: usize = 24;
+/// Nodes this deep or deeper have their parent kept in [`Analyzer::parents`].
+const MAPPED_DEPTH: usize = 32;
+/// Most names one expression may resolve to (`a if c else b` chains double them).
+const MAX_NAMES: usize = 32;
 
 /// Analyses one Python source: parses it whole and finds its capability sites.
 pub fn analyze(source: &str, limits: &Limits) -> Behaviour {
-    let budget = std::rc::Rc::new(std::cell::Cell::new(
-        limits.blob.max_decoded_bytes.saturating_mul(4),
-    ));
-    analyze_nested(source, limits, 0, budget)
+    let budget = Budget::new(limits.eval);
+    analyze_nested(source, limits, 0, &budget)
 }
 
-fn analyze_nested(
-    source: &str,
-    limits: &Limits,
-    depth: usize,
-    budget: std::rc::Rc<std::cell::Cell<usize>>,
-) -> Behaviour {
+fn analyze_nested(source: &str, limits: &Limits, depth: usize, budget: &Budget) -> Behaviour {
     let tree = match super::parse(source, limits) {
         Ok(tree) => tree,
         Err(by) => {
@@ -231,17 +227,15 @@ pub(super) fn analyze_tree<'s>(
     root: Node<'s>,
     depth: usize,
 ) -> Behaviour {
-    let budget = std::rc::Rc::new(std::cell::Cell::new(
-        scanner.limits.blob.max_decoded_bytes.saturating_mul(4),
-    ));
-    analyze_tree_with(scanner, root, depth, budget)
+    let budget = Budget::new(scanner.limits.eval);
+    analyze_tree_with(scanner, root, depth, &budget)
 }
 
 fn analyze_tree_with<'s>(
     scanner: &mut Scanner<'s, '_>,
     root: Node<'s>,
     depth: usize,
-    budget: std::rc::Rc<std::cell::Cell<usize>>,
+    budget: &Budget,
 ) -> Behaviour {
     let mut a = Analyzer {
         sc: scanner,
@@ -261,8 +255,11 @@ fn analyze_tree_with<'s>(
         truncated_by: None,
         limit_hit: None,
         reach: std::cell::OnceCell::new(),
+        parents: IdMap::default(),
         budget,
-        budget_spent: std::cell::Cell::new(false),
+        budget_spent: Cell::new(false),
+        values: RefCell::new(IdMap::default()),
+        resolved: RefCell::new(IdMap::default()),
     };
     a.syntax_errors_from(root);
     a.collect(root);
@@ -318,12 +315,46 @@ pub(super) struct Analyzer<'s, 'b, 'c> {
     pub limit_hit: Option<&'static str>,
     /// Entry point reachability, computed on first use.
     reach: std::cell::OnceCell<Vec<(&'s str, BTreeSet<&'s str>)>>,
-    /// Bytes of decoded output and of payload source analysed again that this file (all its
-    /// nesting levels together) may still spend: a file of ten thousand `exec(blob)` calls
-    /// must not decode each blob ten thousand times over.
-    budget: std::rc::Rc<std::cell::Cell<usize>>,
+    /// The parent of each named node at least [`MAPPED_DEPTH`] levels deep, from the one walk
+    /// of the tree: tree-sitter finds a parent by descending from the root, so walking up from
+    /// a node ten thousand levels deep was quadratic (issue 37). Shallower nodes, nearly all
+    /// of real code, ask tree-sitter, which is cheaper than filling a map with them.
+    parents: IdMap<Node<'s>>,
+    /// The file's evaluation budget (steps, bytes, depth), shared with every payload decoded
+    /// from it and analysed again: a file of ten thousand `exec(blob)` calls must not decode
+    /// each blob ten thousand times over, and `x = "%s" % x` must not recurse forever.
+    budget: &'c Budget,
     /// Set when the budget stopped a decode.
-    budget_spent: std::cell::Cell<bool>,
+    budget_spent: Cell<bool>,
+    /// Values of names assigned once, by value node ([`Analyzer::blob_value`]).
+    values: RefCell<IdMap<Result<Option<Blob>, decode::DecodeError>>>,
+    /// Names of values assigned once, by value node ([`Analyzer::resolve_value`]).
+    resolved: RefCell<IdMap<Vec<String>>>,
+}
+
+/// A map keyed by tree-sitter node id (an address: no attacker picks it, so a multiplicative
+/// hash is enough).
+type IdMap<V> = HashMap<usize, V, BuildHasherDefault<IdHasher>>;
+
+/// The hasher of [`IdMap`].
+#[derive(Debug, Default, Clone, Copy)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(*b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        let h = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = h ^ (h >> 29);
+    }
 }
 
 impl<'s> Analyzer<'s, '_, '_> {
@@ -351,11 +382,18 @@ impl<'s> Analyzer<'s, '_, '_> {
         let mut assignments = Vec::new();
         let mut attrs = Vec::new();
         let mut defs = Vec::new();
-        walk(root, |node| {
+        let mut parents = IdMap::default();
+        walk_with_parents(root, |node, parent, depth| {
             nodes = nodes.saturating_add(1);
             if nodes > max {
                 stopped = true;
                 return false;
+            }
+            if let Some(parent) = parent
+                && depth >= MAPPED_DEPTH
+                && node.is_named()
+            {
+                parents.insert(node.id(), parent);
             }
             match Kind::of(node) {
                 Kind::Call => calls.push(node),
@@ -369,6 +407,7 @@ impl<'s> Analyzer<'s, '_, '_> {
             }
             true
         });
+        self.parents = parents;
         if stopped {
             self.truncated_by = Some("node-budget");
         }
@@ -495,10 +534,20 @@ impl<'s> Analyzer<'s, '_, '_> {
         }
     }
 
+    /// The parent of `node`, from the walk's map (tree-sitter's own `parent` descends from the
+    /// root: its cost grows with the depth of the node).
+    pub fn parent(&self, node: Node<'s>) -> Option<Node<'s>> {
+        match self.parents.get(&node.id()) {
+            Some(parent) => Some(*parent),
+            // Past the node budget, or the root.
+            None => node.parent(),
+        }
+    }
+
     /// The innermost `def` whose body holds `node`.
     fn enclosing_def(&self, node: Node<'s>) -> Option<Node<'s>> {
         let mut child = node;
-        let mut up = node.parent();
+        let mut up = self.parent(node);
         for _ in 0..512 {
             let n = up?;
             if n.kind() == "function_definition"
@@ -507,7 +556,7 @@ impl<'s> Analyzer<'s, '_, '_> {
                 return Some(n);
             }
             child = n;
-            up = n.parent();
+            up = self.parent(n);
         }
         None
     }
@@ -515,7 +564,7 @@ impl<'s> Analyzer<'s, '_, '_> {
     /// When the code at `node` runs.
     pub fn when(&self, node: Node<'s>) -> When {
         let mut child = node;
-        let mut up = node.parent();
+        let mut up = self.parent(node);
         for _ in 0..512 {
             let Some(n) = up else { break };
             let in_body = n.child_by_field_name("body").map(|b| b.id()) == Some(child.id());
@@ -540,13 +589,13 @@ impl<'s> Analyzer<'s, '_, '_> {
                 };
             }
             child = n;
-            up = n.parent();
+            up = self.parent(n);
         }
         When::Import
     }
 
     fn enclosing_class(&self, def: Node<'s>) -> Option<&'s str> {
-        let mut up = def.parent();
+        let mut up = self.parent(def);
         for _ in 0..8 {
             let n = up?;
             match n.kind() {
@@ -554,7 +603,7 @@ impl<'s> Analyzer<'s, '_, '_> {
                     return n.child_by_field_name("name").map(|x| self.sc.text(x));
                 }
                 "function_definition" => return None,
-                _ => up = n.parent(),
+                _ => up = self.parent(n),
             }
         }
         None
@@ -612,15 +661,53 @@ impl<'s> Analyzer<'s, '_, '_> {
 
     /// The names an expression may stand for: import aliases, `getattr(m, "n")`,
     /// `__import__("m")`, `importlib.import_module("m")`, `m.__dict__["n"]`, and names assigned
-    /// once from any of those.
+    /// once from any of those. Within the file's evaluation budget: a name already being
+    /// resolved on the current path (`f = getattr(f, "x")`) stands for nothing.
     pub fn resolve(&self, node: Node<'s>) -> Vec<String> {
-        self.resolve_depth(node, 0)
+        let Some(node) = self.unparenthesized(node) else {
+            return Vec::new();
+        };
+        let Some(_guard) = self.budget.enter(node.id(), Mode::Resolve) else {
+            return Vec::new();
+        };
+        let mut names = self.resolve_entered(node);
+        if names.len() > MAX_NAMES {
+            names.sort();
+            names.dedup();
+            names.truncate(MAX_NAMES);
+        }
+        names
     }
 
-    fn resolve_depth(&self, node: Node<'s>, depth: usize) -> Vec<String> {
-        if depth > MAX_EXPR_DEPTH {
-            return Vec::new();
+    /// `node` without the parentheses around it (each level costs a step, no depth: a
+    /// hundred thousand parentheses are a loop, not a recursion).
+    fn unparenthesized(&self, mut node: Node<'s>) -> Option<Node<'s>> {
+        while node.kind() == "parenthesized_expression" {
+            if !self.budget.step() {
+                return None;
+            }
+            node = node.named_child(0)?;
         }
+        Some(node)
+    }
+
+    /// [`Analyzer::resolve`] of the value a name is assigned once, remembered per value: a
+    /// name used a thousand times, or names built from names built from names, cost one
+    /// resolution each.
+    fn resolve_value(&self, value: Node<'s>) -> Vec<String> {
+        if let Some(names) = self.resolved.borrow().get(&value.id()) {
+            return names.clone();
+        }
+        let mark = self.budget.mark();
+        let names = self.resolve(value);
+        // Under a cut (a cycle or a limit) the names depend on the path that led here.
+        if !self.budget.cut_since(mark) {
+            self.resolved.borrow_mut().insert(value.id(), names.clone());
+        }
+        names
+    }
+
+    fn resolve_entered(&self, node: Node<'s>) -> Vec<String> {
         match node.kind() {
             "identifier" => {
                 let name = self.sc.text(node);
@@ -636,7 +723,7 @@ impl<'s> Analyzer<'s, '_, '_> {
                     )
                     && value.id() != node.id()
                 {
-                    let inner = self.resolve_depth(value, depth + 1);
+                    let inner = self.resolve_value(value);
                     if !inner.is_empty() && inner.iter().all(|n| is_module_or_callable(n)) {
                         return inner;
                     }
@@ -657,28 +744,24 @@ impl<'s> Analyzer<'s, '_, '_> {
                 ) || (object.kind() == "identifier"
                     && self.value_of(self.sc.text(object)).is_some())
                 {
-                    let base = self.resolve_depth(object, depth + 1);
+                    let base = self.resolve(object);
                     if !base.is_empty() {
                         return base.into_iter().map(|b| format!("{b}.{attr}")).collect();
                     }
                 }
                 self.sc.resolve(node)
             }
-            "parenthesized_expression" => node
-                .named_child(0)
-                .map(|n| self.resolve_depth(n, depth + 1))
-                .unwrap_or_default(),
             // `a if cond else b`: either.
             "conditional_expression" => {
                 let mut c = node.walk();
                 let parts: Vec<Node<'s>> = node.named_children(&mut c).collect();
                 let mut out = Vec::new();
                 for part in [parts.first(), parts.last()].into_iter().flatten() {
-                    out.extend(self.resolve_depth(*part, depth + 1));
+                    out.extend(self.resolve(*part));
                 }
                 out
             }
-            "call" => self.resolve_call_result(node, depth),
+            "call" => self.resolve_call_result(node),
             "subscript" => {
                 // `m.__dict__["n"]`, `vars(m)["n"]`, `__builtins__["n"]`, `globals()["n"]`.
                 let (Some(value), Some(index)) = (
@@ -698,11 +781,11 @@ impl<'s> Analyzer<'s, '_, '_> {
                     {
                         value
                             .child_by_field_name("object")
-                            .map(|o| self.resolve_depth(o, depth + 1))
+                            .map(|o| self.resolve(o))
                             .unwrap_or_default()
                     }
                     _ => {
-                        let names = self.resolve_depth(value, depth + 1);
+                        let names = self.resolve(value);
                         if names.iter().any(|n| {
                             matches!(
                                 n.as_str(),
@@ -725,11 +808,11 @@ impl<'s> Analyzer<'s, '_, '_> {
     }
 
     /// What a call expression evaluates to, when it is a module or attribute lookup.
-    fn resolve_call_result(&self, call: Node<'s>, depth: usize) -> Vec<String> {
+    fn resolve_call_result(&self, call: Node<'s>) -> Vec<String> {
         let Some(func) = call.child_by_field_name("function") else {
             return Vec::new();
         };
-        let names = self.resolve_depth(func, depth + 1);
+        let names = self.resolve(func);
         let args = self.sc.args(call);
         for name in &names {
             match caps::normalize(name).as_str() {
@@ -747,7 +830,7 @@ impl<'s> Analyzer<'s, '_, '_> {
                         return Vec::new();
                     };
                     return self
-                        .resolve_depth(*obj, depth + 1)
+                        .resolve(*obj)
                         .into_iter()
                         .map(|b| format!("{b}.{attr}"))
                         .collect();
@@ -755,7 +838,7 @@ impl<'s> Analyzer<'s, '_, '_> {
                 "vars" => {
                     if let Some(obj) = args.positional.first() {
                         return self
-                            .resolve_depth(*obj, depth + 1)
+                            .resolve(*obj)
                             .into_iter()
                             .map(|b| format!("vars.{b}"))
                             .collect();
@@ -784,7 +867,7 @@ impl<'s> Analyzer<'s, '_, '_> {
                 .find(|s| s.kind() == "return_statement")
                 .and_then(|r| r.named_child(0));
             if let Some(value) = ret {
-                return self.resolve_depth(value, depth + 1);
+                return self.resolve(value);
             }
         }
         Vec::new()
@@ -795,7 +878,7 @@ impl<'s> Analyzer<'s, '_, '_> {
         // Only the outermost node of a chain: `os.environ` inside `os.environ.copy` counts, `os`
         // inside `os.environ` does not resolve to it anyway.
         if node.kind() == "identifier"
-            && node.parent().is_some_and(|p| {
+            && self.parent(node).is_some_and(|p| {
                 p.kind() == "attribute"
                     && p.child_by_field_name("attribute").map(|a| a.id()) == Some(node.id())
             })
@@ -998,7 +1081,19 @@ impl<'s> Analyzer<'s, '_, '_> {
         }
     }
 
+    /// Judges one call; a site whose arguments the budget gave up on says so.
     fn judge_call(&mut self, node: Node<'s>) {
+        let mark = self.budget.mark();
+        let before = self.sites.len();
+        self.judge_call_within(node);
+        if let Some(why) = self.budget.spent_since(mark) {
+            for site in self.sites.iter_mut().skip(before) {
+                site.detail = format!("{} (evaluation stopped: {})", site.detail, why.phrase());
+            }
+        }
+    }
+
+    fn judge_call_within(&mut self, node: Node<'s>) {
         let Some(func) = node.child_by_field_name("function") else {
             return;
         };
@@ -1279,16 +1374,23 @@ impl<'s> Analyzer<'s, '_, '_> {
 
     /// Analyses decoded (or literal) Python source found at `node` again, one level deeper;
     /// its sites move to `node`'s position and carry the chain. Returns how many were added.
+    /// The payload's analysis spends the file's budget, one level of depth deeper.
     pub fn analyze_payload(&mut self, node: Node<'s>, text: &str, chain: &[Codec]) -> usize {
         let limits = self.sc.limits.blob;
         if self.depth >= limits.max_nesting {
             self.limit_hit.get_or_insert("blob_nesting_depth");
             return 0;
         }
-        if !self.spend(text.len()) {
+        if !self.budget.charge(text.len()) {
+            self.budget_spent.set(true);
             return 0;
         }
-        let inner = analyze_nested(text, self.sc.limits, self.depth + 1, self.budget.clone());
+        let inner = {
+            let Some(_guard) = self.budget.enter(node.id(), Mode::Payload) else {
+                return 0;
+            };
+            analyze_nested(text, self.sc.limits, self.depth + 1, self.budget)
+        };
         let (line, column) = self.sc.position(node);
         let when = self.when(node);
         let outer: Vec<String> = chain.iter().map(|c| c.name().to_owned()).collect();
@@ -1326,37 +1428,39 @@ impl<'s> Analyzer<'s, '_, '_> {
         added
     }
 
-    /// Takes `bytes` from the file's decoding budget; false (and the analysis marked
-    /// truncated) once it is spent.
-    fn spend(&self, bytes: usize) -> bool {
-        let left = self.budget.get();
-        if bytes > left {
-            self.budget.set(0);
-            return false;
-        }
-        self.budget.set(left - bytes);
-        true
-    }
-
-    /// One decoding step of a blob, paid from the file's budget (`Ok(None)`-like stop: the
-    /// blob is left undecoded once the budget is spent, and the analysis says it was cut).
+    /// One decoding step of a blob, within the file's byte budget: its output may not exceed
+    /// what the file has left (a bomb is refused before it is decompressed past it), and is
+    /// charged to the file.
     fn step(
         &self,
         blob: Blob,
         codec: Codec,
         limits: &decode::Limits,
     ) -> Result<Blob, decode::DecodeError> {
-        if !self.spend(blob.bytes.len()) {
+        let left = self.budget.bytes_left();
+        let by_budget = left < limits.max_decoded_bytes;
+        let capped = decode::Limits {
+            max_decoded_bytes: limits.max_decoded_bytes.min(left),
+            ..*limits
+        };
+        let step = blob.chain.len().saturating_add(1);
+        let spent = || {
             self.budget_spent.set(true);
-            return Err(decode::DecodeError {
-                step: blob.chain.len().saturating_add(1),
+            decode::DecodeError {
+                step,
                 codec,
-                kind: decode::ErrorKind::TooLarge {
-                    limit: limits.max_decoded_bytes,
-                },
-            });
+                kind: decode::ErrorKind::BudgetSpent,
+            }
+        };
+        match blob.step(codec, &capped) {
+            Ok(out) if self.budget.charge(out.bytes.len()) => Ok(out),
+            Ok(_) => Err(spent()),
+            Err(e) if by_budget && matches!(e.kind, decode::ErrorKind::TooLarge { .. }) => {
+                self.budget.refuse(Spent::Bytes);
+                Err(spent())
+            }
+            Err(e) => Err(e),
         }
-        blob.step(codec, limits)
     }
 
     /// A bounded excerpt of a payload: its text when it is UTF-8, `\xNN` escapes otherwise.
@@ -1384,6 +1488,19 @@ impl<'s> Analyzer<'s, '_, '_> {
         if self.budget_spent.get() {
             self.truncated_by.get_or_insert("blob-budget");
         }
+        // A value the budget gave up on hid whatever it computes: SCAN004 names the limit
+        // (the wall clock is not a policy limit; it is reported like the parse timeout).
+        match self.budget.first_limit() {
+            Some(Spent::Time) => {
+                self.truncated_by.get_or_insert("eval-timeout");
+            }
+            Some(why) => {
+                if let Some(limit) = why.limit() {
+                    self.limit_hit.get_or_insert(limit);
+                }
+            }
+            None => {}
+        }
         self.sites.sort_by(|a, b| {
             (a.line, a.column, a.capability, &a.call).cmp(&(
                 b.line,
@@ -1404,32 +1521,55 @@ impl<'s> Analyzer<'s, '_, '_> {
     // ---- blobs ------------------------------------------------------------------------------
 
     /// The bytes an expression built from literals evaluates to, with the decoding steps that
-    /// produced them. `Ok(None)`: not a literal expression; `Err`: a step failed (named).
+    /// produced them. `Ok(None)`: not a literal expression, or given up within the file's
+    /// budget (a cycle, a limit); `Err`: a step failed
+    /// (named).
     pub fn blob(&self, node: Node<'s>) -> Result<Option<Blob>, decode::DecodeError> {
-        self.blob_depth(node, 0)
+        let Some(node) = self.unparenthesized(node) else {
+            return Ok(None);
+        };
+        let Some(_guard) = self.budget.enter(node.id(), Mode::Value) else {
+            return Ok(None);
+        };
+        self.blob_entered(node)
     }
 
-    fn blob_depth(
-        &self,
-        node: Node<'s>,
-        depth: usize,
-    ) -> Result<Option<Blob>, decode::DecodeError> {
-        if depth > MAX_EXPR_DEPTH {
-            return Ok(None);
+    /// A plain value, charged to the budget before it is allocated.
+    fn plain(&self, bytes: &[u8]) -> Option<Blob> {
+        self.budget
+            .alloc(bytes.len())
+            .then(|| Blob::plain(bytes.to_vec()))
+    }
+
+    /// [`Analyzer::blob`] of the value a name is assigned once, remembered per value (see
+    /// [`Analyzer::resolve_value`]); a value is the same whatever path reaches it, unless a
+    /// limit stopped part of it.
+    fn blob_value(&self, value: Node<'s>) -> Result<Option<Blob>, decode::DecodeError> {
+        let known = self.values.borrow().get(&value.id()).cloned();
+        if let Some(known) = known {
+            return match known {
+                Ok(Some(b)) if !self.budget.alloc(b.bytes.len()) => Ok(None),
+                other => other,
+            };
         }
+        let mark = self.budget.mark();
+        let out = self.blob(value);
+        if !self.budget.limited_since(mark) {
+            self.values.borrow_mut().insert(value.id(), out.clone());
+        }
+        out
+    }
+
+    fn blob_entered(&self, node: Node<'s>) -> Result<Option<Blob>, decode::DecodeError> {
         let limits = self.sc.limits.blob;
         match node.kind() {
-            "string" | "concatenated_string" => Ok(self.literal(node, depth).map(Blob::plain)),
-            "parenthesized_expression" => match node.named_child(0) {
-                Some(n) => self.blob_depth(n, depth + 1),
-                None => Ok(None),
-            },
+            "string" | "concatenated_string" => Ok(self.literal(node).map(Blob::plain)),
             "identifier" => {
                 let name = self.sc.text(node);
                 match self.sc.string_value(node) {
-                    StrVal::Constant { value, .. } => Ok(Some(Blob::plain(value.into_bytes()))),
+                    StrVal::Constant { value, .. } => Ok(self.plain(value.as_bytes())),
                     _ => match self.value_of(name) {
-                        Some(v) if v.id() != node.id() => self.blob_depth(v, depth + 1),
+                        Some(v) if v.id() != node.id() => self.blob_value(v),
                         _ => Ok(None),
                     },
                 }
@@ -1443,17 +1583,9 @@ impl<'s> Analyzer<'s, '_, '_> {
                     return Ok(None);
                 };
                 match self.sc.text(op) {
-                    "+" => {
-                        let (Some(a), Some(b)) = (
-                            self.blob_depth(l, depth + 1)?,
-                            self.blob_depth(r, depth + 1)?,
-                        ) else {
-                            return Ok(None);
-                        };
-                        Ok(a.concat(b))
-                    }
+                    "+" => self.concatenation(node),
                     "%" => {
-                        let Some(fmt) = self.blob_depth(l, depth + 1)? else {
+                        let Some(fmt) = self.blob(l)? else {
                             return Ok(None);
                         };
                         let items: Vec<Node<'s>> = if r.kind() == "tuple" {
@@ -1472,7 +1604,15 @@ impl<'s> Analyzer<'s, '_, '_> {
                         let Ok(fmt) = String::from_utf8(fmt.bytes) else {
                             return Ok(None);
                         };
-                        Ok(percent_format(&fmt, &values).map(|s| Blob::plain(s.into_bytes())))
+                        let Some(size) = percent_format(&fmt, &values, None) else {
+                            return Ok(None);
+                        };
+                        if !self.budget.alloc(size) {
+                            return Ok(None);
+                        }
+                        let mut out = String::with_capacity(size);
+                        Ok(percent_format(&fmt, &values, Some(&mut out))
+                            .map(|_| Blob::plain(out.into_bytes())))
                     }
                     _ => Ok(None),
                 }
@@ -1486,19 +1626,19 @@ impl<'s> Analyzer<'s, '_, '_> {
                     return Ok(None);
                 };
                 if index.kind() == "slice" && self.sc.text(index).replace(' ', "") == "::-1" {
-                    let Some(inner) = self.blob_depth(value, depth + 1)? else {
+                    let Some(inner) = self.blob(value)? else {
                         return Ok(None);
                     };
                     return self.step(inner, Codec::Reverse, &limits).map(Some);
                 }
                 Ok(None)
             }
-            "call" => self.blob_call(node, depth, &limits),
+            "call" => self.blob_call(node, &limits),
             // `bytes([105, 109, …])`: a list of byte values (only ever read through `bytes`).
             "list" | "tuple" => {
                 let mut c = node.walk();
                 let items: Vec<Node<'s>> = node.named_children(&mut c).collect();
-                if items.len() > MAX_STRING_BYTES {
+                if !self.budget.alloc(items.len()) {
                     return Ok(None);
                 }
                 let bytes: Option<Vec<u8>> = items
@@ -1511,10 +1651,54 @@ impl<'s> Analyzer<'s, '_, '_> {
         }
     }
 
+    /// `a + b + c + …`: tree-sitter nests a chain to the left, one level per term; its terms
+    /// are gathered in a loop and joined into one buffer, so a chain of ten thousand terms is
+    /// neither ten thousand levels deep nor copied ten thousand times (issue 37). Every term is
+    /// evaluated, as Python would, so a term that fails to decode is reported even when an
+    /// earlier one is unknown.
+    fn concatenation(&self, node: Node<'s>) -> Result<Option<Blob>, decode::DecodeError> {
+        let mut rights = Vec::new();
+        let mut first = node;
+        while first.kind() == "binary_operator"
+            && let (Some(l), Some(op), Some(r)) = (
+                first.child_by_field_name("left"),
+                first.child_by_field_name("operator"),
+                first.child_by_field_name("right"),
+            )
+            && self.sc.text(op) == "+"
+        {
+            if !self.budget.step() {
+                return Ok(None);
+            }
+            rights.push(r);
+            first = l;
+        }
+        let mut acc = self.blob(first)?;
+        for term in rights.into_iter().rev() {
+            let next = self.blob(term)?;
+            acc = match (acc, next) {
+                (Some(mut a), Some(b)) => {
+                    let total = a.bytes.len().checked_add(b.bytes.len());
+                    if !total.is_some_and(|t| t <= MAX_VALUE_BYTES)
+                        || !self.budget.alloc(b.bytes.len())
+                    {
+                        self.budget.refuse(Spent::Bytes);
+                        None
+                    } else {
+                        a.bytes.extend_from_slice(&b.bytes);
+                        a.chain.extend(b.chain);
+                        Some(a)
+                    }
+                }
+                _ => None,
+            };
+        }
+        Ok(acc)
+    }
+
     fn blob_call(
         &self,
         node: Node<'s>,
-        depth: usize,
         limits: &decode::Limits,
     ) -> Result<Option<Blob>, decode::DecodeError> {
         let Some(func) = node.child_by_field_name("function") else {
@@ -1523,7 +1707,7 @@ impl<'s> Analyzer<'s, '_, '_> {
         let args = self.sc.args(node);
         let encoding = args
             .arg(1, &["encoding"])
-            .and_then(|e| self.literal(e, depth + 1))
+            .and_then(|e| self.literal(e))
             .and_then(|b| String::from_utf8(b).ok());
         // Method calls on a value: `"…".join([...])`, `"{}".format(...)`, `x.decode()`.
         if func.kind() == "attribute"
@@ -1539,12 +1723,24 @@ impl<'s> Analyzer<'s, '_, '_> {
                     else {
                         return Ok(None);
                     };
-                    let Some(parts) = self.string_items(*items, depth) else {
+                    let Some(parts) = self.string_items(*items) else {
                         return Ok(None);
                     };
-                    let joined = parts.join(&sep);
-                    return Ok((joined.len() <= MAX_STRING_BYTES)
-                        .then(|| Blob::plain(joined.into_bytes())));
+                    // The size first: a megabyte separator between ten thousand parts is ten
+                    // gigabytes.
+                    let size = parts
+                        .iter()
+                        .try_fold(0usize, |n, p| n.checked_add(p.len()))
+                        .and_then(|n| {
+                            sep.len()
+                                .checked_mul(parts.len().saturating_sub(1))
+                                .and_then(|s| n.checked_add(s))
+                        });
+                    if !size.is_some_and(|n| self.budget.alloc(n)) {
+                        self.budget.refuse(Spent::Bytes);
+                        return Ok(None);
+                    }
+                    return Ok(Some(Blob::plain(parts.join(&sep).into_bytes())));
                 }
                 "lower" | "upper" | "strip" | "lstrip" | "rstrip" | "title" | "capitalize"
                 | "swapcase"
@@ -1553,34 +1749,7 @@ impl<'s> Analyzer<'s, '_, '_> {
                     let Some(s) = self.string(object) else {
                         return Ok(None);
                     };
-                    let out = match method {
-                        "lower" => s.to_lowercase(),
-                        "upper" => s.to_uppercase(),
-                        "strip" => s.trim().to_owned(),
-                        "lstrip" => s.trim_start().to_owned(),
-                        "rstrip" => s.trim_end().to_owned(),
-                        "swapcase" => s
-                            .chars()
-                            .map(|c| {
-                                if c.is_uppercase() {
-                                    c.to_lowercase().collect::<String>()
-                                } else {
-                                    c.to_uppercase().collect()
-                                }
-                            })
-                            .collect(),
-                        _ => {
-                            let mut cs = s.chars();
-                            match cs.next() {
-                                Some(f) => f
-                                    .to_uppercase()
-                                    .chain(cs.flat_map(char::to_lowercase))
-                                    .collect(),
-                                None => String::new(),
-                            }
-                        }
-                    };
-                    return Ok(Some(Blob::plain(out.into_bytes())));
+                    return Ok(self.case_method(method, &s).map(Blob::plain));
                 }
                 "replace" => {
                     let (Some(s), Some(from), Some(to)) = (
@@ -1593,10 +1762,17 @@ impl<'s> Analyzer<'s, '_, '_> {
                     if from.is_empty() {
                         return Ok(None);
                     }
-                    let out = s.replace(&from, &to);
-                    return Ok(
-                        (out.len() <= MAX_STRING_BYTES).then(|| Blob::plain(out.into_bytes()))
-                    );
+                    // The size first: `s.replace("a", s)` squares the length.
+                    let count = s.matches(from.as_str()).count();
+                    let kept = s.len().saturating_sub(count.saturating_mul(from.len()));
+                    let size = count
+                        .checked_mul(to.len())
+                        .and_then(|grown| kept.checked_add(grown));
+                    if !size.is_some_and(|n| self.budget.alloc(n)) {
+                        self.budget.refuse(Spent::Bytes);
+                        return Ok(None);
+                    }
+                    return Ok(Some(Blob::plain(s.replace(&from, &to).into_bytes())));
                 }
                 "format" => {
                     let Some(fmt) = self.string(object) else {
@@ -1618,19 +1794,25 @@ impl<'s> Analyzer<'s, '_, '_> {
                             None => return Ok(None),
                         }
                     }
-                    return Ok(
-                        brace_format(&fmt, &values, &named).map(|s| Blob::plain(s.into_bytes()))
-                    );
+                    let Some(size) = brace_format(&fmt, &values, &named, None) else {
+                        return Ok(None);
+                    };
+                    if !self.budget.alloc(size) {
+                        return Ok(None);
+                    }
+                    let mut out = String::with_capacity(size);
+                    return Ok(brace_format(&fmt, &values, &named, Some(&mut out))
+                        .map(|_| Blob::plain(out.into_bytes())));
                 }
                 "decode" | "encode"
                     if !self.resolve(func).iter().any(|n| n.starts_with("codecs.")) =>
                 {
                     let enc = args
                         .arg(0, &["encoding"])
-                        .and_then(|e| self.literal(e, depth + 1))
+                        .and_then(|e| self.literal(e))
                         .and_then(|b| String::from_utf8(b).ok());
                     if let Some(codec) = Codec::of_method(method, enc.as_deref())
-                        && let Some(inner) = self.blob_depth(object, depth + 1)?
+                        && let Some(inner) = self.blob(object)?
                     {
                         return self.step(inner, codec, limits).map(Some);
                     }
@@ -1646,13 +1828,13 @@ impl<'s> Analyzer<'s, '_, '_> {
                 let Some(n) = args.positional.first().and_then(|a| self.int(*a)) else {
                     return Ok(None);
                 };
-                return Ok(char::from_u32(n).map(|c| Blob::plain(c.to_string().into_bytes())));
+                return Ok(char::from_u32(n).and_then(|c| self.plain(c.to_string().as_bytes())));
             }
             if let Some(codec) = Codec::of_call(&name, encoding.as_deref()) {
                 let Some(arg) = args.positional.first() else {
                     return Ok(None);
                 };
-                let Some(inner) = self.blob_depth(*arg, depth + 1)? else {
+                let Some(inner) = self.blob(*arg)? else {
                     return Ok(None);
                 };
                 return self.step(inner, codec, limits).map(Some);
@@ -1661,7 +1843,57 @@ impl<'s> Analyzer<'s, '_, '_> {
         Ok(None)
     }
 
-    fn string_items(&self, node: Node<'s>, depth: usize) -> Option<Vec<String>> {
+    /// `s.lower()`, `s.strip()`, …: the size of the result first (a case mapping may grow a
+    /// character to three), then the result.
+    fn case_method(&self, method: &str, s: &str) -> Option<Vec<u8>> {
+        let mapped = |f: fn(char) -> usize| s.chars().map(f).fold(0usize, usize::saturating_add);
+        let size = match method {
+            "lower" => mapped(|c| c.to_lowercase().map(char::len_utf8).sum()),
+            "strip" | "lstrip" | "rstrip" => s.len(),
+            _ => mapped(|c| {
+                let up: usize = c.to_uppercase().map(char::len_utf8).sum();
+                let down: usize = c.to_lowercase().map(char::len_utf8).sum();
+                up.max(down)
+            }),
+        };
+        if !self.budget.alloc(size) {
+            return None;
+        }
+        let out = match method {
+            "lower" => s.to_lowercase(),
+            "upper" => s.to_uppercase(),
+            "strip" => s.trim().to_owned(),
+            "lstrip" => s.trim_start().to_owned(),
+            "rstrip" => s.trim_end().to_owned(),
+            "swapcase" => s
+                .chars()
+                .map(|c| {
+                    if c.is_uppercase() {
+                        c.to_lowercase().collect::<String>()
+                    } else {
+                        c.to_uppercase().collect()
+                    }
+                })
+                .collect(),
+            _ => {
+                let mut cs = s.chars();
+                match cs.next() {
+                    Some(f) => f
+                        .to_uppercase()
+                        .chain(cs.flat_map(char::to_lowercase))
+                        .collect(),
+                    None => String::new(),
+                }
+            }
+        };
+        Some(out.into_bytes())
+    }
+
+    /// The strings of a sequence (`join`'s argument), within the budget: a name assigned once
+    /// is followed like any value (and is unknown when already being followed).
+    fn string_items(&self, node: Node<'s>) -> Option<Vec<String>> {
+        let node = self.unparenthesized(node)?;
+        let _guard = self.budget.enter(node.id(), Mode::Items)?;
         match node.kind() {
             "list" | "tuple" | "set" => {
                 let mut c = node.walk();
@@ -1671,7 +1903,8 @@ impl<'s> Analyzer<'s, '_, '_> {
                 for i in items {
                     let s = self.string(i)?;
                     total = total.saturating_add(s.len());
-                    if total > MAX_STRING_BYTES {
+                    if total > MAX_VALUE_BYTES {
+                        self.budget.refuse(Spent::Bytes);
                         return None;
                     }
                     out.push(s);
@@ -1680,11 +1913,16 @@ impl<'s> Analyzer<'s, '_, '_> {
             }
             "string" | "concatenated_string" => {
                 let s = self.string(node)?;
+                // One `String` per character: charge what they hold, not only their bytes.
+                let held = s.chars().count().saturating_mul(size_of::<String>());
+                if !self.budget.charge(held) {
+                    return None;
+                }
                 Some(s.chars().map(String::from).collect())
             }
-            "identifier" if depth < MAX_EXPR_DEPTH => {
+            "identifier" => {
                 let v = self.value_of(self.sc.text(node))?;
-                (v.id() != node.id()).then(|| self.string_items(v, depth + 1))?
+                (v.id() != node.id()).then(|| self.string_items(v))?
             }
             // `"".join(chr(c) for c in [111, 115])` / `map(chr, [...])`
             "generator_expression" | "list_comprehension" => {
@@ -1733,7 +1971,8 @@ impl<'s> Analyzer<'s, '_, '_> {
         }
         let mut c = node.walk();
         let items: Vec<Node<'s>> = node.named_children(&mut c).collect();
-        if items.len() > MAX_STRING_BYTES {
+        let held = items.len().saturating_mul(size_of::<String>() + 4);
+        if items.len() > MAX_VALUE_BYTES || !self.budget.charge(held) {
             return None;
         }
         items
@@ -1757,8 +1996,9 @@ impl<'s> Analyzer<'s, '_, '_> {
     }
 
     /// The bytes of a string literal (escapes decoded; f-string interpolations that are
-    /// themselves literal expressions filled in).
-    fn literal(&self, node: Node<'s>, depth: usize) -> Option<Vec<u8>> {
+    /// themselves literal expressions filled in), charged to the budget part by part before
+    /// each is added.
+    fn literal(&self, node: Node<'s>) -> Option<Vec<u8>> {
         let parts: Vec<Node<'s>> = if node.kind() == "concatenated_string" {
             let mut c = node.walk();
             node.named_children(&mut c).collect()
@@ -1768,6 +2008,16 @@ impl<'s> Analyzer<'s, '_, '_> {
             return None;
         };
         let mut out = Vec::new();
+        let room = |out: &Vec<u8>, more: usize| {
+            let fits = out
+                .len()
+                .checked_add(more)
+                .is_some_and(|n| n <= MAX_VALUE_BYTES);
+            if !fits {
+                self.budget.refuse(Spent::Bytes);
+            }
+            fits && self.budget.charge(more)
+        };
         for part in parts {
             if part.kind() != "string" {
                 return None;
@@ -1780,6 +2030,10 @@ impl<'s> Analyzer<'s, '_, '_> {
                     "string_start" => raw = self.sc.text(child).to_ascii_lowercase().contains('r'),
                     "string_content" => {
                         let text = self.sc.text(child);
+                        // Unescaping never makes text longer.
+                        if !room(&out, text.len()) {
+                            return None;
+                        }
                         if raw {
                             out.extend_from_slice(text.as_bytes());
                         } else {
@@ -1788,16 +2042,13 @@ impl<'s> Analyzer<'s, '_, '_> {
                     }
                     "interpolation" => {
                         let expr = child.named_child(0)?;
-                        if depth >= MAX_EXPR_DEPTH {
+                        let v = self.blob(expr).ok()??;
+                        if !room(&out, v.bytes.len()) {
                             return None;
                         }
-                        let v = self.blob_depth(expr, depth + 1).ok()??;
                         out.extend_from_slice(&v.bytes);
                     }
                     _ => {}
-                }
-                if out.len() > MAX_STRING_BYTES {
-                    return None;
                 }
             }
         }
@@ -1820,15 +2071,6 @@ impl Blob {
             bytes,
             chain: Vec::new(),
         }
-    }
-
-    fn concat(mut self, other: Blob) -> Option<Blob> {
-        if self.bytes.len().saturating_add(other.bytes.len()) > MAX_STRING_BYTES {
-            return None;
-        }
-        self.bytes.extend_from_slice(&other.bytes);
-        self.chain.extend(other.chain);
-        Some(self)
     }
 
     fn step(mut self, codec: Codec, limits: &decode::Limits) -> Result<Blob, decode::DecodeError> {
@@ -1965,39 +2207,70 @@ fn unescape(text: &str, out: &mut Vec<u8>) {
     }
 }
 
-/// `fmt % values` for `%s`/`%r`/`%d` with string values and `%%`.
-fn percent_format(fmt: &str, values: &[String]) -> Option<String> {
-    let mut out = String::new();
-    let mut it = values.iter();
-    let mut chars = fmt.chars();
-    while let Some(c) = chars.next() {
-        if c != '%' {
-            out.push(c);
-            continue;
-        }
-        match chars.next()? {
-            '%' => out.push('%'),
-            's' | 'r' | 'd' | 'i' => out.push_str(it.next()?),
-            _ => return None,
-        }
-    }
-    (out.len() <= MAX_STRING_BYTES).then_some(out)
+/// Where a formatter writes: nowhere, to measure the output first, or its output.
+struct Sink<'o> {
+    len: usize,
+    out: Option<&'o mut String>,
 }
 
-/// `fmt.format(*values, **named)` for `{}`, `{0}`, `{name}` (no format specs) and `{{`/`}}`.
-fn brace_format(fmt: &str, values: &[String], named: &BTreeMap<&str, String>) -> Option<String> {
-    let mut out = String::new();
+impl Sink<'_> {
+    /// Adds `s`; `None` when the length overflows or passes one value's cap.
+    fn push(&mut self, s: &str) -> Option<()> {
+        self.len = self
+            .len
+            .checked_add(s.len())
+            .filter(|n| *n <= MAX_VALUE_BYTES)?;
+        if let Some(out) = self.out.as_deref_mut() {
+            out.push_str(s);
+        }
+        Some(())
+    }
+}
+
+/// `fmt % values` for `%s`/`%r`/`%d` with string values and `%%`: the length of the result
+/// (measured without allocating when `out` is `None`, written to `out` otherwise).
+fn percent_format(fmt: &str, values: &[String], out: Option<&mut String>) -> Option<usize> {
+    let mut sink = Sink { len: 0, out };
+    let mut it = values.iter();
+    let mut chars = fmt.char_indices();
+    let mut plain = 0usize;
+    while let Some((at, c)) = chars.next() {
+        if c != '%' {
+            continue;
+        }
+        sink.push(fmt.get(plain..at)?)?;
+        match chars.next()? {
+            (_, '%') => sink.push("%")?,
+            (_, 's' | 'r' | 'd' | 'i') => sink.push(it.next()?)?,
+            _ => return None,
+        }
+        plain = chars.offset();
+    }
+    sink.push(fmt.get(plain..)?)?;
+    Some(sink.len)
+}
+
+/// `fmt.format(*values, **named)` for `{}`, `{0}`, `{name}` (no format specs) and `{{`/`}}`:
+/// the length of the result (measured without allocating when `out` is `None`).
+fn brace_format(
+    fmt: &str,
+    values: &[String],
+    named: &BTreeMap<&str, String>,
+    out: Option<&mut String>,
+) -> Option<usize> {
+    let mut sink = Sink { len: 0, out };
     let mut auto = 0usize;
     let mut chars = fmt.chars().peekable();
+    let mut buf = [0u8; 4];
     while let Some(c) = chars.next() {
         match c {
             '{' if chars.peek() == Some(&'{') => {
                 chars.next();
-                out.push('{');
+                sink.push("{")?;
             }
             '}' if chars.peek() == Some(&'}') => {
                 chars.next();
-                out.push('}');
+                sink.push("}")?;
             }
             '{' => {
                 let mut field = String::new();
@@ -2015,15 +2288,12 @@ fn brace_format(fmt: &str, values: &[String], named: &BTreeMap<&str, String>) ->
                 } else {
                     named.get(field.as_str())?
                 };
-                out.push_str(value);
+                sink.push(value)?;
             }
-            _ => out.push(c),
-        }
-        if out.len() > MAX_STRING_BYTES {
-            return None;
+            _ => sink.push(c.encode_utf8(&mut buf))?,
         }
     }
-    Some(out)
+    Some(sink.len)
 }
 
 #[cfg(test)]
