@@ -482,12 +482,17 @@ fn fat_facts<Fat: FatArch>(
                 continue;
             }
         };
-        let (sub, more) = inspect(slice, limits);
-        if sub.format == "mach-o-fat" {
-            // A fat file inside a fat file is no image the loader reads.
+        // A fat file inside a fat file is no image the loader reads. Decided before the slice is
+        // read (issue 37): a slice at offset 0 spanning the file is this fat file again, and
+        // reading it first would recurse once per level until the stack ran out.
+        if matches!(
+            object::FileKind::parse(slice),
+            Ok(object::FileKind::MachOFat32 | object::FileKind::MachOFat64)
+        ) {
             problems.push(malformed("nested-fat", "a fat Mach-O slice is itself fat"));
             continue;
         }
+        let (sub, more) = inspect(slice, limits);
         problems.extend(more);
         facts.imports_read += sub.imports_read;
         kinds.insert(sub.kind.clone());

@@ -251,3 +251,21 @@ fn import_names_are_classified_with_platform_decorations() {
     assert_eq!(classify_import("systemd_notify"), None);
     assert_eq!(classify_import("printf"), None);
 }
+
+#[test]
+fn a_fat_macho_whose_slice_is_the_whole_file_is_a_problem_not_a_recursion() {
+    // Issue 37: a fat header whose one slice starts at offset 0 and spans the file is that fat
+    // file again; reading the slice as an object must not recurse into it (once per slice, as
+    // many levels as the stack allows).
+    let mut fat = build::macho_fat(&[build::macho_dylib(0, &["_system"], false)]);
+    let len = u32::try_from(fat.len()).unwrap();
+    fat[16..20].copy_from_slice(&0u32.to_be_bytes());
+    fat[20..24].copy_from_slice(&len.to_be_bytes());
+    let (f, problems) = inspect(&fat, &limits());
+    assert_eq!(f.format, "mach-o-fat");
+    assert!(f.slices.is_empty(), "{f:?}");
+    assert!(
+        problems.iter().any(|p| p.code == "nested-fat"),
+        "{problems:?}"
+    );
+}
