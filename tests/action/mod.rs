@@ -1303,7 +1303,13 @@ fn pre_commit_hooks_scan_the_staged_files() {
     let ids: BTreeSet<&str> = hooks.iter().map(|h| h.id.as_str()).collect();
     assert_eq!(
         ids,
-        ["modelgate", "modelgate-docker", "modelgate-system"].into()
+        [
+            "modelgate",
+            "modelgate-docker",
+            "modelgate-python",
+            "modelgate-system"
+        ]
+        .into()
     );
     let config = yaml("examples/workflows/pre-commit-config.yaml");
     let repo = &config["repos"][0];
@@ -1328,7 +1334,7 @@ fn pre_commit_hooks_scan_the_staged_files() {
     );
     for hook in &hooks {
         assert!(!hook.name.is_empty() && !hook.description.is_empty());
-        assert!(["rust", "system", "docker_image"].contains(&hook.language.as_str()));
+        assert!(["rust", "python", "system", "docker_image"].contains(&hook.language.as_str()));
         assert!(hook.pass_filenames);
         assert!(hook.files.contains("safetensors") && hook.files.contains("pt"));
         // Run the entry as pre-commit would: entry words, then the staged file names. The

@@ -68,7 +68,11 @@ fn release_workflow_builds_five_targets_packages_attests_and_publishes() {
     assert!(package.contains("scripts/package.sh \"$target\""));
     assert!(package.contains("sha256sum modelgate-* >SHA256SUMS"));
     let attest = uses(&wf, "actions/attest-build-provenance@");
-    assert_eq!(attest.len(), 2, "archives and image are attested");
+    assert_eq!(
+        attest.len(),
+        3,
+        "archives, Python distributions and image are attested"
+    );
     assert_eq!(
         attest[0]["with"]["subject-checksums"].as_str(),
         Some("dist/SHA256SUMS")
@@ -81,10 +85,35 @@ fn release_workflow_builds_five_targets_packages_attests_and_publishes() {
     let platforms = push[0]["with"]["platforms"].as_str().expect("platforms");
     assert!(platforms.contains("linux/amd64") && platforms.contains("linux/arm64"));
     assert_eq!(push[0]["with"]["push"].as_bool(), Some(true));
-    assert_eq!(attest[1]["with"]["push-to-registry"].as_bool(), Some(true));
+    let image = attest[2];
+    assert_eq!(image["with"]["push-to-registry"].as_bool(), Some(true));
     assert_eq!(
-        attest[1]["with"]["subject-digest"].as_str(),
+        image["with"]["subject-digest"].as_str(),
         Some("${{ steps.push.outputs.digest }}")
+    );
+
+    // The Python wheels (issue 41): maturin around the same dist build on every target, with
+    // maturin hash-pinned; the sdist beside them; every file attested like the archives and
+    // attached to the release; PyPI by trusted publishing, the only extra job with id-token.
+    assert!(text.contains("maturin\" build --locked --profile dist --target \"$TARGET\""));
+    assert!(text.contains("--require-hashes --only-binary :all: -r python/build-requirements.txt"));
+    assert!(text.contains("--compatibility manylinux2014 musllinux_1_2"));
+    assert!(text.contains("maturin/bin/maturin\" sdist --out python-dist"));
+    assert!(text.contains("twine\" check --strict python-dist/*"));
+    assert_eq!(
+        attest[1]["with"]["subject-path"].as_str(),
+        Some("python-dist/*")
+    );
+    assert!(text.contains("gh release upload \"$TAG\" dist/* python-dist/*"));
+    assert_eq!(perms("python", "id-token"), None);
+    assert_eq!(perms("pypi", "id-token").as_deref(), Some("write"));
+    assert_eq!(perms("pypi", "contents"), None);
+    assert_eq!(wf["jobs"]["pypi"]["needs"].as_str(), Some("package"));
+    let publish = uses(&wf, "pypa/gh-action-pypi-publish@");
+    assert_eq!(publish.len(), 1);
+    assert_eq!(
+        publish[0]["with"]["packages-dir"].as_str(),
+        Some("python-dist/")
     );
     // The token reaches only the steps that upload to and download from the release.
     assert_eq!(text.matches("GH_TOKEN:").count(), 2);
