@@ -14,11 +14,13 @@ use serde_json::{Map, Value, json};
 use crate::classify::{self, Format, Kind};
 use crate::inspect::FileScan;
 use crate::inspect::safetensors;
+use crate::knowledge::loaders;
 use crate::model::finding::Detection;
 use crate::model::report::{FileRecord, GitFacts};
 use crate::model::rules::RuleId;
 use crate::provenance::{card, git, hfcache, lfs};
 
+mod loader_code;
 mod native;
 
 /// Options the repository checks take from the policy.
@@ -295,8 +297,10 @@ pub fn model_dirs(files: &[FileRecord]) -> BTreeSet<String> {
 
 /// The Python files of a crawl that a model loader can run, from the paths alone (decided before
 /// any file is read, so the read stage knows which files get the behaviour analysis, SRC006):
-/// `.py` and `.ipynb` files in a directory that holds `config.json` or a file with a weights
-/// extension (the by-name form of [`model_dirs`]), every `hubconf.py` (`torch.hub.load`), and
+/// `.py` and `.ipynb` files in a directory that holds `config.json`, another config a loader
+/// reads by name (`knowledge::loaders::LOADER_CONFIG_NAMES`: its fields name modules there) or a
+/// file with a weights extension (the by-name form of [`model_dirs`]), a diffusers pipeline's
+/// component folders, `custom_generate/` beside a model, every `hubconf.py` (`torch.hub.load`), and
 /// everything under a TorchServe folder (`MAR-INF/MANIFEST.json`) or an MLflow model (`MLmodel`),
 /// whose `code/` directories are on the loader's import path. Library code elsewhere in the tree
 /// is not model code: a package that ships code next to no weights is judged by SRC004 alone.
@@ -310,6 +314,15 @@ pub fn model_code_paths<'a>(paths: impl IntoIterator<Item = &'a str> + Clone) ->
         let ext = classify::extension(p);
         if name == "config.json" || classify::WEIGHT_EXTENSIONS.contains(&ext.as_str()) {
             dirs.insert(parent(p));
+        }
+        // Issue 39: a config a loader reads by name makes its directory's modules loadable
+        // (`auto_map`, a `modules.json` type, ModelScope `allow_remote`), and a diffusers model
+        // index makes each component folder's (`<component>/<library>.py`).
+        if loaders::LOADER_CONFIG_NAMES.contains(&name) {
+            dirs.insert(parent(p));
+        }
+        if name == "model_index.json" || name == "modular_model_index.json" {
+            trees.insert(parent(p).to_string());
         }
         if name == "MLmodel" {
             trees.insert(parent(p).to_string());
@@ -336,7 +349,12 @@ pub fn model_code_paths<'a>(paths: impl IntoIterator<Item = &'a str> + Clone) ->
             dir = parent(dir);
         }
         let in_tree = trees.iter().any(|t| t == dir || is_within(dir, t));
-        if dirs.contains(dir) || in_tree || classify::basename(p) == "hubconf.py" {
+        // transformers >= 4.54 replaces `generate` with `custom_generate/generate.py` of the
+        // repository under trust_remote_code (`GenerationMixin.load_custom_generate`).
+        let custom_generate =
+            classify::basename(dir) == "custom_generate" && dirs.contains(parent(dir));
+        if dirs.contains(dir) || in_tree || custom_generate || classify::basename(p) == "hubconf.py"
+        {
             out.insert(p.to_string());
         }
     }
@@ -483,6 +501,7 @@ pub fn check_model_dirs(
         dirs.push(Value::Object(entry));
     }
     detections.extend(native::check_native_code(files, side, &model_dirs(files)));
+    detections.extend(loader_code::check(files, &by_path));
     (detections, dirs)
 }
 
@@ -508,7 +527,8 @@ fn check_card(path: &str, facts: &card::CardFacts, opts: &RepoOptions) -> Vec<De
     out
 }
 
-/// SRC001 for each `auto_map` entry: the module it names runs under `trust_remote_code=True`.
+/// SRC001 for each `auto_map` entry of this repository: the module it names runs under
+/// `trust_remote_code=True` (an entry of another repository is CFG001, `loader_code`).
 fn check_auto_map(
     cfg: &FileRecord,
     dir: &str,
@@ -524,31 +544,30 @@ fn check_auto_map(
     };
     let mut out = Vec::new();
     for e in entries {
+        // Issue 39: an entry from another repository is CFG001 (`loader_code`), denied by
+        // default: that code was not scanned.
+        if e.get("remote_repo").is_some_and(|r| !r.is_null()) {
+            continue;
+        }
         let get = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or_default();
         let (auto_class, reference, module_file) =
             (get("auto_class"), get("reference"), get("module_file"));
-        let remote = e.get("remote_repo").and_then(Value::as_str);
-        let (message, state) = match remote {
-            Some(repo) => (
-                format!(
-                    "`auto_map.{auto_class}` loads `{reference}` from another repository (`{repo}`), unpinned remote code"
-                ),
-                "remote",
-            ),
-            None if by_path.contains_key(join(dir, module_file).as_str()) => (
+        let (message, state) = if by_path.contains_key(join(dir, module_file).as_str()) {
+            (
                 format!(
                     "`auto_map.{auto_class}` runs `{module_file}` from this repository under trust_remote_code"
                 ),
                 "present",
-            ),
-            None => (
+            )
+        } else {
+            (
                 format!(
                     "`auto_map.{auto_class}` names `{module_file}`, which is not in the repository (the loader would fetch it)"
                 ),
                 "missing",
-            ),
+            )
         };
-        let mut d = Detection::new(
+        let d = Detection::new(
             RuleId::CustomCode,
             cfg.path.clone(),
             format!("auto_map:{auto_class}:{reference}"),
@@ -558,11 +577,6 @@ fn check_auto_map(
         .with("reference", reference)
         .with("module_file", module_file)
         .with("state", state);
-        if let Some(repo) = remote {
-            d = d
-                .with("remote_repo", repo)
-                .severity(crate::model::finding::Severity::High);
-        }
         out.push(d);
     }
     out

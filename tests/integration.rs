@@ -468,6 +468,7 @@ mod behaviour;
 mod configs;
 mod engine;
 mod hostile;
+mod loader_configs;
 mod loaders;
 mod native;
 mod packages;

@@ -17,9 +17,10 @@ use crate::model::facts::{Fact, FactMap};
 use serde_json::{Value, json};
 
 use super::context::Ctx;
-use crate::knowledge::{self, Verdict};
+use crate::knowledge::{self, Verdict, loaders};
 use crate::model::finding::{Location, Severity};
 use crate::model::rules::RuleId;
+use crate::provenance::loader_code;
 
 /// Advisories for code execution through `_target_` in configs shipped with a model.
 const TARGET_REFERENCES: &[&str] = &["CVE-2025-23304"];
@@ -109,6 +110,56 @@ pub fn check_json(ctx: &mut Ctx<'_>, bytes: &[u8], member: Option<&str>) {
     if let Ok(value) = serde_json::from_slice::<Value>(bytes) {
         check_value(ctx, &value, member);
     }
+}
+
+/// Issue 39: records the fields of a JSON config that make a loader fetch or import code
+/// (`loader_code` fact; `repository::loader_code` judges them against the tree). Files a loader
+/// reads by name are always parsed; others only when they mention such a field. A loader
+/// config nested deeper than `json_depth` is SCAN004: a field below that depth was not checked.
+pub fn check_loader_code(ctx: &mut Ctx<'_>, bytes: &[u8]) {
+    let name = crate::classify::basename(ctx.rel);
+    let by_name = loaders::LOADER_CONFIG_NAMES.contains(&name);
+    if !by_name
+        && !loaders::LOADER_FIELD_NEEDLES
+            .iter()
+            .any(|n| contains(bytes, n))
+    {
+        return;
+    }
+    let value: Value = match serde_json::from_slice(bytes) {
+        Ok(v) => v,
+        // serde_json refuses nesting deeper than 128; Python's json module does not.
+        Err(e) if e.to_string().contains("recursion limit") => {
+            too_deep(ctx, "the document");
+            return;
+        }
+        Err(_) => return,
+    };
+    let limits = loader_code::Limits {
+        max_depth: usize::try_from(ctx.cfg.limits.json_depth).unwrap_or(usize::MAX),
+        ..loader_code::Limits::default()
+    };
+    let walk = loader_code::walk(name, &value, &ctx.cfg.pickle_extra, &limits);
+    if let Some(at) = &walk.too_deep {
+        too_deep(ctx, &format!("`{at}`"));
+    }
+    if !walk.refs.is_empty() {
+        ctx.fact(Fact::LoaderCode, json!(walk.refs));
+    }
+}
+
+/// SCAN004 for a config nested past `json_depth` at `at`.
+fn too_deep(ctx: &mut Ctx<'_>, at: &str) {
+    let cfg = ctx.cfg;
+    let d = ctx.detect(
+        RuleId::LimitExceeded,
+        "json_depth",
+        format!(
+            "config nests deeper than the json_depth limit at {at}; fields below it that make a loader fetch or import code were not checked"
+        ),
+        Location::default(),
+    );
+    super::context::name_limit(d, cfg, "json_depth");
 }
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {

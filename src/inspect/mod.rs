@@ -489,7 +489,10 @@ fn inspect_config_text(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, format: Format) -
     let (bytes, more) = read::read_bounded(r, limit)?;
     // Large JSON data files (datasets, vocabularies) are common and were never read; a YAML file
     // past the limit is not, and could pad a `_target_` out of reach.
-    if more && format == Format::Json && !wants_text(ctx.rel) {
+    // A config a loader reads by name is never skipped that way (issue 39).
+    let loader_config =
+        crate::knowledge::loaders::LOADER_CONFIG_NAMES.contains(&classify::basename(ctx.rel));
+    if more && format == Format::Json && !wants_text(ctx.rel) && !loader_config {
         ctx.fact(Fact::ConfigUnchecked, "json_bytes");
         return Ok(());
     }
@@ -508,6 +511,7 @@ fn inspect_config_text(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, format: Format) -
         config::check_yaml(ctx, &bytes, None);
     } else {
         config::check_json(ctx, &bytes, None);
+        config::check_loader_code(ctx, &bytes);
     }
     if wants_text(ctx.rel) {
         ctx.text = Some(bytes);

@@ -40,6 +40,7 @@
 //! trusts them can say so in its policy.
 
 pub mod capabilities;
+pub mod loaders;
 
 use std::borrow::Cow;
 

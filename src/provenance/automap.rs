@@ -205,6 +205,24 @@ pub fn config_facts(json: &[u8], limits: &Limits) -> Result<ConfigFacts, Problem
     Ok(facts)
 }
 
+/// The `auto_map` and `custom_pipelines` entries of one object of a config (a sub-config at any
+/// depth, issue 39), and whether a limit cut them short; an `auto_map` that is not an object
+/// gives none (transformers would fail on it).
+pub fn entries_of(
+    map: &serde_json::Map<String, Value>,
+    limits: &Limits,
+) -> (Vec<AutoMapEntry>, bool) {
+    let mut truncated = false;
+    let out = entries(map, limits, &mut truncated).unwrap_or_default();
+    (out, truncated)
+}
+
+/// One `[org/repo--]module.Class` reference parsed as transformers'
+/// `get_class_from_dynamic_module` does (sentence-transformers hands module `type`s to it too).
+pub fn parse_reference(auto_class: &str, reference: &str, limits: &Limits) -> AutoMapEntry {
+    entry(auto_class, reference, None, limits)
+}
+
 fn entries(
     map: &serde_json::Map<String, Value>,
     limits: &Limits,

@@ -9,4 +9,5 @@ pub mod code;
 pub mod git;
 pub mod hfcache;
 pub mod lfs;
+pub mod loader_code;
 pub mod notebook;
