@@ -477,6 +477,7 @@ mod precision;
 mod remote;
 mod reports;
 mod signing;
+mod stdlib;
 
 // ---- provenance (issue 6) ----
 

@@ -41,6 +41,7 @@
 
 pub mod capabilities;
 pub mod loaders;
+pub mod stdlib;
 
 use std::borrow::Cow;
 
@@ -2297,6 +2298,15 @@ pub fn classify_global(module: &str, name: &str, extra: &ExtraLists) -> Verdict 
     if let Some(verdict) = classify_name_shape(&module, name) {
         return verdict;
     }
+    // Issue 39: the standard library, classified whole. A capability row denies whatever its
+    // module holds; a value row vouches only for the callables the inventory lists.
+    let standard = stdlib::classify(&module, name);
+    if let Some(row) = standard.filter(|r| r.class != stdlib::Class::Value) {
+        return Verdict::Dangerous {
+            category: row.class.code(),
+            reason: row.reason,
+        };
+    }
     if user_dangerous {
         return Verdict::Dangerous {
             category: POLICY_CATEGORY,
@@ -2308,7 +2318,7 @@ pub fn classify_global(module: &str, name: &str, extra: &ExtraLists) -> Verdict 
         .chain(SAFE_STANDARD)
         .any(|(m, names)| *m == module && names.contains(&name))
         || is_torchscript_class(&module);
-    if builtin_safe {
+    if builtin_safe || standard.is_some() {
         return Verdict::Safe;
     }
     let user_safe = extra
@@ -2560,8 +2570,10 @@ mod tests {
         }
         // The aliases do not open a door: the dangerous spellings stay dangerous.
         assert!(dangerous("__builtin__", "eval"));
-        assert_eq!(classify("argparse", "ArgumentParser"), Verdict::Unknown);
-        assert_eq!(classify("typing", "get_type_hints"), Verdict::Unknown);
+        // Issue 39: the whole standard library is classified. A parser type is a value; a
+        // function that evaluates string annotations is dynamic code. Neither is unknown.
+        assert_eq!(classify("argparse", "ArgumentParser"), Verdict::Safe);
+        assert!(dangerous("typing", "get_type_hints"));
     }
 
     #[test]
@@ -2629,6 +2641,45 @@ mod tests {
         assert!(dangerous("collections", "OrderedDict.__init__.__globals__"));
         assert!(dangerous("pathlib", "Path.write_text"));
         assert!(dangerous("builtins", "__import__"));
+    }
+
+    /// Issue 39: every public callable of every Python 3.6-3.13 standard library, as the
+    /// inventory lists it, is safe or dangerous, never unknown.
+    #[test]
+    fn no_stdlib_callable_is_unknown() {
+        let unknown: Vec<&str> = stdlib_verdicts()
+            .filter(|(_, v)| *v == Verdict::Unknown)
+            .map(|(q, _)| q)
+            .collect();
+        assert!(unknown.is_empty(), "{unknown:?}");
+    }
+
+    fn stdlib_verdicts() -> impl Iterator<Item = (&'static str, Verdict)> {
+        stdlib::inventory_names().map(|q| {
+            let (m, n) = q.rsplit_once('.').unwrap_or((q, ""));
+            (q, classify(m, n))
+        })
+    }
+
+    /// The per-class counts the issue-39 note reports (`cargo test --lib stdlib_class_counts
+    /// -- --ignored`).
+    #[test]
+    #[ignore = "prints the number of standard-library callables per class"]
+    fn stdlib_class_counts() {
+        use std::io::Write;
+        let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
+        for (_, v) in stdlib_verdicts() {
+            let class = match v {
+                Verdict::Dangerous { category, .. } => category,
+                Verdict::Safe => "value",
+                Verdict::Unknown => "unknown",
+            };
+            *counts.entry(class).or_default() += 1;
+        }
+        let mut err = std::io::stderr().lock();
+        for (class, n) in counts {
+            let _ = writeln!(err, "{class:28} {n}");
+        }
     }
 
     #[test]
