@@ -32,26 +32,9 @@ fn only<'a>(r: &'a Value, rule: &str, path: &str) -> &'a Value {
     f[0]
 }
 
-/// The compiled-library test: `None` (with a message) when no C compiler is installed, which
-/// issue 31 allows for this test only.
-#[allow(
-    clippy::disallowed_macros,
-    reason = "issue 31: the compiled-library test says why it stopped when there is no cc"
-)]
-fn cc(source: &str) -> Option<Vec<u8>> {
-    let lib = build::cc_shared(source);
-    if lib.is_none() {
-        eprintln!("no C compiler (cc): the compiled-library CLI test did not run");
-    }
-    lib
-}
-
 #[test]
 fn a_library_whose_constructor_calls_system_is_denied_and_one_without_warns() {
-    let (Some(evil), Some(plain)) = (cc(build::CONSTRUCTOR_SYSTEM_C), cc(build::PLAIN_SYSTEM_C))
-    else {
-        return;
-    };
+    let (evil, plain) = (build::elf_constructor_system(), build::elf_plain_system());
     let repo = model_repo();
     repo.file("m/libkernels.so", &evil);
     let (code, r) = scan_json(repo.path(), &[]);
@@ -95,9 +78,7 @@ fn a_library_whose_constructor_calls_system_is_denied_and_one_without_warns() {
 
 #[test]
 fn a_shipped_library_the_model_code_loads_that_imports_system_is_denied() {
-    let Some(plain) = cc(build::PLAIN_SYSTEM_C) else {
-        return;
-    };
+    let plain = build::elf_plain_system();
     let repo = model_repo();
     repo.file("m/ops/libops.so", &plain).file(
         "m/modeling_tiny.py",

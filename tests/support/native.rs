@@ -1,5 +1,6 @@
-//! Byte-exact native object files for tests (issue 31): a thin 64-bit Mach-O dylib, a fat
-//! Mach-O wrapping slices, a PE32+ image, and a shared library compiled with the C compiler.
+//! Byte-exact native object files for tests (issues 31 and 37): an x86_64 ELF shared object, a
+//! thin 64-bit Mach-O dylib, a fat Mach-O wrapping slices, a PE32+ image, and (to check the ELF
+//! builder against real toolchain output) a shared library compiled with the C compiler.
 //! Self-contained (no crate imports): the unit tests in `src/inspect/native` include this file
 //! with `#[path]`, the CLI tests through `tests/support`.
 #![allow(dead_code)]
@@ -240,8 +241,374 @@ pub fn pe_image(dll: bool, imports: &[&str], tls: bool) -> Vec<u8> {
     v
 }
 
+/// A little-endian x86_64 ELF shared object (`ET_DYN`, no `PT_INTERP`) laid out as gcc and GNU
+/// ld lay out `cc -shared -fPIC` output, built byte by byte so that ELF parsing is tested on
+/// every machine (issue 37: the tests used to stop when no C compiler worked).
+///
+/// - `.dynamic`: one `DT_NEEDED` per `needed` (names in `.dynstr`), `DT_INIT` at the `.init`
+///   section (the toolchain's own, which the reader must not report), `DT_INIT_ARRAY`/`SZ`,
+///   `DT_FINI_ARRAY`/`SZ`, `DT_STRTAB`, `DT_SYMTAB`, `DT_STRSZ`, `DT_SYMENT`, `DT_NULL`.
+/// - `.dynsym`: crtbegin's weak undefined symbols and `__cxa_finalize`, then `imports`
+///   (undefined global functions, such as `system` or `dlopen`), then `exports` (defined in
+///   `.text`).
+/// - `.init_array`: crtbegin's `frame_dummy` first, then one entry per `constructors` name
+///   (what `__attribute__((constructor))` adds); `.fini_array`: `__do_global_dtors_aux`.
+/// - `.symtab`/`.strtab`: the local functions (`frame_dummy`, `__do_global_dtors_aux`, the
+///   constructors) and the exports, so entries can be named.
+///
+/// Section headers come last, as the linker writes them, so any cut of the file breaks them.
+/// Addresses equal file offsets (one `PT_LOAD` maps the file as it is).
+pub fn elf_shared(
+    needed: &[&str],
+    imports: &[&str],
+    exports: &[&str],
+    constructors: &[&str],
+) -> Vec<u8> {
+    const SHT_PROGBITS: u32 = 1;
+    const SHT_SYMTAB: u32 = 2;
+    const SHT_STRTAB: u32 = 3;
+    const SHT_DYNAMIC: u32 = 6;
+    const SHT_DYNSYM: u32 = 11;
+    const SHT_INIT_ARRAY: u32 = 14;
+    const SHT_FINI_ARRAY: u32 = 15;
+    const A: u64 = 0x2; // SHF_ALLOC
+    const WA: u64 = 0x3; // SHF_WRITE | SHF_ALLOC
+    const AX: u64 = 0x6; // SHF_ALLOC | SHF_EXECINSTR
+    const TOOLCHAIN_WEAK: [&str; 3] = [
+        "_ITM_deregisterTMCloneTable",
+        "__gmon_start__",
+        "_ITM_registerTMCloneTable",
+    ];
+
+    /// A string table: offset of each added name.
+    fn add(table: &mut Vec<u8>, name: &str) -> u32 {
+        if table.is_empty() {
+            table.push(0);
+        }
+        let at = table.len() as u32;
+        table.extend_from_slice(name.as_bytes());
+        table.push(0);
+        at
+    }
+    fn sym(v: &mut Vec<u8>, name: u32, info: u8, shndx: u16, value: u64, size: u64) {
+        u32le(v, name);
+        v.push(info);
+        v.push(0);
+        u16le(v, shndx);
+        u64le(v, value);
+        u64le(v, size);
+    }
+    fn align(v: &mut Vec<u8>, to: usize) -> usize {
+        v.resize(v.len().next_multiple_of(to), 0);
+        v.len()
+    }
+    // Section indices (0 is the null section; the order of `sections` below): .dynsym 1,
+    // .dynstr 2, .init 3, .text 4, .init_array 5, .fini_array 6, .dynamic 7, .symtab 8,
+    // .strtab 9, .shstrtab 10.
+    const DYNSTR: u16 = 2;
+    const TEXT: u16 = 4;
+    const STRTAB: u16 = 9;
+    const SHSTRTAB: u16 = 10;
+    const GLOBAL_FUNC: u8 = 0x12; // STB_GLOBAL, STT_FUNC
+    const LOCAL_FUNC: u8 = 0x02; // STB_LOCAL, STT_FUNC
+    const WEAK_NOTYPE: u8 = 0x20; // STB_WEAK, STT_NOTYPE
+    const WEAK_FUNC: u8 = 0x22; // STB_WEAK, STT_FUNC
+
+    // Header and program headers come first; their contents are filled in at the end.
+    let mut v = vec![0u8; 64 + 2 * 56];
+
+    // .text layout: 16 bytes per function (a `ret` then padding), in this order.
+    let mut funcs: Vec<&str> = vec!["__do_global_dtors_aux", "frame_dummy"];
+    funcs.extend_from_slice(constructors);
+    funcs.extend_from_slice(exports);
+
+    // .dynstr and .dynsym.
+    let mut dynstr = Vec::new();
+    let needed_at: Vec<u32> = needed.iter().map(|n| add(&mut dynstr, n)).collect();
+    let mut dyn_entries = Vec::new();
+    for name in TOOLCHAIN_WEAK {
+        dyn_entries.push((add(&mut dynstr, name), WEAK_NOTYPE, 0u16, None));
+    }
+    dyn_entries.push((add(&mut dynstr, "__cxa_finalize"), WEAK_FUNC, 0, None));
+    for name in imports {
+        dyn_entries.push((add(&mut dynstr, name), GLOBAL_FUNC, 0, None));
+    }
+    for name in exports {
+        dyn_entries.push((add(&mut dynstr, name), GLOBAL_FUNC, TEXT, Some(*name)));
+    }
+
+    let dynsym_off = align(&mut v, 8);
+    // Written below once .text's address is known; reserve the space now.
+    v.resize(dynsym_off + 24 * (dyn_entries.len() + 1), 0);
+    let dynstr_off = v.len();
+    v.extend_from_slice(&dynstr);
+    let init_off = align(&mut v, 16);
+    v.extend_from_slice(&[0xf3, 0x0f, 0x1e, 0xfa, 0xc3]); // endbr64; ret
+    let text_off = align(&mut v, 16);
+    for _ in &funcs {
+        let at = v.len();
+        v.push(0xc3); // ret
+        v.resize(at + 16, 0xcc);
+    }
+    let func_addr = |name: &str| -> u64 {
+        let i = funcs.iter().position(|f| *f == name).unwrap();
+        (text_off + 16 * i) as u64
+    };
+    for (i, (name, info, shndx, def)) in dyn_entries.iter().enumerate() {
+        let mut s = Vec::new();
+        let value = def.map_or(0, func_addr);
+        sym(
+            &mut s,
+            *name,
+            *info,
+            *shndx,
+            value,
+            if def.is_some() { 16 } else { 0 },
+        );
+        let at = dynsym_off + 24 * (i + 1);
+        v[at..at + 24].copy_from_slice(&s);
+    }
+
+    let init_array_off = align(&mut v, 8);
+    u64le(&mut v, func_addr("frame_dummy"));
+    for c in constructors {
+        u64le(&mut v, func_addr(c));
+    }
+    let init_array_size = v.len() - init_array_off;
+    let fini_array_off = v.len();
+    u64le(&mut v, func_addr("__do_global_dtors_aux"));
+
+    let dynamic_off = v.len();
+    let mut tags: Vec<(u64, u64)> = needed_at.iter().map(|&n| (1, u64::from(n))).collect();
+    tags.extend([
+        (12, init_off as u64),        // DT_INIT
+        (25, init_array_off as u64),  // DT_INIT_ARRAY
+        (27, init_array_size as u64), // DT_INIT_ARRAYSZ
+        (26, fini_array_off as u64),  // DT_FINI_ARRAY
+        (28, 8),                      // DT_FINI_ARRAYSZ
+        (5, dynstr_off as u64),       // DT_STRTAB
+        (6, dynsym_off as u64),       // DT_SYMTAB
+        (10, dynstr.len() as u64),    // DT_STRSZ
+        (11, 24),                     // DT_SYMENT
+        (0, 0),                       // DT_NULL
+    ]);
+    for (tag, val) in &tags {
+        u64le(&mut v, *tag);
+        u64le(&mut v, *val);
+    }
+    let dynamic_size = v.len() - dynamic_off;
+    let load_end = v.len();
+
+    // .symtab: locals first (the toolchain's and the constructors), then the exports.
+    let mut strtab = Vec::new();
+    let mut symtab = vec![0u8; 24];
+    let locals = 1 + 2 + constructors.len();
+    for name in ["__do_global_dtors_aux", "frame_dummy"]
+        .into_iter()
+        .chain(constructors.iter().copied())
+    {
+        let n = add(&mut strtab, name);
+        sym(&mut symtab, n, LOCAL_FUNC, TEXT, func_addr(name), 16);
+    }
+    for name in exports {
+        let n = add(&mut strtab, name);
+        sym(&mut symtab, n, GLOBAL_FUNC, TEXT, func_addr(name), 16);
+    }
+    for name in imports {
+        let n = add(&mut strtab, name);
+        sym(&mut symtab, n, GLOBAL_FUNC, 0, 0, 0);
+    }
+    if strtab.is_empty() {
+        strtab.push(0);
+    }
+    let symtab_off = align(&mut v, 8);
+    v.extend_from_slice(&symtab);
+    let strtab_off = v.len();
+    v.extend_from_slice(&strtab);
+
+    let mut shstrtab = Vec::new();
+    let names: Vec<u32> = [
+        ".dynsym",
+        ".dynstr",
+        ".init",
+        ".text",
+        ".init_array",
+        ".fini_array",
+        ".dynamic",
+        ".symtab",
+        ".strtab",
+        ".shstrtab",
+    ]
+    .iter()
+    .map(|n| add(&mut shstrtab, n))
+    .collect();
+    let shstrtab_off = v.len();
+    v.extend_from_slice(&shstrtab);
+
+    /// One section header: name, type, flags, offset, size, link, info, align, entsize.
+    type Shdr = (u32, u32, u64, usize, usize, u16, u32, u64, u64);
+    let sections: [Shdr; 10] = [
+        (
+            names[0],
+            SHT_DYNSYM,
+            A,
+            dynsym_off,
+            24 * (dyn_entries.len() + 1),
+            DYNSTR,
+            1,
+            8,
+            24,
+        ),
+        (
+            names[1],
+            SHT_STRTAB,
+            A,
+            dynstr_off,
+            dynstr.len(),
+            0,
+            0,
+            1,
+            0,
+        ),
+        (names[2], SHT_PROGBITS, AX, init_off, 5, 0, 0, 4, 0),
+        (
+            names[3],
+            SHT_PROGBITS,
+            AX,
+            text_off,
+            16 * funcs.len(),
+            0,
+            0,
+            16,
+            0,
+        ),
+        (
+            names[4],
+            SHT_INIT_ARRAY,
+            WA,
+            init_array_off,
+            init_array_size,
+            0,
+            0,
+            8,
+            8,
+        ),
+        (names[5], SHT_FINI_ARRAY, WA, fini_array_off, 8, 0, 0, 8, 8),
+        (
+            names[6],
+            SHT_DYNAMIC,
+            WA,
+            dynamic_off,
+            dynamic_size,
+            DYNSTR,
+            0,
+            8,
+            16,
+        ),
+        (
+            names[7],
+            SHT_SYMTAB,
+            0,
+            symtab_off,
+            symtab.len(),
+            STRTAB,
+            locals as u32,
+            8,
+            24,
+        ),
+        (
+            names[8],
+            SHT_STRTAB,
+            0,
+            strtab_off,
+            strtab.len(),
+            0,
+            0,
+            1,
+            0,
+        ),
+        (
+            names[9],
+            SHT_STRTAB,
+            0,
+            shstrtab_off,
+            shstrtab.len(),
+            0,
+            0,
+            1,
+            0,
+        ),
+    ];
+    let shoff = align(&mut v, 8);
+    v.extend_from_slice(&[0u8; 64]);
+    for (name, ty, flags, off, size, link, info, al, entsize) in &sections {
+        let addr = if *flags & A != 0 { *off as u64 } else { 0 };
+        u32le(&mut v, *name);
+        u32le(&mut v, *ty);
+        u64le(&mut v, *flags);
+        u64le(&mut v, addr);
+        u64le(&mut v, *off as u64);
+        u64le(&mut v, *size as u64);
+        u32le(&mut v, u32::from(*link));
+        u32le(&mut v, *info);
+        u64le(&mut v, *al);
+        u64le(&mut v, *entsize);
+    }
+
+    // ELF header.
+    let mut h = Vec::new();
+    h.extend_from_slice(b"\x7fELF");
+    h.extend_from_slice(&[2, 1, 1, 0]); // ELFCLASS64, ELFDATA2LSB, EV_CURRENT, ELFOSABI_NONE
+    h.extend_from_slice(&[0; 8]);
+    u16le(&mut h, 3); // ET_DYN
+    u16le(&mut h, 62); // EM_X86_64
+    u32le(&mut h, 1);
+    u64le(&mut h, 0); // e_entry
+    u64le(&mut h, 64); // e_phoff
+    u64le(&mut h, shoff as u64);
+    u32le(&mut h, 0);
+    u16le(&mut h, 64);
+    u16le(&mut h, 56);
+    u16le(&mut h, 2);
+    u16le(&mut h, 64);
+    u16le(&mut h, sections.len() as u16 + 1);
+    u16le(&mut h, SHSTRTAB);
+    // PT_LOAD (the whole image, RWX for brevity), then PT_DYNAMIC.
+    for (ty, flags, off, size, al) in [
+        (1u32, 7u32, 0usize, load_end, 0x1000u64),
+        (2, 6, dynamic_off, dynamic_size, 8),
+    ] {
+        u32le(&mut h, ty);
+        u32le(&mut h, flags);
+        u64le(&mut h, off as u64);
+        u64le(&mut h, off as u64);
+        u64le(&mut h, off as u64);
+        u64le(&mut h, size as u64);
+        u64le(&mut h, size as u64);
+        u64le(&mut h, al);
+    }
+    v[..h.len()].copy_from_slice(&h);
+    v
+}
+
+/// What `cc -shared` makes of [`CONSTRUCTOR_SYSTEM_C`]: a constructor `setup` calling `system`.
+pub fn elf_constructor_system() -> Vec<u8> {
+    elf_shared(&["libc.so.6"], &["system"], &["add"], &["setup"])
+}
+
+/// What `cc -shared` makes of [`PLAIN_SYSTEM_C`]: imports `system`, toolchain initialisers only.
+pub fn elf_plain_system() -> Vec<u8> {
+    elf_shared(&["libc.so.6"], &["system"], &["run", "add"], &[])
+}
+
+/// What `cc -shared` makes of [`PLAIN_C`]: nothing of note.
+pub fn elf_plain() -> Vec<u8> {
+    elf_shared(&[], &[], &["add"], &[])
+}
+
 /// Compiles `source` into a shared library with the C compiler (`cc`, or `$CC`); `None` when
-/// no compiler is installed (the callers say so and stop, as issue 31 allows for this test).
+/// no compiler is installed (a test that needs it fails when `CI` is set, see
+/// [`cc_or_fail_under_ci`]).
 pub fn cc_shared(source: &str) -> Option<Vec<u8>> {
     let dir = tempfile::tempdir().ok()?;
     let c = dir.path().join("lib.c");
@@ -258,6 +625,18 @@ pub fn cc_shared(source: &str) -> Option<Vec<u8>> {
         return None;
     }
     std::fs::read(&so).ok()
+}
+
+/// [`cc_shared`] for a test that checks the reader on real compiler output; `None` where no C
+/// compiler works, which fails the test when the `CI` environment variable is set (a CI machine
+/// must run it; a developer machine without a compiler still runs the byte-built twins).
+pub fn cc_or_fail_under_ci(source: &str) -> Option<Vec<u8>> {
+    let lib = cc_shared(source);
+    assert!(
+        lib.is_some() || std::env::var_os("CI").is_none(),
+        "no working C compiler (cc, or $CC) and CI is set: the compiled-library check must run"
+    );
+    lib
 }
 
 /// A library whose constructor runs `system` when it is loaded.

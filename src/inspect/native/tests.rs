@@ -1,5 +1,6 @@
-//! The object-file reader on libraries the C compiler builds and on byte-exact Mach-O and PE
-//! images from `tests/support/native.rs`, then on truncated and hostile variants of each.
+//! The object-file reader on byte-exact ELF, Mach-O and PE images from
+//! `tests/support/native.rs` (the ELF ones checked against the C compiler's output where one
+//! works), then on truncated and hostile variants of each.
 
 use super::*;
 
@@ -19,25 +20,9 @@ fn notable(f: &NativeFacts) -> Vec<(String, ImportClass)> {
         .collect()
 }
 
-/// `cc` output, or `None` with a message when no C compiler is installed (issue 31 allows
-/// this test, and only this one, to stop there).
-#[allow(
-    clippy::disallowed_macros,
-    reason = "issue 31: the compiled-library test says why it stopped when there is no cc"
-)]
-fn cc(source: &str) -> Option<Vec<u8>> {
-    let lib = build::cc_shared(source);
-    if lib.is_none() {
-        eprintln!("no C compiler (cc): the compiled-library checks did not run");
-    }
-    lib
-}
-
 #[test]
-fn a_compiled_library_with_a_constructor_calling_system() {
-    let Some(evil) = cc(build::CONSTRUCTOR_SYSTEM_C) else {
-        return;
-    };
+fn an_elf_library_with_a_constructor_calling_system() {
+    let evil = build::elf_constructor_system();
     let (f, problems) = inspect(&evil, &limits());
     assert!(problems.is_empty(), "{problems:?}");
     assert_eq!(f.format, "elf");
@@ -51,25 +36,45 @@ fn a_compiled_library_with_a_constructor_calling_system() {
     assert_eq!(notable(&f), [("system".to_string(), ImportClass::Process)]);
     assert!(f.needed.iter().any(|n| n.starts_with("libc")), "{f:?}");
 
-    let Some(plain) = cc(build::PLAIN_SYSTEM_C) else {
-        return;
-    };
+    let plain = build::elf_plain_system();
     let (f, _) = inspect(&plain, &limits());
     assert!(!f.has_initialiser(), "toolchain entries only: {f:?}");
     assert_eq!(notable(&f), [("system".to_string(), ImportClass::Process)]);
 
-    let Some(clean) = cc(build::PLAIN_C) else {
-        return;
-    };
+    let clean = build::elf_plain();
     let (f, _) = inspect(&clean, &limits());
     assert!(!f.has_initialiser() && notable(&f).is_empty(), "{f:?}");
 }
 
+/// The byte-built libraries above stand for what `cc -shared` makes of the three C sources:
+/// where a compiler works, its output must read the same (a missing compiler fails under `CI`).
+#[test]
+fn compiled_libraries_read_like_their_byte_built_twins() {
+    for (source, built) in [
+        (build::CONSTRUCTOR_SYSTEM_C, build::elf_constructor_system()),
+        (build::PLAIN_SYSTEM_C, build::elf_plain_system()),
+        (build::PLAIN_C, build::elf_plain()),
+    ] {
+        let Some(compiled) = build::cc_or_fail_under_ci(source) else {
+            return;
+        };
+        let (c, problems) = inspect(&compiled, &limits());
+        assert!(problems.is_empty(), "{problems:?}");
+        let (b, problems) = inspect(&built, &limits());
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(
+            (c.format, &c.kind, &c.architecture, c.bits),
+            (b.format, &b.kind, &b.architecture, b.bits)
+        );
+        assert_eq!(c.initialisers, b.initialisers, "{source}");
+        assert_eq!(notable(&c), notable(&b), "{source}");
+        assert_eq!(c.needed, b.needed, "{source}");
+    }
+}
+
 #[test]
 fn truncated_and_hostile_elf_is_a_problem_not_a_panic() {
-    let Some(evil) = cc(build::CONSTRUCTOR_SYSTEM_C) else {
-        return;
-    };
+    let evil = build::elf_constructor_system();
     for n in [0, 4, 16, 63, 64, 200, evil.len() / 2, evil.len() - 1] {
         let (_, problems) = inspect(&evil[..n], &limits());
         assert!(!problems.is_empty(), "cut at {n}");
@@ -91,9 +96,7 @@ fn truncated_and_hostile_elf_is_a_problem_not_a_panic() {
 
 #[test]
 fn symbols_past_the_limit_are_a_limit_problem() {
-    let Some(evil) = cc(build::CONSTRUCTOR_SYSTEM_C) else {
-        return;
-    };
+    let evil = build::elf_constructor_system();
     let (f, problems) = inspect(&evil, &Limits { max_symbols: 1 });
     assert_eq!(f.imports_read, 1);
     assert!(
