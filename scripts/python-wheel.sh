@@ -88,6 +88,13 @@ assert not bad, bad
 print("wheel: {} files; sdist: {} files; contents as expected".format(len(names), len(members)))
 EOF
 
+# The sdist unpacked is a crate cargo resolves against its own Cargo.lock (no compile here: a
+# source build is the dist build again; release.yml's sdist is the same command's output).
+mkdir "$work/sdist"
+tar -xzf "$sdist" -C "$work/sdist"
+(cd "$work/sdist"/*/ && cargo metadata --offline --locked --format-version 1 >/dev/null)
+echo "sdist: cargo metadata --locked resolves it"
+
 # 3. A fresh venv, as a user.
 venv="$work/venv"
 "${PYTHON:-python3}" -m venv "$venv"

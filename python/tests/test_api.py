@@ -37,6 +37,16 @@ def cli_json(*args: str) -> Tuple[int, Dict[str, Any]]:
     return proc.returncode, json.loads(proc.stdout.decode())
 
 
+def sha256_digests(node: Any) -> List[str]:
+    """Every SHA-256 `hashes` entry anywhere in a CycloneDX document (components nest)."""
+    if isinstance(node, list):
+        return [d for item in node for d in sha256_digests(item)]
+    if not isinstance(node, dict):
+        return []
+    found = [h["content"] for h in node.get("hashes", []) if h.get("alg") == "SHA-256"]
+    return found + [d for k, v in node.items() if k != "hashes" for d in sha256_digests(v)]
+
+
 def corpus() -> List[Path]:
     """examples/'s two models and every fixture corpus folder."""
     roots = [EXAMPLES / "clean-model", EXAMPLES / "risky-model"]
@@ -158,8 +168,7 @@ def test_sbom_is_written_and_its_path_reported(tmp_path: Path) -> None:
     assert report.sbom_path == str(tmp_path / "model.cdx.json")
     sbom = json.loads(Path(report.sbom_path).read_text())
     assert sbom["bomFormat"] == "CycloneDX" and sbom["specVersion"] == "1.5"
-    digests = {h["content"] for c in sbom["components"] for h in c.get("hashes", [])}
-    assert {f["sha256"] for f in report.data["files"]} <= digests
+    assert {f["sha256"] for f in report.data["files"]} <= set(sha256_digests(sbom))
 
 
 def test_missing_path_is_a_scan_error() -> None:
