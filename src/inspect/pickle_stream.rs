@@ -463,9 +463,10 @@ const MAX_NAMED_SAFE_GLOBALS: usize = 6;
 /// dangerous or unknown (no PKL001, no PKL002) and, if it is a PyTorch checkpoint,
 /// `torch.load(weights_only=True)` accepts it (no PKL005), and no unread bytes follow its last
 /// pickle (a legacy checkpoint's checked storage block aside). Its PKL003 then only says "this is a
-/// pickle", so it drops to severity `info` and names what the file imports. A `warn` level records
-/// an info finding without warning about it (`policy::graded`); `deny`, as in `strict`, still
-/// denies every pickle. Any other detection on the file keeps PKL003 at its rule's severity.
+/// pickle", so it drops to severity `info` and names what the file imports. That is a fact about
+/// the file; what to do with it is the policy's grading (`model::grading`): a `warn` level
+/// records an info finding without warning about it, `deny`, as in `strict`, still denies every
+/// pickle. Any other detection on the file keeps PKL003 at its rule's severity.
 pub fn grade_pickle_format(detections: &mut [Detection], facts: &serde_json::Map<String, Value>) {
     if detections.iter().any(|d| d.rule != RuleId::PickleFormat) {
         return;

@@ -23,6 +23,20 @@ pub enum Severity {
 }
 
 impl Severity {
+    /// Every severity, from the mildest up.
+    pub const ALL: [Severity; 5] = [
+        Severity::Info,
+        Severity::Low,
+        Severity::Medium,
+        Severity::High,
+        Severity::Critical,
+    ];
+
+    /// Parses a lowercase name (`info` .. `critical`).
+    pub fn parse(s: &str) -> Option<Severity> {
+        Severity::ALL.into_iter().find(|v| v.as_str() == s)
+    }
+
     /// Lowercase name as used in JSON and text output.
     pub fn as_str(self) -> &'static str {
         match self {

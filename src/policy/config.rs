@@ -22,10 +22,11 @@ use toml::de::{DeTable, DeValue};
 use super::{
     CardOptions, Exception, LIMITS, Limits, POLICY_VERSION, PickleOptions, Policy, PolicySource,
     SafetensorsOptions, ScanOptions, SigningIdentity, SigningOptions, SourceOptions,
-    default_levels, limit_spec,
+    default_gradings, default_levels, limit_spec,
 };
 use crate::model::finding::Action;
-use crate::model::rules::RuleId;
+use crate::model::grading::{self, Grading};
+use crate::model::rules::{RuleId, Severity};
 
 /// One problem in a policy file, at a 1-based line and column (in characters).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -103,16 +104,31 @@ pub fn load_file(path: &Path) -> Result<Policy, PolicyError> {
 }
 
 /// Parses and validates policy text. Rules the text does not list keep the built-in default
-/// level (the `[rules]` table of `policies/default.toml`).
+/// level and grading (the `[rules]` table of `policies/default.toml`).
 pub fn parse(text: &str, source: PolicySource) -> Result<Policy, PolicyError> {
-    parse_with_base(text, source, default_levels())
+    parse_with(text, source, default_levels(), default_gradings())
 }
 
-/// [`parse`] with explicit levels for unlisted rules (used to read `default.toml` itself).
+/// [`parse`] with explicit levels for unlisted rules, each graded as the registry declares for
+/// it (used to read `default.toml` itself).
 pub(super) fn parse_with_base(
     text: &str,
     source: PolicySource,
     base_levels: &BTreeMap<RuleId, Action>,
+) -> Result<Policy, PolicyError> {
+    let base_gradings: BTreeMap<RuleId, Grading> = base_levels
+        .iter()
+        .map(|(r, l)| (*r, grading::declared(*r, *l)))
+        .collect();
+    parse_with(text, source, base_levels, &base_gradings)
+}
+
+/// [`parse`] with explicit levels and gradings for unlisted rules.
+fn parse_with(
+    text: &str,
+    source: PolicySource,
+    base_levels: &BTreeMap<RuleId, Action>,
+    base_gradings: &BTreeMap<RuleId, Grading>,
 ) -> Result<Policy, PolicyError> {
     let origin = source.to_string();
     let mut d = Diag {
@@ -136,7 +152,7 @@ pub(super) fn parse_with_base(
         }
     };
     let raw = RawPolicy::walk(&mut d, root.get_ref());
-    let mut policy = validate(&mut d, raw, source, base_levels);
+    let mut policy = validate(&mut d, raw, source, (base_levels, base_gradings));
     policy.sha256 = super::text_digest(text);
     if d.problems.is_empty() {
         return Ok(policy);
@@ -332,6 +348,9 @@ const SIGNING_KEYS: &[&str] = &[
 const IDENTITY_KEYS: &[&str] = &["subject", "subject_regex", "issuer"];
 const EXCEPTION_KEYS: &[&str] = &["rule", "path", "sha256", "reason", "expires"];
 const LEVELS: &[&str] = &["deny", "warn", "allow"];
+/// Keys of a rule's grading table (`SRC006 = { deny_from = "medium" }`).
+const GRADING_KEYS: &[&str] = &["deny_from", "allow_below"];
+const SEVERITIES: &[&str] = &["info", "low", "medium", "high", "critical"];
 /// Revision forms `[source] pinned_revisions` accepts.
 pub const REVISION_FORMS: &[&str] = &["commit", "tag", "short-sha"];
 
@@ -345,7 +364,7 @@ struct RawPolicy {
     /// `None` with `version_seen` means present but of the wrong type (already reported).
     version: Option<Spanned<i64>>,
     version_seen: bool,
-    rules: Vec<(Spanned<String>, Spanned<String>)>,
+    rules: Vec<(Spanned<String>, RawSetting)>,
     pickle: RawPickle,
     safetensors: RawSafetensors,
     card: RawCard,
@@ -378,6 +397,22 @@ fn valid_regex(d: &mut Diag<'_>, at: &Spanned<String>, pattern: &str) -> bool {
             false
         }
     }
+}
+
+/// One `[rules]` value: a level, or a grading table.
+#[derive(Debug)]
+enum RawSetting {
+    /// `PKL001 = "deny"`.
+    Level(Spanned<String>),
+    /// `SRC006 = { deny_from = "medium", allow_below = "low" }` (or a `[rules.SRC006]` table).
+    Graded {
+        /// The value's span, for problems about the table as a whole.
+        span: Range<usize>,
+        /// Whether the table has no keys at all (a wrong key is reported as such, not as empty).
+        empty: bool,
+        deny_from: Option<Spanned<String>>,
+        allow_below: Option<Spanned<String>>,
+    },
 }
 
 /// One `identities` entry, with its span for "missing key" problems.
@@ -522,6 +557,45 @@ fn strings(d: &mut Diag<'_>, name: &str, value: &Value<'_>) -> Option<Vec<Spanne
     Some(out)
 }
 
+/// A rule's grading table: `deny_from` and `allow_below`, each a severity name (checked later).
+fn walk_grading(
+    d: &mut Diag<'_>,
+    rule: &str,
+    span: Range<usize>,
+    table: &DeTable<'_>,
+) -> RawSetting {
+    let (mut deny_from, mut allow_below) = (None, None);
+    for (key, value) in table.iter() {
+        let name: &str = key.get_ref();
+        match name {
+            "deny_from" | "allow_below" => {
+                let DeValue::String(s) = value.get_ref() else {
+                    d.wrong_type(name, value, "a severity (`\"medium\"`)");
+                    continue;
+                };
+                let s = Spanned::new(value.span(), s.to_string());
+                if name == "deny_from" {
+                    deny_from = Some(s);
+                } else {
+                    allow_below = Some(s);
+                }
+            }
+            _ => d.unknown_key(
+                key,
+                &format!("in the grading of `{rule}`"),
+                "a grading table",
+                GRADING_KEYS,
+            ),
+        }
+    }
+    RawSetting::Graded {
+        span,
+        empty: table.is_empty(),
+        deny_from,
+        allow_below,
+    }
+}
+
 impl RawPolicy {
     fn walk(d: &mut Diag<'_>, root: &DeTable<'_>) -> RawPolicy {
         let mut raw = RawPolicy::default();
@@ -551,10 +625,25 @@ impl RawPolicy {
         let Some(t) = table(d, "rules", value) else {
             return;
         };
-        for (key, level) in t.iter() {
+        for (key, value) in t.iter() {
             let name: &str = key.get_ref();
-            if let Some(level) = string(d, name, level) {
-                self.rules.push((owned_key(key), level));
+            let setting = match value.get_ref() {
+                DeValue::String(s) => {
+                    Some(RawSetting::Level(Spanned::new(value.span(), s.to_string())))
+                }
+                DeValue::Table(t) => Some(walk_grading(d, name, value.span(), t)),
+                _ => {
+                    d.wrong_type(
+                        name,
+                        value,
+                        "a level (`\"deny\"`, `\"warn\"`, `\"allow\"`) or a grading table \
+                         (`{ deny_from = \"medium\" }`)",
+                    );
+                    None
+                }
+            };
+            if let Some(setting) = setting {
+                self.rules.push((owned_key(key), setting));
             }
         }
         // Source order, so "set twice" points at the second occurrence.
@@ -749,18 +838,25 @@ impl RawPolicy {
     }
 }
 
-fn validate(
-    d: &mut Diag<'_>,
-    raw: RawPolicy,
-    source: PolicySource,
-    base_levels: &BTreeMap<RuleId, Action>,
-) -> Policy {
+/// Levels and gradings of the rules a policy does not list.
+type Base<'a> = (&'a BTreeMap<RuleId, Action>, &'a BTreeMap<RuleId, Grading>);
+
+fn validate(d: &mut Diag<'_>, raw: RawPolicy, source: PolicySource, base: Base<'_>) -> Policy {
     check_version(d, &raw);
+    let (base_levels, base_gradings) = base;
+    // A rule missing from the base (a test forbids that) is denied, failing closed.
     let mut policy = Policy {
         source,
         levels: RuleId::ALL
             .iter()
             .map(|r| (*r, base_levels.get(r).copied().unwrap_or(Action::Deny)))
+            .collect(),
+        gradings: RuleId::ALL
+            .iter()
+            .map(|r| {
+                let g = base_gradings.get(r).copied();
+                (*r, g.unwrap_or(Grading::uniform(Action::Deny)))
+            })
             .collect(),
         pickle: PickleOptions::default(),
         safetensors: SafetensorsOptions::default(),
@@ -772,7 +868,7 @@ fn validate(
         exceptions: Vec::new(),
         sha256: String::new(),
     };
-    validate_rules(d, &raw.rules, &mut policy.levels);
+    validate_rules(d, &raw.rules, &mut policy);
     policy.pickle.safe_globals = validate_globals(d, "safe_globals", raw.pickle.safe_globals);
     policy.pickle.dangerous_globals =
         validate_globals(d, "dangerous_globals", raw.pickle.dangerous_globals);
@@ -974,13 +1070,9 @@ fn check_version(d: &mut Diag<'_>, raw: &RawPolicy) {
     }
 }
 
-fn validate_rules(
-    d: &mut Diag<'_>,
-    rules: &[(Spanned<String>, Spanned<String>)],
-    levels: &mut BTreeMap<RuleId, Action>,
-) {
+fn validate_rules(d: &mut Diag<'_>, rules: &[(Spanned<String>, RawSetting)], policy: &mut Policy) {
     let mut seen: BTreeMap<RuleId, &Spanned<String>> = BTreeMap::new();
-    for (key, level) in rules {
+    for (key, setting) in rules {
         let Some(rule) = unknown_rule_check(d, key) else {
             continue;
         };
@@ -1000,9 +1092,37 @@ fn validate_rules(
             continue;
         }
         seen.insert(rule, key);
+        let level = match setting {
+            RawSetting::Level(level) => level,
+            RawSetting::Graded {
+                span,
+                empty,
+                deny_from,
+                allow_below,
+            } => {
+                if !*empty && deny_from.is_none() && allow_below.is_none() {
+                    // Its keys were unknown or of the wrong type, and are reported as such.
+                    continue;
+                }
+                let raw = (span.clone(), deny_from.as_ref(), allow_below.as_ref());
+                if let Some(g) = validate_grading(d, key, raw) {
+                    // The level a table stands for is what a finding of the rule's own
+                    // severity gets, so `policy check`, `explain` and the preset tables keep
+                    // one word per rule.
+                    policy
+                        .levels
+                        .insert(rule, g.action(rule.default_severity()));
+                    policy.gradings.insert(rule, g);
+                }
+                continue;
+            }
+        };
         match Action::parse(level.get_ref()) {
             Some(action) => {
-                levels.insert(rule, action);
+                policy.levels.insert(rule, action);
+                policy
+                    .gradings
+                    .insert(rule, grading::declared(rule, action));
             }
             None => {
                 let help = match suggest(level.get_ref(), LEVELS.iter().copied()) {
@@ -1022,6 +1142,89 @@ fn validate_rules(
             }
         }
     }
+}
+
+/// A grading table's severities, checked: each a severity name, `allow_below` not above
+/// `deny_from`, and not a table that says nothing.
+fn validate_grading(
+    d: &mut Diag<'_>,
+    key: &Spanned<String>,
+    (span, deny_from, allow_below): (
+        Range<usize>,
+        Option<&Spanned<String>>,
+        Option<&Spanned<String>>,
+    ),
+) -> Option<Grading> {
+    let rule = key.get_ref();
+    if deny_from.is_none() && allow_below.is_none() {
+        d.error(
+            span,
+            "empty-grading",
+            format!("the grading of `{rule}` sets neither `deny_from` nor `allow_below`"),
+            Some(format!(
+                "write a level to act the same at every severity, e.g. `{rule} = \"warn\"`"
+            )),
+        );
+        return None;
+    }
+    // Both are checked before giving up, so every problem is reported at once.
+    let deny = deny_from.map(|v| severity(d, "deny_from", v));
+    let allow = allow_below.map(|v| severity(d, "allow_below", v));
+    if deny == Some(None) || allow == Some(None) {
+        return None;
+    }
+    let (deny, allow) = (deny.flatten(), allow.flatten());
+    // Nothing is below `info`: a user who writes this almost certainly meant to allow info
+    // findings, and silently warning about them instead would contradict the file.
+    if let (Some(v), Some(Severity::Info)) = (allow_below, allow) {
+        d.error(
+            v.span(),
+            "invalid-grading",
+            "`allow_below = \"info\"` allows nothing: no severity is below `info`",
+            Some("to allow info findings write `allow_below = \"low\"`".to_string()),
+        );
+        return None;
+    }
+    if let (Some(a), Some(dn), Some(v)) = (allow, deny, allow_below)
+        && a > dn
+    {
+        d.error(
+            v.span(),
+            "conflicting-grading",
+            format!(
+                "`allow_below = \"{}\"` is above `deny_from = \"{}\"` in the grading of `{rule}`",
+                a.as_str(),
+                dn.as_str()
+            ),
+            Some(
+                "severities from `deny_from` up are denied; `allow_below` must not be above it"
+                    .to_string(),
+            ),
+        );
+        return None;
+    }
+    Some(Grading {
+        warn_from: Some(allow.unwrap_or(Severity::Info)),
+        deny_from: deny,
+    })
+}
+
+/// A severity name in a grading table, reporting it when unknown.
+fn severity(d: &mut Diag<'_>, name: &str, value: &Spanned<String>) -> Option<Severity> {
+    if let Some(s) = Severity::parse(value.get_ref()) {
+        return Some(s);
+    }
+    let help = match suggest(value.get_ref(), SEVERITIES.iter().copied()) {
+        Some(s) => format!("did you mean `{s}`? severities are {}", list(SEVERITIES)),
+        None => format!("severities are {}", list(SEVERITIES)),
+    };
+    d.error(
+        value.span(),
+        "invalid-severity",
+        format!("invalid severity `{}` for `{name}`", value.get_ref()),
+        Some(help),
+    );
+    None
 }
 
 /// Looks a rule code or name up, reporting it when unknown.
@@ -1469,6 +1672,115 @@ expires = "2027-02-03"
         let text = "version = 1\n[rules]\nPKL003 = \"deny\"\npickle-format = \"warn\"\n";
         assert_eq!(codes(text), ["duplicate-rule"]);
         insta::assert_snapshot!(rendered(text));
+    }
+
+    fn graded(text: &str) -> Policy {
+        match parse(text, PolicySource::File("modelgate.toml".into())) {
+            Ok(p) => p,
+            Err(e) => panic!("policy should parse:\n{e}"),
+        }
+    }
+
+    #[test]
+    fn a_grading_table_says_deny_from_and_allow_below() {
+        // "deny SRC006 from medium up", written inline and as a sub-table.
+        for text in [
+            "version = 1\n[rules]\nSRC006 = { deny_from = \"medium\" }\n",
+            "version = 1\n[rules.custom-code-behaviour]\ndeny_from = \"medium\"\n",
+        ] {
+            let p = graded(text);
+            let g = p.grading(RuleId::CustomCodeBehaviour);
+            assert_eq!(g.to_string(), "info..low warn, medium..critical deny");
+            assert_eq!(p.level(RuleId::CustomCodeBehaviour), Action::Deny);
+        }
+        // "allow info findings" of a rule that is otherwise denied.
+        let p = graded(
+            "version = 1\n[rules]\nPKL003 = { deny_from = \"low\", allow_below = \"low\" }\n",
+        );
+        let g = p.grading(RuleId::PickleFormat);
+        assert_eq!(g.action(Severity::Info), Action::Allow);
+        assert_eq!(g.action(Severity::Low), Action::Deny);
+        assert_eq!(p.level(RuleId::PickleFormat), Action::Deny);
+        // Only `allow_below`: warned from there up, never denied.
+        let p = graded("version = 1\n[rules]\nSRC007 = { allow_below = \"high\" }\n");
+        assert_eq!(
+            p.grading(RuleId::NativeCode).to_string(),
+            "info..medium allow, high..critical warn"
+        );
+        // The level a table stands for is its action at the rule's own severity (medium).
+        assert_eq!(p.level(RuleId::NativeCode), Action::Allow);
+    }
+
+    #[test]
+    fn a_level_means_the_grading_the_registry_declares_for_it() {
+        let p = graded(
+            "version = 1\n[rules]\nSRC006 = \"deny\"\nSRC007 = \"warn\"\nPKL003 = \"warn\"\n",
+        );
+        for rule in [
+            RuleId::CustomCodeBehaviour,
+            RuleId::NativeCode,
+            RuleId::PickleFormat,
+        ] {
+            let level = p.level(rule);
+            assert_eq!(p.grading(rule), grading::declared(rule, level), "{rule}");
+        }
+    }
+
+    #[test]
+    fn the_readme_rules_example_parses_as_documented() {
+        let readme = include_str!("../../policies/README.md");
+        let section = readme.split("### `[rules]`").nth(1).unwrap_or_default();
+        let block = section
+            .split("```toml\n")
+            .nth(1)
+            .and_then(|b| b.split("```").next())
+            .unwrap_or_default();
+        let p = graded(&format!("version = 1\n{block}"));
+        assert_eq!(
+            p.grading(RuleId::PickleNeedsUnsafeLoad).to_string(),
+            "info allow, low..medium warn, high..critical deny"
+        );
+        assert_eq!(
+            p.grading(RuleId::NativeCode).to_string(),
+            "info..medium warn, high..critical deny"
+        );
+        assert_eq!(
+            p.grading(RuleId::CustomCodeBehaviour).to_string(),
+            "info..low warn, medium..critical deny"
+        );
+    }
+
+    #[test]
+    fn rejects_bad_grading_tables() {
+        let text = "version = 1\n[rules]\n\
+                    SRC006 = { deny_from = \"meduim\" }\n\
+                    SRC007 = { deny_form = \"high\" }\n\
+                    PKL003 = {}\n\
+                    PKL002 = { deny_from = \"medium\", allow_below = \"high\" }\n\
+                    PKL005 = { allow_below = \"info\" }\n\
+                    FMT002 = 3\n\
+                    FMT007 = { deny_from = 1, allow_below = \"lo\" }\n";
+        assert_eq!(
+            codes(text),
+            [
+                "invalid-severity",
+                "unknown-key",
+                "empty-grading",
+                "conflicting-grading",
+                "invalid-grading",
+                "wrong-type",
+                "wrong-type",
+                "invalid-severity",
+            ]
+        );
+        insta::assert_snapshot!(rendered(text));
+    }
+
+    #[test]
+    fn rejects_a_rule_set_by_level_and_by_grading_table() {
+        let text = "version = 1\n[rules]\nSRC006 = \"deny\"\n\
+                    custom-code-behaviour = { deny_from = \"medium\" }\n";
+        assert_eq!(codes(text), ["duplicate-rule"]);
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //!
 //! Inspectors and provenance readers produce [`Detection`]s (facts). A [`Policy`], loaded from a
 //! `modelgate.toml` or one of the embedded presets in `policies/`, turns them into [`Finding`]s:
-//! it gives every rule a level (deny / warn / allow), adds team-specific safe and dangerous pickle
+//! it gives every rule a level (deny / warn / allow) and a grading (the action for each severity,
+//! `model::grading`: what the registry declares for the level, or the policy's own), adds team-specific safe and dangerous pickle
 //! globals and option values, names resource limits, and lists audited exceptions. Exceptions are
 //! narrow on purpose (rule + path glob, optionally pinned to the file's SHA-256) and must carry a
 //! reason; expired and unused ones are reported (POL001/POL002) so a stale exception cannot silently
@@ -20,8 +21,9 @@ use std::path::PathBuf;
 use std::sync::LazyLock;
 
 use crate::model::finding::{Action, Detection, Finding};
+use crate::model::grading::Grading;
 pub use crate::model::limits::{LIMITS, LimitSpec, Limits, MAX_SAFETENSORS_HEADER, limit_spec};
-use crate::model::rules::RuleId;
+use crate::model::rules::{RuleId, Severity};
 
 pub use config::{PolicyError, Problem, load_file, parse};
 pub use render::{example, explain, render_effective, starter_toml};
@@ -225,8 +227,11 @@ impl Exception {
 pub struct Policy {
     /// Where it came from.
     pub source: PolicySource,
-    /// The level of every rule.
+    /// The level of every rule (for a grading table: the action at the rule's own severity).
     pub levels: BTreeMap<RuleId, Action>,
+    /// The action of every rule for each severity: what the registry declares for its level
+    /// (`model::grading::declared`), or the policy's own grading table.
+    pub gradings: BTreeMap<RuleId, Grading>,
     /// `[pickle]`.
     pub pickle: PickleOptions,
     /// `[safetensors]`.
@@ -247,19 +252,34 @@ pub struct Policy {
     pub sha256: String,
 }
 
-/// The level of every rule when a policy does not set it: the `[rules]` table of
-/// `policies/default.toml`, so the shipped file and the fallback cannot drift apart. A rule missing
-/// from it (a test forbids that) falls back to deny, failing closed.
-pub fn default_levels() -> &'static BTreeMap<RuleId, Action> {
-    static LEVELS: LazyLock<BTreeMap<RuleId, Action>> = LazyLock::new(|| {
+/// The level and grading of every rule when a policy does not set it: the `[rules]` table of
+/// `policies/default.toml`, so the shipped file and the fallback cannot drift apart. A rule
+/// missing from it (a test forbids that) falls back to deny, failing closed.
+static DEFAULTS: LazyLock<(BTreeMap<RuleId, Action>, BTreeMap<RuleId, Grading>)> =
+    LazyLock::new(|| {
         let deny_all: BTreeMap<RuleId, Action> =
             RuleId::ALL.iter().map(|r| (*r, Action::Deny)).collect();
         let parsed = PRESETS.first().and_then(|(name, text)| {
             config::parse_with_base(text, PolicySource::Builtin(name), &deny_all).ok()
         });
-        parsed.map_or(deny_all, |p| p.levels)
+        match parsed {
+            Some(p) => (p.levels, p.gradings),
+            None => {
+                let deny = Grading::uniform(Action::Deny);
+                let gradings = RuleId::ALL.iter().map(|r| (*r, deny)).collect();
+                (deny_all, gradings)
+            }
+        }
     });
-    &LEVELS
+
+/// The level of every rule when a policy does not set it (see [`DEFAULTS`]).
+pub fn default_levels() -> &'static BTreeMap<RuleId, Action> {
+    &DEFAULTS.0
+}
+
+/// The grading of every rule when a policy does not set it (see [`DEFAULTS`]).
+pub fn default_gradings() -> &'static BTreeMap<RuleId, Grading> {
+    &DEFAULTS.1
 }
 
 /// An embedded preset (`default`, `strict`, `audit`).
@@ -274,6 +294,7 @@ impl Default for Policy {
         Policy {
             source: PolicySource::Builtin("default"),
             levels: default_levels().clone(),
+            gradings: default_gradings().clone(),
             pickle: PickleOptions::default(),
             safetensors: SafetensorsOptions::default(),
             card: CardOptions::default(),
@@ -339,9 +360,23 @@ impl Policy {
             .unwrap_or_else(|| default_levels().get(&rule).copied().unwrap_or(Action::Deny))
     }
 
+    /// The grading of `rule`: its action for each severity.
+    pub fn grading(&self, rule: RuleId) -> Grading {
+        self.gradings
+            .get(&rule)
+            .or_else(|| default_gradings().get(&rule))
+            .copied()
+            .unwrap_or(Grading::uniform(Action::Deny))
+    }
+
+    /// What the policy does with a finding of `rule` at `severity`, before exceptions.
+    pub fn action(&self, rule: RuleId, severity: Severity) -> Action {
+        self.grading(rule).action(severity)
+    }
+
     /// Turns detections into findings.
     ///
-    /// Each detection gets its rule's level. Then the first exception (in declaration order) that
+    /// Each detection gets its rule's grading at its severity. Then the first exception (in declaration order) that
     /// matches the rule and path glob, whose `sha256` (if set) equals the file's digest from
     /// `digest_of`, and that has not expired (`expires < today`) turns the action into `allow` and
     /// records its reason. Every expired exception yields one POL001 finding and applies to
@@ -396,13 +431,13 @@ impl Policy {
                     f
                 }
                 None => {
-                    let action = graded(d.rule, d.severity, self.level(d.rule));
+                    let action = self.action(d.rule, d.severity);
                     Finding::from_detection(d, action, digest.as_deref())
                 }
             };
             findings.push(finding);
         }
-        fold_pickle_format(&mut findings, &|rule| self.level(rule));
+        fold_pickle_format(&mut findings, &|rule, severity| self.action(rule, severity));
 
         for (e, was_used) in self.exceptions.iter().zip(&used) {
             if e.is_expired(today) {
@@ -451,60 +486,35 @@ impl Policy {
         if let Some(date) = e.expires {
             d = d.with("expires", date.to_string());
         }
-        Finding::from_detection(d, self.level(rule), None)
+        let action = self.action(rule, d.severity);
+        Finding::from_detection(d, action, None)
     }
 }
 
-/// SRC006 grades its own verdict by severity: a `deny` level denies high and critical sites (a
-/// process, decoded code, a hard-coded host, a credential file) and only warns about medium and
-/// low ones (a URL the caller passes, one secret variable read, a compiled kernel), so ordinary
-/// model code that fetches an image is not blocked while every payload class is (issue 30).
-///
-/// SRC007 (native code and bytecode, issue 31) is graded the other way: at `warn` a critical
-/// finding (a library whose initialiser can start a process, a shipped library the repository's
-/// code loads that imports one) is still denied; `allow` records it, `deny` denies everything.
-///
-/// Every rule: an `info` finding has nothing to review (a pickle read in full whose every import
-/// is on the safe list, issue 32), so a `warn` level records it (`allow`) instead of warning;
-/// `deny` still denies it, so a policy that refuses every pickle (`strict`) keeps doing so.
-fn graded(rule: RuleId, severity: crate::model::rules::Severity, action: Action) -> Action {
-    if action == Action::Warn && severity == crate::model::rules::Severity::Info {
-        return Action::Allow;
-    }
-    if rule == RuleId::NativeCode
-        && action == Action::Warn
-        && severity == crate::model::rules::Severity::Critical
-    {
-        return Action::Deny;
-    }
-    if rule == RuleId::CustomCodeBehaviour
-        && action == Action::Deny
-        && severity < crate::model::rules::Severity::High
-    {
-        Action::Warn
-    } else {
-        action
-    }
-}
+/// How strictly the policy acts on a finding of a rule at a severity, before exceptions.
+type Strictness<'a> = &'a dyn Fn(RuleId, Severity) -> Action;
 
 /// Issue 15, cause 10: one warning per thing to act on. PKL003 ("this file holds pickle data")
 /// is folded into the same file's other pickle findings (PKL001, PKL002, PKL004, PKL005) when one
 /// of them is acted on at least as strictly: they already say the file is a pickle and what is
 /// wrong with it. Without such a finding the file keeps one PKL003 (the first; an archive with
 /// a pickle in every member, like a TorchScript file, is still one file to act on), so a policy
-/// that treats PKL003 more strictly than the others still sees every pickle. Levels are the
-/// policy's, not the final actions: a file whose PKL001/PKL002 an exception allows (a baseline)
-/// has been reviewed as a pickle, so its PKL003 stays folded.
+/// that treats PKL003 more strictly than the others still sees every pickle. Strictness is the
+/// policy's grading of each finding, not its final action: a file whose PKL001/PKL002 an
+/// exception allows (a baseline) has been reviewed as a pickle, so its PKL003 stays folded.
 ///
 /// Issue 32, the same way: PKL005 ("torch.load(weights_only=True) refuses this checkpoint")
 /// folds into the file's PKL001, PKL002 or PKL004 acted on at least as strictly, which name
 /// the globals that make torch refuse it (the verdict stays a fact); it stands alone when only
 /// safe-list globals (`argparse.Namespace`, `pathlib` paths) or protocol-4 opcodes make torch
 /// refuse the file.
-fn fold_pickle_format(findings: &mut Vec<Finding>, level: &dyn Fn(RuleId) -> Action) {
+///
+/// This is folding, not grading (issue 38): the rule lists say which facts another finding
+/// already states, and every action compared here comes from the policy's declared gradings.
+fn fold_pickle_format(findings: &mut Vec<Finding>, strictness: Strictness<'_>) {
     fold_into(
         findings,
-        level,
+        strictness,
         RuleId::PickleNeedsUnsafeLoad,
         &[
             RuleId::PickleUnsafeGlobal,
@@ -514,7 +524,7 @@ fn fold_pickle_format(findings: &mut Vec<Finding>, level: &dyn Fn(RuleId) -> Act
     );
     fold_into(
         findings,
-        level,
+        strictness,
         RuleId::PickleFormat,
         &[
             RuleId::PickleUnsafeGlobal,
@@ -525,24 +535,26 @@ fn fold_pickle_format(findings: &mut Vec<Finding>, level: &dyn Fn(RuleId) -> Act
     );
 }
 
-/// Drops `folded` findings of a file that has a finding of one of `into` whose level is at
-/// least `folded`'s; otherwise keeps the first `folded` finding of the file.
+/// Drops a `folded` finding of a file that has a finding of one of `into` acted on at least as
+/// strictly; otherwise keeps the first `folded` finding of the file.
 fn fold_into(
     findings: &mut Vec<Finding>,
-    level: &dyn Fn(RuleId) -> Action,
+    strictness: Strictness<'_>,
     folded: RuleId,
     into: &[RuleId],
 ) {
     let mut strongest: BTreeMap<String, Action> = BTreeMap::new();
     for f in findings.iter().filter(|f| into.contains(&f.rule)) {
-        let a = strongest.entry(f.path.clone()).or_insert(level(f.rule));
-        *a = (*a).max(level(f.rule));
+        let a = strictness(f.rule, f.severity);
+        let s = strongest.entry(f.path.clone()).or_insert(a);
+        *s = (*s).max(a);
     }
-    let folded_level = level(folded);
     let mut kept: BTreeSet<String> = BTreeSet::new();
     findings.retain(|f| {
         f.rule != folded
-            || (strongest.get(&f.path).is_none_or(|a| *a < folded_level)
+            || (strongest
+                .get(&f.path)
+                .is_none_or(|a| *a < strictness(f.rule, f.severity))
                 && kept.insert(f.path.clone()))
     });
 }
@@ -694,9 +706,14 @@ mod tests {
         assert_eq!(p.limits, d.limits);
     }
 
+    /// What `level` means for `rule` at `severity`: the registry's declared grading (issue 38
+    /// moved this here from a function of the policy).
+    fn graded(rule: RuleId, severity: Severity, level: Action) -> Action {
+        crate::model::grading::declared(rule, level).action(severity)
+    }
+
     #[test]
     fn an_info_finding_is_recorded_at_warn_and_still_denied_at_deny() {
-        use crate::model::rules::Severity;
         let info = |rule| graded(rule, Severity::Info, Action::Warn);
         assert_eq!(info(RuleId::PickleFormat), Action::Allow);
         assert_eq!(info(RuleId::CustomCode), Action::Allow);
@@ -717,6 +734,201 @@ mod tests {
         };
         let findings = strict.evaluate(vec![d], &|_| None, TODAY);
         assert_eq!(findings[0].action, Action::Deny);
+    }
+
+    /// `policy::graded` as it was before issue 38: the oracle for what a level meant.
+    fn graded_before_issue_38(rule: RuleId, severity: Severity, action: Action) -> Action {
+        if action == Action::Warn && severity == Severity::Info {
+            return Action::Allow;
+        }
+        if rule == RuleId::NativeCode && action == Action::Warn && severity == Severity::Critical {
+            return Action::Deny;
+        }
+        if rule == RuleId::CustomCodeBehaviour
+            && action == Action::Deny
+            && severity < Severity::High
+        {
+            Action::Warn
+        } else {
+            action
+        }
+    }
+
+    /// The presets as they were before issue 38 (levels only).
+    const PRESETS_BEFORE_ISSUE_38: &[(&str, &str)] = &[
+        (
+            "default",
+            include_str!("../../tests/fixtures/policies/before-grading/default.toml"),
+        ),
+        (
+            "strict",
+            include_str!("../../tests/fixtures/policies/before-grading/strict.toml"),
+        ),
+        (
+            "audit",
+            include_str!("../../tests/fixtures/policies/before-grading/audit.toml"),
+        ),
+    ];
+
+    /// Asserts that `text`, read today, acts on every rule at every severity as the levels it
+    /// had before issue 38 did (unlisted rules at the old default's levels).
+    fn assert_means_what_it_meant(name: &str, text: &str, old_default: &BTreeMap<RuleId, Action>) {
+        let old_levels =
+            match config::parse_with_base(text, PolicySource::Builtin("old"), old_default) {
+                Ok(p) => p.levels,
+                Err(e) => panic!("{name}: {e}"),
+            };
+        let now = policy(text);
+        for rule in RuleId::ALL {
+            for severity in Severity::ALL {
+                let old = graded_before_issue_38(*rule, severity, old_levels[rule]);
+                assert_eq!(
+                    now.action(*rule, severity),
+                    old,
+                    "{name}: {rule} at {}",
+                    severity.as_str()
+                );
+            }
+            assert_eq!(
+                now.level(*rule),
+                old_levels[rule],
+                "{name}: level of {rule}"
+            );
+        }
+    }
+
+    #[test]
+    fn policies_written_with_levels_mean_what_they_meant_for_every_rule_and_severity() {
+        let deny_all: BTreeMap<RuleId, Action> =
+            RuleId::ALL.iter().map(|r| (*r, Action::Deny)).collect();
+        let old_default = match config::parse_with_base(
+            PRESETS_BEFORE_ISSUE_38[0].1,
+            PolicySource::Builtin("default"),
+            &deny_all,
+        ) {
+            Ok(p) => p.levels,
+            Err(e) => panic!("{e}"),
+        };
+        // Today's default is the old one, so an empty policy means the same.
+        assert_eq!(default_levels(), &old_default);
+        assert_means_what_it_meant("empty", "version = 1\n", &old_default);
+        // The old presets, and the example policies, as users copied them.
+        for (name, text) in PRESETS_BEFORE_ISSUE_38 {
+            assert_means_what_it_meant(name, text, &old_default);
+        }
+        for (name, text) in [
+            (
+                "research",
+                include_str!("../../examples/policies/research.toml"),
+            ),
+            (
+                "release-gate",
+                include_str!("../../examples/policies/release-gate.toml"),
+            ),
+        ] {
+            assert_means_what_it_meant(name, text, &old_default);
+        }
+        // Every rule at every level, by code and by name.
+        for rule in RuleId::ALL {
+            for level in ["deny", "warn", "allow"] {
+                for key in [rule.code(), rule.name()] {
+                    let text = format!("version = 1\n[rules]\n{key} = \"{level}\"\n");
+                    assert_means_what_it_meant(&text, &text, &old_default);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_presets_grade_behaviour_as_issue_38_says() {
+        let (Some(default), Some(strict), Some(audit)) =
+            (builtin("default"), builtin("strict"), builtin("audit"))
+        else {
+            panic!("presets parse");
+        };
+        let src006 = RuleId::CustomCodeBehaviour;
+        // strict denies medium behaviour; default still warns about it.
+        assert_eq!(strict.action(src006, Severity::Medium), Action::Deny);
+        assert_eq!(default.action(src006, Severity::Medium), Action::Warn);
+        assert_eq!(default.action(src006, Severity::High), Action::Deny);
+        assert_eq!(audit.action(src006, Severity::Critical), Action::Allow);
+        // Only strict's SRC006 changed: every other rule and severity acts as before.
+        for (name, now) in [
+            ("default", &default),
+            ("strict", &strict),
+            ("audit", &audit),
+        ] {
+            let Some((_, before)) = PRESETS_BEFORE_ISSUE_38.iter().find(|(n, _)| *n == name) else {
+                panic!("{name}");
+            };
+            let before = policy(before);
+            for rule in RuleId::ALL {
+                for severity in Severity::ALL {
+                    let changed =
+                        name == "strict" && *rule == src006 && severity == Severity::Medium;
+                    let same = now.action(*rule, severity) == before.action(*rule, severity);
+                    assert_eq!(same, !changed, "{name}: {rule} at {}", severity.as_str());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_graded_rule_acts_on_each_finding_by_its_severity() {
+        let p = policy("version = 1\n[rules]\nSRC006 = { deny_from = \"medium\" }\n");
+        let detection = |severity| {
+            let mut d = Detection::new(RuleId::CustomCodeBehaviour, "m.py", "k", "m");
+            d.severity = severity;
+            d
+        };
+        let actions: Vec<Action> = [Severity::Low, Severity::Medium, Severity::Critical]
+            .into_iter()
+            .map(|s| p.evaluate(vec![detection(s)], &no_digest, TODAY)[0].action)
+            .collect();
+        assert_eq!(actions, [Action::Warn, Action::Deny, Action::Deny]);
+        // "allow info findings" of a rule the policy otherwise denies.
+        let p = policy(
+            "version = 1\n[rules]\nPKL003 = { deny_from = \"low\", allow_below = \"low\" }\n",
+        );
+        let mut d = pickle_detection("a.pkl");
+        d.severity = Severity::Info;
+        assert_eq!(
+            p.evaluate(vec![d], &no_digest, TODAY)[0].action,
+            Action::Allow
+        );
+        let f = p.evaluate(vec![pickle_detection("b.pkl")], &no_digest, TODAY);
+        assert_eq!(f[0].action, Action::Deny);
+    }
+
+    #[test]
+    fn pickle_format_folds_by_the_graded_action_of_each_finding() {
+        // PKL002 graded to deny from medium (its severity): PKL003 (deny) folds into it.
+        let p = policy(
+            "version = 1\n[rules]\nPKL002 = { deny_from = \"medium\" }\nPKL003 = \"deny\"\n",
+        );
+        let f = p.evaluate(
+            vec![
+                Detection::new(RuleId::PickleUnknownGlobal, "a.bin", "m.f", "m.f"),
+                pickle_detection("a.bin"),
+            ],
+            &no_digest,
+            TODAY,
+        );
+        let rules: Vec<RuleId> = f.iter().map(|f| f.rule).collect();
+        assert_eq!(rules, [RuleId::PickleUnknownGlobal]);
+        // Graded to deny only from high: the medium PKL002 is warned, so PKL003 stays.
+        let p =
+            policy("version = 1\n[rules]\nPKL002 = { deny_from = \"high\" }\nPKL003 = \"deny\"\n");
+        let f = p.evaluate(
+            vec![
+                Detection::new(RuleId::PickleUnknownGlobal, "a.bin", "m.f", "m.f"),
+                pickle_detection("a.bin"),
+            ],
+            &no_digest,
+            TODAY,
+        );
+        let rules: Vec<RuleId> = f.iter().map(|f| f.rule).collect();
+        assert_eq!(rules, [RuleId::PickleUnknownGlobal, RuleId::PickleFormat]);
     }
 
     #[test]
@@ -1012,6 +1224,40 @@ expires = 2027-01-01
             let row = format!("| `{}` | {}", spec.name, spec.default);
             assert!(readme.contains(&row), "README row for limit {}", spec.name);
         }
+    }
+
+    #[test]
+    fn readme_documents_every_preset_grading() {
+        let readme = include_str!("../../policies/README.md");
+        let mut expected = 0;
+        for (name, _) in PRESETS {
+            let Some(p) = builtin(name) else {
+                panic!("{name} parses");
+            };
+            for rule in RuleId::ALL {
+                let (level, grading) = (p.level(*rule), p.grading(*rule));
+                if grading == Grading::standard(level) {
+                    continue;
+                }
+                expected += 1;
+                let row = format!(
+                    "| {} | {name} | {}: {grading} |\n",
+                    rule.code(),
+                    level.as_str()
+                );
+                assert!(readme.contains(&row), "README grading row: {row}");
+            }
+        }
+        let rows = readme
+            .lines()
+            .filter(|l| {
+                let cells: Vec<&str> = l.split(" | ").collect();
+                cells.len() == 3
+                    && PRESETS.iter().any(|(n, _)| cells[1] == *n)
+                    && cells[2].contains(": ")
+            })
+            .count();
+        assert_eq!(rows, expected, "one README row per graded rule and preset");
     }
 
     #[test]

@@ -6,22 +6,32 @@
 
 use std::io::{self, Write};
 
-use super::{LIMITS, PRESETS, Policy, builtin, default_levels};
-use crate::model::rules::RuleId;
+use super::{LIMITS, PRESETS, Policy, builtin, default_gradings, default_levels};
+use crate::model::finding::Action;
+use crate::model::grading::{self, Grading};
+use crate::model::rules::{RuleId, Severity};
 
-/// Writes the effective policy: its source, every rule's level grouped by area (marking levels
-/// that differ from the built-in default), options, limits that differ from their defaults, and
-/// exceptions with their expiry.
+/// Writes the effective policy: its source, every rule's level and grading grouped by area
+/// (marking those that differ from the built-in default), options, limits that differ from their
+/// defaults, and exceptions with their expiry.
 pub fn render_effective(policy: &Policy, w: &mut dyn Write) -> io::Result<()> {
     writeln!(w, "policy: {}", policy.source)?;
     writeln!(w)?;
     writeln!(w, "rules:")?;
+    writeln!(
+        w,
+        "  (a level acts the same at every severity, except that `warn` allows info findings;"
+    )?;
+    writeln!(w, "  a graded rule shows its action for each severity)")?;
     for area in areas() {
         writeln!(w, "  {area}")?;
         for rule in RuleId::ALL.iter().filter(|r| r.area() == area) {
             let level = policy.level(*rule);
-            let note = match default_levels().get(rule) {
-                Some(d) if *d != level => format!("  (default: {})", d.as_str()),
+            let grading = policy.grading(*rule);
+            let note = match (default_levels().get(rule), default_gradings().get(rule)) {
+                (Some(dl), Some(dg)) if (*dl, *dg) != (level, grading) => {
+                    format!("  (default: {})", describe(*dl, *dg))
+                }
                 _ => String::new(),
             };
             writeln!(
@@ -29,7 +39,7 @@ pub fn render_effective(policy: &Policy, w: &mut dyn Write) -> io::Result<()> {
                 "    {:<8} {:<26} {}{note}",
                 rule.code(),
                 rule.name(),
-                level.as_str()
+                describe(level, grading)
             )?;
         }
     }
@@ -143,6 +153,16 @@ fn render_signing(s: &super::SigningOptions, w: &mut dyn Write) -> io::Result<()
             .as_ref()
             .map_or_else(|| "(none)".to_string(), |p| p.display().to_string())
     )
+}
+
+/// A level, followed by its action for each severity when it is graded otherwise than
+/// [`Grading::standard`]: `deny: info..medium warn, high..critical deny`.
+fn describe(level: Action, grading: Grading) -> String {
+    if grading == Grading::standard(level) {
+        level.as_str().to_string()
+    } else {
+        format!("{}: {grading}", level.as_str())
+    }
 }
 
 /// Areas in registry order.
@@ -361,10 +381,33 @@ pub fn explain(rule: RuleId, w: &mut dyn Write) -> io::Result<()> {
     writeln!(w)?;
     writeln!(w, "example: {}", example(rule))?;
     writeln!(w)?;
-    writeln!(w, "level in each preset:")?;
+    writeln!(w, "level in each preset, and its action for each severity:")?;
+    let header: String = Severity::ALL
+        .iter()
+        .map(|s| format!(" {:<8}", s.as_str()))
+        .collect();
+    writeln!(w, "  {:<8} {:<6}{}", "", "level", header.trim_end())?;
     for (name, _) in PRESETS {
-        let level = builtin(name).map_or("?", |p| p.level(rule).as_str());
-        writeln!(w, "  {name:<8} {level}")?;
+        let Some(p) = builtin(name) else {
+            writeln!(w, "  {name:<8} ?")?;
+            continue;
+        };
+        writeln!(
+            w,
+            "  {name:<8} {:<6}{}",
+            p.level(rule).as_str(),
+            severity_columns(p.grading(rule))
+        )?;
+    }
+    writeln!(w)?;
+    writeln!(
+        w,
+        "what a level means for this rule (`{} = \"deny\"`):",
+        rule.code()
+    )?;
+    for level in [Action::Deny, Action::Warn, Action::Allow] {
+        let g = grading::declared(rule, level);
+        writeln!(w, "  {:<6} {g}", level.as_str())?;
     }
     writeln!(w)?;
     writeln!(w, "set it in modelgate.toml:")?;
@@ -375,7 +418,26 @@ pub fn explain(rule: RuleId, w: &mut dyn Write) -> io::Result<()> {
         rule.code(),
         rule.name()
     )?;
+    writeln!(
+        w,
+        "  # or grade it by severity (info, low, medium, high, critical):"
+    )?;
+    writeln!(
+        w,
+        "  # {} = {{ deny_from = \"medium\", allow_below = \"low\" }}",
+        rule.code()
+    )?;
     Ok(())
+}
+
+/// The action for each severity, in columns under the `explain` header.
+fn severity_columns(g: Grading) -> String {
+    let cols: String = g
+        .actions()
+        .iter()
+        .map(|(_, a)| format!(" {:<8}", a.as_str()))
+        .collect();
+    cols.trim_end().to_string()
 }
 
 #[cfg(test)]
@@ -432,6 +494,42 @@ mod tests {
     #[test]
     fn explain_shows_help_presets_and_example() {
         insta::assert_snapshot!(text(|w| explain(RuleId::PickleUnsafeGlobal, w)));
+    }
+
+    #[test]
+    fn explain_shows_the_grading_of_a_graded_rule() {
+        insta::assert_snapshot!(text(|w| explain(RuleId::CustomCodeBehaviour, w)));
+    }
+
+    #[test]
+    fn effective_policy_shows_a_grading_and_the_default_it_replaces() {
+        let p = parse(
+            "version = 1\n[rules]\nSRC006 = { deny_from = \"medium\" }\n",
+            PolicySource::File("modelgate.toml".into()),
+        );
+        let Ok(p) = p else {
+            panic!("parses");
+        };
+        let out = text(|w| render_effective(&p, w));
+        assert!(
+            out.contains(
+                "    SRC006   custom-code-behaviour      deny: info..low warn, medium..critical \
+                 deny  (default: deny: info..medium warn, high..critical deny)\n"
+            ),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn starter_files_grade_as_their_preset() {
+        for (name, _) in PRESETS {
+            let starter = starter_toml(name).unwrap_or_default();
+            let parsed = parse(&starter, PolicySource::File("modelgate.toml".into()));
+            let (Ok(parsed), Some(preset)) = (parsed, builtin(name)) else {
+                panic!("{name} parses");
+            };
+            assert_eq!(parsed.gradings, preset.gradings, "{name}");
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! directory (issue 31), decided from the facts the read stage recorded (`native`, `bytecode`,
 //! archive member names) and the native loads SRC006 found in the repository's own code.
 //!
-//! Severity carries the verdict (the policy grades SRC007 by it, `policy::graded`): critical
+//! Severity carries the verdict (the policy grades SRC007 by it, `model::grading`): critical
 //! when a library can start a process as soon as it is loaded (initialisers plus a
 //! process-starting import) or when the repository's code loads a shipped library that imports
 //! one; medium otherwise. A `.pyc` that matches its source (see `inspect::bytecode`) is not

@@ -222,3 +222,122 @@ fn src006_text_and_sarif_snapshot() {
         serde_json::to_string_pretty(&shown).unwrap()
     );
 }
+
+// ---- issue 38: grading declared in the policy ----
+
+/// The corpus folder whose only SRC006 finding is medium (a kernel compiled from sources next
+/// to the code), copied into a fresh tree of its own.
+fn medium_behaviour_repo() -> Repo {
+    let folder = corpus().join("native-load/malicious-cpp-extension-repo-sources");
+    let repo = Repo::new();
+    for entry in std::fs::read_dir(&folder).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+        repo.file(&name, std::fs::read(&path).unwrap());
+    }
+    repo
+}
+
+fn src006_actions(report: &Value) -> Vec<(String, String)> {
+    findings(report, "SRC006")
+        .iter()
+        .map(|f| {
+            let s = |k: &str| f[k].as_str().unwrap_or_default().to_owned();
+            (s("severity"), s("action"))
+        })
+        .collect()
+}
+
+#[test]
+fn issue_38_deny_src006_from_medium_up_turns_a_medium_finding_into_exit_1() {
+    let repo = medium_behaviour_repo();
+    let medium = |action: &str| vec![("medium".to_owned(), action.to_owned())];
+
+    // The default preset warns about medium behaviour: the scan passes.
+    let (code, r) = scan_json(repo.path(), &[]);
+    assert_eq!(src006_actions(&r), medium("warn"));
+    assert_eq!(code, 0, "{}", r["findings"]);
+
+    // `strict` denies it (and other things in this tree: no git, no signature).
+    let strict = concat!(env!("CARGO_MANIFEST_DIR"), "/policies/strict.toml");
+    let (code, r) = scan_json(repo.path(), &["--policy", strict]);
+    assert_eq!(src006_actions(&r), medium("deny"));
+    assert_eq!(code, 1);
+
+    // A policy at the scan root that says "deny SRC006 from medium up": the only change is that
+    // finding, and it fails the gate.
+    repo.file(
+        "modelgate.toml",
+        "version = 1\n[rules]\nSRC006 = { deny_from = \"medium\" }\n",
+    );
+    let (code, r) = scan_json(repo.path(), &[]);
+    assert_eq!(src006_actions(&r), medium("deny"));
+    assert_eq!(code, 1);
+    let denied: Vec<&Value> = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["action"] == "deny")
+        .collect();
+    assert_eq!(denied.len(), 1, "{denied:?}");
+
+    // The same rule written as a level means what it always meant: medium is only warned.
+    repo.file(
+        "modelgate.toml",
+        "version = 1\n[rules]\nSRC006 = \"deny\"\n",
+    );
+    let (code, r) = scan_json(repo.path(), &[]);
+    assert_eq!(src006_actions(&r), medium("warn"));
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn issue_38_policy_check_and_explain_print_the_grading() {
+    let repo = Repo::new();
+    repo.file(
+        "modelgate.toml",
+        "version = 1\n[rules]\nSRC006 = { deny_from = \"medium\" }\n\
+         PKL003 = { deny_from = \"low\", allow_below = \"low\" }\n",
+    );
+    let out = modelgate()
+        .args(["policy", "check"])
+        .arg(repo.abs("modelgate.toml"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for line in [
+        "    SRC006   custom-code-behaviour      deny: info..low warn, medium..critical deny  \
+         (default: deny: info..medium warn, high..critical deny)",
+        "    PKL003   pickle-format              deny: info allow, low..critical deny  \
+         (default: warn)",
+        "    SRC007   native-code                warn: info allow, low..high warn, critical deny",
+        "    PKL001   pickle-unsafe-global       deny",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line}\n{text}");
+    }
+
+    let out = run(&["explain", "SRC006"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for line in [
+        "           level  info     low      medium   high     critical",
+        "  default  deny   warn     warn     warn     deny     deny",
+        "  strict   deny   warn     warn     deny     deny     deny",
+        "  audit    allow  allow    allow    allow    allow    allow",
+        "  deny   info..medium warn, high..critical deny",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line}\n{text}");
+    }
+
+    // A grading with an unknown severity is an invalid policy: exit 2, with its position.
+    repo.file(
+        "modelgate.toml",
+        "version = 1\n[rules]\nSRC006 = { deny_from = \"meduim\" }\n",
+    );
+    let out = modelgate().arg("scan").arg(repo.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("modelgate.toml:3:24"), "{err}");
+    assert!(err.contains("did you mean `medium`?"), "{err}");
+}
