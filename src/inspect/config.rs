@@ -54,12 +54,115 @@ pub fn check_yaml(ctx: &mut Ctx<'_>, bytes: &[u8], member: Option<&str>) {
     let text = String::from_utf8_lossy(bytes);
     check_tags(ctx, &text, member);
     // serde_norway bounds nesting (128) and rejects alias expansion bombs; a document it cannot
-    // read is simply not a config Hydra could instantiate either.
+    // read is simply not a config Hydra could instantiate either, except one refused for its
+    // depth alone: PyYAML reads deeper documents, so that is a limit, said (issue 37).
+    // The parser reads the whole document before it refuses its depth, at some microseconds a
+    // level: a config of nothing but `[` would take minutes. Flow nesting past its limit is
+    // seen here first.
+    if flow_depth_exceeds(&text, YAML_PARSER_DEPTH) {
+        if may_instantiate(bytes) {
+            too_deep(ctx, "yaml_depth", true, member);
+        }
+        return;
+    }
     let value: serde_norway::Value = match serde_norway::from_str(&text) {
         Ok(v) => v,
+        Err(e) if is_depth_error(&e.to_string()) => {
+            if may_instantiate(bytes) {
+                too_deep(ctx, "yaml_depth", true, member);
+            }
+            return;
+        }
         Err(_) => return,
     };
-    check_value(ctx, &to_json(&value), member);
+    check_value(ctx, &to_json(&value), member, "yaml_depth");
+}
+
+/// The nesting serde_norway refuses to go past (its `recursion_check`).
+const YAML_PARSER_DEPTH: usize = 128;
+
+/// Whether the flow collections (`[`, `{`) of a YAML text nest deeper than `max`, outside quoted
+/// scalars and comments. Brackets inside a plain scalar (`x[1]`) are counted too; they balance
+/// in any text a person writes, so only a document past the parser's own limit reaches `max`.
+fn flow_depth_exceeds(text: &str, max: usize) -> bool {
+    let bytes = text.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while let Some(&c) = bytes.get(i) {
+        match c {
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            b'\'' | b'"' => {
+                // To the closing quote: `''` is a quote in single quotes, `\"` in double.
+                i += 1;
+                while let Some(&q) = bytes.get(i) {
+                    if q == b'\\' && c == b'"' {
+                        i += 1;
+                    } else if q == c {
+                        if c == b'\'' && bytes.get(i + 1) == Some(&b'\'') {
+                            i += 1;
+                        } else {
+                            break;
+                        }
+                    }
+                    i += 1;
+                }
+            }
+            b'#' if i == 0 || bytes.get(i - 1).is_some_and(u8::is_ascii_whitespace) => {
+                while bytes.get(i).is_some_and(|&b| b != b'\n') {
+                    i += 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    false
+}
+
+/// Whether a parser's error is its nesting limit (serde_json and serde_norway both start their
+/// message so).
+fn is_depth_error(message: &str) -> bool {
+    message.starts_with("recursion limit exceeded")
+}
+
+/// Whether a document could name a `_target_` (literally or through an escape): only such a
+/// document loses anything when it is not walked.
+fn may_instantiate(bytes: &[u8]) -> bool {
+    contains(bytes, b"_target_") || bytes.contains(&b'\\')
+}
+
+/// SCAN004 naming `limit`: the document nests deeper than the limit (`by_parser`: deeper than
+/// the parser's own 128 levels, whatever the limit says), so `_target_` keys below that depth
+/// were not checked.
+fn too_deep(ctx: &mut Ctx<'_>, limit: &str, by_parser: bool, member: Option<&str>) {
+    let (key_prefix, loc, within) = prefix(member);
+    let what = if limit == "yaml_depth" {
+        "YAML"
+    } else {
+        "JSON"
+    };
+    let bound = if by_parser {
+        format!("the {what} parser's own 128 levels")
+    } else {
+        let value = ctx.cfg.limits.get(limit).unwrap_or_default();
+        format!("the {limit} limit ({value})")
+    };
+    let cfg = ctx.cfg;
+    let d = ctx.detect(
+        RuleId::LimitExceeded,
+        format!("{key_prefix}{limit}"),
+        format!(
+            "{what} config{within} nests deeper than {bound}; `_target_` keys below that depth were not checked"
+        ),
+        loc,
+    );
+    super::context::name_limit(d, cfg, limit);
 }
 
 /// A YAML document as a JSON value (for descriptors such as MLflow's `MLmodel`); `None` when
@@ -106,9 +209,12 @@ pub fn check_json(ctx: &mut Ctx<'_>, bytes: &[u8], member: Option<&str>) {
     if !contains(bytes, b"_target_") && !contains(bytes, b"\\u") {
         return;
     }
-    // serde_json's own recursion limit (128) bounds nesting.
-    if let Ok(value) = serde_json::from_slice::<Value>(bytes) {
-        check_value(ctx, &value, member);
+    // serde_json's own recursion limit (128) bounds nesting; Python's `json` reads deeper
+    // documents, so a refusal for depth alone is a limit, said (issue 37).
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(value) => check_value(ctx, &value, member, "json_depth"),
+        Err(e) if is_depth_error(&e.to_string()) => too_deep(ctx, "json_depth", true, member),
+        Err(_) => {}
     }
 }
 
@@ -290,13 +396,16 @@ fn tag_word(rest: &str) -> &str {
     &rest[..end]
 }
 
-/// Walks the document (depth-capped, iteratively) for mappings with a `_target_` key.
-fn check_value(ctx: &mut Ctx<'_>, value: &Value, member: Option<&str>) {
-    const MAX_DEPTH: usize = 256;
+/// Walks the document (iteratively, to the depth `depth_limit` names) for mappings with a
+/// `_target_` key; a deeper value is SCAN004 naming that limit.
+fn check_value(ctx: &mut Ctx<'_>, value: &Value, member: Option<&str>, depth_limit: &str) {
+    let max_depth = crate::model::limits::usize_of(ctx.cfg.limits.get(depth_limit).unwrap_or(0));
+    let mut cut = false;
     let mut targets: std::collections::BTreeMap<String, (String, bool)> = Default::default();
     let mut stack: Vec<(&Value, String, usize)> = vec![(value, String::new(), 0)];
     while let Some((v, path, depth)) = stack.pop() {
-        if depth > MAX_DEPTH {
+        if depth >= max_depth && (v.is_object() || v.is_array()) {
+            cut = true;
             continue;
         }
         match v {
@@ -330,6 +439,9 @@ fn check_value(ctx: &mut Ctx<'_>, value: &Value, member: Option<&str>) {
             }
             _ => {}
         }
+    }
+    if cut {
+        too_deep(ctx, depth_limit, false, member);
     }
     let (key_prefix, loc, within) = prefix(member);
     let mut names = Vec::new();
@@ -411,6 +523,113 @@ mod tests {
         let mut ctx = Ctx::new(&cfg, "model_config.yaml", Path::new("model_config.yaml"));
         f(&mut ctx);
         ctx.detections
+    }
+
+    /// The SCAN004 detections of `d`, as (limit, message).
+    fn limits_hit(d: &[crate::model::finding::Detection]) -> Vec<(String, String)> {
+        d.iter()
+            .filter(|d| d.rule == RuleId::LimitExceeded)
+            .map(|d| {
+                (
+                    d.evidence["limit"].as_str().unwrap().to_string(),
+                    d.message.clone(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_json_config_100000_deep_is_scan004_json_depth_not_a_crash_issue_37() {
+        // Python's json reads far deeper documents than serde_json's 128 levels, so a
+        // `_target_` below them would be instantiated but never seen here: said, not skipped.
+        let n = 100_000;
+        let json = format!(
+            "{}{{\"_target_\": \"os.system\"}}{}",
+            "{\"a\": ".repeat(n),
+            "}".repeat(n)
+        );
+        let d = run(|c| check_json(c, json.as_bytes(), None));
+        let hit = limits_hit(&d);
+        assert_eq!(hit.len(), 1, "{d:?}");
+        assert_eq!(hit[0].0, "json_depth");
+        assert!(hit[0].1.contains("parser's own 128 levels"), "{}", hit[0].1);
+        // Deep arrays without any `_target_` hide nothing: not parsed, not reported.
+        let plain = format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert!(run(|c| check_json(c, plain.as_bytes(), None)).is_empty());
+    }
+
+    #[test]
+    fn a_yaml_config_100000_deep_is_scan004_yaml_depth_not_a_crash_issue_37() {
+        let n = 100_000;
+        let flow = format!(
+            "{}{{_target_: os.system}}{}\n",
+            "[".repeat(n),
+            "]".repeat(n)
+        );
+        // Block style costs its indentation squared in bytes: 2,000 levels are 2 MB.
+        let m = 2_000;
+        let block: String = (0..m)
+            .map(|i| format!("{}k:\n", " ".repeat(i)))
+            .chain(std::iter::once(format!(
+                "{}_target_: os.system\n",
+                " ".repeat(m)
+            )))
+            .collect();
+        for yaml in [flow, block] {
+            let d = run(|c| check_yaml(c, yaml.as_bytes(), None));
+            let hit = limits_hit(&d);
+            assert_eq!(hit.len(), 1, "{d:?}");
+            assert_eq!(hit[0].0, "yaml_depth");
+        }
+    }
+
+    #[test]
+    fn flow_depth_counts_brackets_outside_quotes_and_comments() {
+        let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert!(!flow_depth_exceeds(&deep(128), 128));
+        assert!(flow_depth_exceeds(&deep(129), 128));
+        assert!(flow_depth_exceeds(&format!("a: {{b: {}}}", deep(128)), 128));
+        let quoted = format!(
+            "a: '{}'' {}'\nb: \"\\\" {}\"\n# {}\n",
+            "[".repeat(200),
+            "{".repeat(200),
+            "[".repeat(200),
+            "[".repeat(200)
+        );
+        assert!(!flow_depth_exceeds(&quoted, 128), "{quoted}");
+        assert!(!flow_depth_exceeds(
+            "a: x[1] y[2]\nb: [1, [2, {c: 3}]]\n",
+            3
+        ));
+        assert!(flow_depth_exceeds("a: x[1] y[2]\nb: [1, [2, {c: 3}]]\n", 2));
+    }
+
+    #[test]
+    fn a_lowered_depth_limit_stops_the_walk_with_scan004_and_keeps_shallow_targets() {
+        let cfg = ScanConfig {
+            limits: crate::model::limits::Limits {
+                json_depth: 2,
+                ..Default::default()
+            },
+            ..ScanConfig::default()
+        };
+        let mut ctx = Ctx::new(&cfg, "config.json", Path::new("config.json"));
+        let json = br#"{"_target_": "os.system", "a": {"b": {"_target_": "os.popen"}}}"#;
+        check_json(&mut ctx, json, None);
+        let hit = limits_hit(&ctx.detections);
+        assert_eq!(hit.len(), 1, "{:?}", ctx.detections);
+        assert!(
+            hit[0].1.contains("the json_depth limit (2)"),
+            "{}",
+            hit[0].1
+        );
+        let targets: Vec<_> = ctx
+            .detections
+            .iter()
+            .filter(|d| d.rule == RuleId::ConfigInstantiatesCode)
+            .map(|d| d.evidence["target"].clone())
+            .collect();
+        assert_eq!(targets, [json!("os.system")]);
     }
 
     #[test]

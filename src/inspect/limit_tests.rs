@@ -190,6 +190,13 @@ fn cases() -> Vec<Case> {
             Scan,
         ),
         c(
+            "yaml_depth",
+            2,
+            "model_config.yaml",
+            b"model:\n  net:\n    _target_: acme.Net\n".to_vec(),
+            Scan,
+        ),
+        c(
             "json_bytes",
             10,
             ".gitattributes",

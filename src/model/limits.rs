@@ -101,6 +101,8 @@ limits! {
     archive_ratio = 1000, [0, ANY],
         "decompressed/compressed size ratio of a member (zip bombs)";
     json_depth = 128, [0, ANY], "nesting depth of JSON documents";
+    // The YAML parser refuses deeper documents itself (issue 37), so this can only be lowered.
+    yaml_depth = 128, [0, 128], "nesting depth of YAML configs (the YAML parser stops at 128)";
     json_bytes = 64 * MIB, [0, ANY], "config, index and notebook files read into memory";
     yaml_bytes = 256 * KIB, [0, ANY], "model-card YAML front matter read";
     code_file_bytes = 8 * MIB, [0, ANY], "source files read by the code scan";
