@@ -5,7 +5,10 @@
 # and feature_extraction_* files exactly as the wheel has them (relative imports such as
 # `from ...modeling_utils import PreTrainedModel` left as they are), a config.json whose
 # `auto_map` points at those files (AutoConfig, AutoModel, AutoTokenizer in its [slow, fast] list
-# form, AutoProcessor, AutoImageProcessor, AutoFeatureExtractor) and a model card -- and scans each
+# form, AutoProcessor, AutoImageProcessor, AutoFeatureExtractor) on top of the family's own config
+# document (issue 39: the literal defaults of its configuration class, read with `ast`, every
+# sub-config nested, and an ordinary attention implementation -- sdpa, flash_attention_2, eager or
+# flex_attention -- in each, so the config walker sees real config shapes) and a model card -- and scans each
 # folder with the default policy. Every deny is a false alarm on ordinary model code: the script
 # fails on any, and prints deny/warn counts per rule so noise can be compared before and after a
 # change, plus every deny and every SRC006 finding with its file, line and evidence.
@@ -125,6 +128,85 @@ def auto_map(files, family):
     return m
 
 
+ORDINARY_ATTENTION = ("sdpa", "flash_attention_2", "eager", "flex_attention")
+
+
+def jsonable(value):
+    """A literal default as JSON would hold it (tuples as lists, sets and others dropped)."""
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    return None
+
+
+def defaults(node):
+    """The literal defaults of a configuration class: `__init__` keyword defaults, or (5.x
+    dataclass style) annotated class attributes."""
+    out = {}
+    for item in node.body:
+        if isinstance(item, ast.FunctionDef) and item.name == "__init__":
+            args = item.args
+            positional = args.args[1:]
+            pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+            pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+            for arg, default in pairs:
+                try:
+                    out[arg.arg] = jsonable(ast.literal_eval(default))
+                except (ValueError, TypeError, SyntaxError):
+                    pass
+            return out
+    for item in node.body:
+        if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name) and item.value is not None:
+            try:
+                out[item.target.id] = jsonable(ast.literal_eval(item.value))
+            except (ValueError, TypeError, SyntaxError):
+                pass
+    return out
+
+
+def class_attr(node, name):
+    for item in node.body:
+        if isinstance(item, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in item.targets):
+            return item.value
+    return None
+
+
+def family_config(sources, index):
+    """The main configuration class's document, sub-configs nested (depth 3), read with ast."""
+    config_classes = {}
+    for fname, source in sorted(sources.items()):
+        if fname.startswith("configuration_"):
+            for node in ast.parse(source).body:
+                if isinstance(node, ast.ClassDef) and node.name.endswith("Config"):
+                    config_classes[node.name] = node
+    attention = ORDINARY_ATTENTION[index % len(ORDINARY_ATTENTION)]
+
+    def build(node, depth):
+        doc = {k: v for k, v in defaults(node).items() if v is not None and not k.endswith("_config")}
+        model_type = class_attr(node, "model_type")
+        if isinstance(model_type, ast.Constant) and isinstance(model_type.value, str):
+            doc["model_type"] = model_type.value
+        doc["attn_implementation"] = attention
+        subs = class_attr(node, "sub_configs")
+        if isinstance(subs, ast.Dict) and depth < 3:
+            for key, value in zip(subs.keys, subs.values):
+                if not isinstance(key, ast.Constant):
+                    continue
+                name = value.id if isinstance(value, ast.Name) else None
+                sub = config_classes.get(name)
+                doc[key.value] = build(sub, depth + 1) if sub is not None else {"model_type": "llama"}
+                doc[key.value]["_attn_implementation_autoset"] = True
+        return doc
+
+    candidates = [n for n in config_classes.values() if class_attr(n, "sub_configs") is not None]
+    main = candidates[0] if candidates else next(iter(config_classes.values()), None)
+    return build(main, 0) if main is not None else {}
+
+
+per_family, nested_configs = [], 0
 wheel = fetch(*PIN)
 layout = os.path.join(keep or work, "repos")
 os.makedirs(layout, exist_ok=True)
@@ -146,20 +228,27 @@ with zipfile.ZipFile(wheel) as z:
             sys.exit(f"{family}: no model code in {PIN[2]}")
         root = os.path.join(layout, family)
         os.makedirs(root)
-        files, size = {}, 0
+        files, size, sources = {}, 0, {}
         for member in members:
             data = z.read(member)
             fname = os.path.basename(member)
+            sources[fname] = data.decode("utf-8")
             with open(os.path.join(root, fname), "wb") as out:
                 out.write(data)
             files[fname] = classes(data.decode("utf-8"))
             size += len(data)
-        config = {
+        # The family's own config document (issue 39): its configuration class's literal
+        # defaults with every sub-config nested, and an ordinary attention implementation in
+        # each, under the keys the remote-code layout needs.
+        config = family_config(sources, len(per_family))
+        config.update({
             "architectures": [a.split(".")[1] for a in [auto_map(files, family).get("AutoModel")] if a],
             "auto_map": auto_map(files, family),
             "model_type": f"{family}_remote",
             "transformers_version": PIN[1],
-        }
+        })
+        per_family.append(family)
+        nested_configs += sum(1 for v in config.values() if isinstance(v, dict) and "model_type" in v)
         with open(os.path.join(root, "config.json"), "w") as out:
             json.dump(config, out, indent=2)
         with open(os.path.join(root, "README.md"), "w") as out:
@@ -218,7 +307,8 @@ def where(family, f):
 ndeny = sum(c["deny"] for c in per_rule.values())
 nwarn = sum(c["warn"] for c in per_rule.values())
 print(f"\n{len(FAMILIES)} families, {total_py} python files ({total_files} files scanned), "
-      f"{ndeny} denied, {nwarn} warnings")
+      f"{ndeny} denied, {nwarn} warnings; config.json of each family from its configuration class "
+      f"({nested_configs} nested sub-configs, attention {', '.join(ORDINARY_ATTENTION)})")
 print("per rule (deny / warn / other):")
 for rule, c in sorted(per_rule.items()):
     other = sum(v for k, v in c.items() if k not in ("deny", "warn"))

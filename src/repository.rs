@@ -831,6 +831,33 @@ mod tests {
     }
 
     #[test]
+    fn modules_loader_configs_name_are_model_code_issue_39() {
+        let paths = [
+            "st/modules.json",
+            "st/custom_st.py",
+            "pipe/model_index.json",
+            "pipe/prior/my_prior.py",
+            "ms/configuration.json",
+            "ms/my_model.py",
+            "lm/config.json",
+            "lm/custom_generate/generate.py",
+            "lib/custom_generate/generate.py",
+            "lib/util.py",
+        ];
+        let got = model_code_paths(paths.iter().copied());
+        let want: BTreeSet<String> = [
+            "st/custom_st.py",
+            "pipe/prior/my_prior.py",
+            "ms/my_model.py",
+            "lm/custom_generate/generate.py",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
     fn shard_names_are_recognised() {
         assert!(is_shard_name("model-00001-of-00002.safetensors", "model"));
         assert!(!is_shard_name("model.safetensors", "model"));
