@@ -236,7 +236,7 @@ pub fn check_loader_code(ctx: &mut Ctx<'_>, bytes: &[u8]) {
         Ok(v) => v,
         // serde_json refuses nesting deeper than 128; Python's json module does not.
         Err(e) if e.to_string().contains("recursion limit") => {
-            too_deep(ctx, "the document");
+            loader_config_too_deep(ctx, "the document");
             return;
         }
         Err(_) => return,
@@ -247,7 +247,7 @@ pub fn check_loader_code(ctx: &mut Ctx<'_>, bytes: &[u8]) {
     };
     let walk = loader_code::walk(name, &value, &ctx.cfg.pickle_extra, &limits);
     if let Some(at) = &walk.too_deep {
-        too_deep(ctx, &format!("`{at}`"));
+        loader_config_too_deep(ctx, &format!("`{at}`"));
     }
     if !walk.refs.is_empty() {
         ctx.fact(Fact::LoaderCode, json!(walk.refs));
@@ -255,7 +255,7 @@ pub fn check_loader_code(ctx: &mut Ctx<'_>, bytes: &[u8]) {
 }
 
 /// SCAN004 for a config nested past `json_depth` at `at`.
-fn too_deep(ctx: &mut Ctx<'_>, at: &str) {
+fn loader_config_too_deep(ctx: &mut Ctx<'_>, at: &str) {
     let cfg = ctx.cfg;
     let d = ctx.detect(
         RuleId::LimitExceeded,
