@@ -128,11 +128,13 @@ pub struct Budget {
     active: RefCell<Vec<(usize, Mode)>>,
     /// Sticky: steps or time ran out, nothing more is evaluated.
     exhausted: Cell<Option<Spent>>,
-    /// Give-ups so far (limits reached and cycles cut), and the last limit reached.
-    events: Cell<u64>,
-    cuts: Cell<u64>,
+    /// Counts of limits reached, of depth cuts among them and of cycles cut, and the last
+    /// limit reached.
+    limits_hit: Cell<u64>,
+    depth_cuts: Cell<u64>,
+    cycles: Cell<u64>,
     last: Cell<Option<Spent>>,
-    /// The first limit of the table that stopped a value, for SCAN004.
+    /// The first limit that stopped a value, for SCAN004.
     first_limit: Cell<Option<Spent>>,
 }
 
@@ -150,8 +152,9 @@ impl Budget {
                 .unwrap_or(now),
             active: RefCell::new(Vec::new()),
             exhausted: Cell::new(None),
-            events: Cell::new(0),
-            cuts: Cell::new(0),
+            limits_hit: Cell::new(0),
+            depth_cuts: Cell::new(0),
+            cycles: Cell::new(0),
             last: Cell::new(None),
             first_limit: Cell::new(None),
         }
@@ -159,12 +162,10 @@ impl Budget {
 
     /// Records that a value was given up for `why` (a size found too large by the caller).
     pub fn refuse(&self, why: Spent) {
-        self.give_up(why);
-    }
-
-    fn give_up(&self, why: Spent) {
-        self.events.set(self.events.get().saturating_add(1));
-        self.cuts.set(self.cuts.get().saturating_add(1));
+        self.limits_hit.set(self.limits_hit.get().saturating_add(1));
+        if why == Spent::Depth {
+            self.depth_cuts.set(self.depth_cuts.get().saturating_add(1));
+        }
         self.last.set(Some(why));
         if self.first_limit.get().is_none() {
             self.first_limit.set(Some(why));
@@ -175,58 +176,74 @@ impl Budget {
     /// spent.
     pub fn step(&self) -> bool {
         if let Some(why) = self.exhausted.get() {
-            self.give_up(why);
+            self.refuse(why);
             return false;
         }
         let n = self.steps.get().saturating_add(1);
         self.steps.set(n);
         let why = if n > self.limits.max_steps {
             Some(Spent::Steps)
-        } else if n % CLOCK_EVERY == 0 && Instant::now() > self.deadline {
+        } else if n.is_multiple_of(CLOCK_EVERY) && Instant::now() > self.deadline {
             Some(Spent::Time)
         } else {
             None
         };
         if let Some(why) = why {
             self.exhausted.set(Some(why));
-            self.give_up(why);
+            self.refuse(why);
             return false;
         }
         true
     }
 
-    /// Enters the evaluation of `node` in `mode`: `None` when the value must be given up (a
+    /// Enters the evaluation of `node` in `mode`, or says why the value must be given up (a
     /// limit, or `node` is already being evaluated in `mode` on the current path). The guard
     /// leaves the node when dropped.
-    pub fn enter(&self, node: usize, mode: Mode) -> Option<Guard<'_>> {
+    pub fn enter(&self, node: usize, mode: Mode) -> Result<Guard<'_>, Refused> {
         if !self.step() {
-            return None;
+            return Err(Refused::Limit);
         }
         if self.depth.get() >= self.limits.max_depth {
-            self.give_up(Spent::Depth);
-            return None;
+            self.refuse(Spent::Depth);
+            return Err(Refused::Limit);
         }
         {
             let mut active = self.active.borrow_mut();
             if active.contains(&(node, mode)) {
                 // A cycle is not a limit: the value is unknown in Python's terms too.
-                self.cuts.set(self.cuts.get().saturating_add(1));
-                return None;
+                self.cycles.set(self.cycles.get().saturating_add(1));
+                return Err(Refused::Cycle);
             }
             active.push((node, mode));
         }
         self.depth.set(self.depth.get().saturating_add(1));
-        Some(Guard { budget: self })
+        Ok(Guard { budget: self })
+    }
+
+    /// The current evaluation depth.
+    pub fn depth(&self) -> usize {
+        self.depth.get()
     }
 
     /// Charges `n` bytes about to be allocated for one value: false (allocate nothing) when
     /// the value would exceed [`MAX_VALUE_BYTES`] or the file's bytes are spent.
     pub fn alloc(&self, n: usize) -> bool {
         if n > MAX_VALUE_BYTES {
-            self.give_up(Spent::Bytes);
+            self.refuse(Spent::Bytes);
             return false;
         }
         self.charge(n)
+    }
+
+    /// [`Budget::alloc`] of a size computed with checked arithmetic (`None`: it overflowed).
+    pub fn alloc_size(&self, n: Option<usize>) -> bool {
+        match n {
+            Some(n) => self.alloc(n),
+            None => {
+                self.refuse(Spent::Bytes);
+                false
+            }
+        }
     }
 
     /// Charges `n` bytes (a decoded step or a payload, which may exceed one value's cap up to
@@ -238,7 +255,7 @@ impl Budget {
                 true
             }
             _ => {
-                self.give_up(Spent::Bytes);
+                self.refuse(Spent::Bytes);
                 false
             }
         }
@@ -249,27 +266,38 @@ impl Budget {
         self.limits.max_bytes.saturating_sub(self.bytes.get())
     }
 
-    /// A mark for [`Budget::spent_since`] and [`Budget::cut_since`].
-    pub fn mark(&self) -> (u64, u64) {
-        (self.events.get(), self.cuts.get())
+    /// A mark for [`Budget::spent_since`] and [`Budget::memo_since`].
+    pub fn mark(&self) -> Mark {
+        Mark {
+            limits_hit: self.limits_hit.get(),
+            depth_cuts: self.depth_cuts.get(),
+            cycles: self.cycles.get(),
+        }
     }
 
     /// The limit that made the evaluator give a value up since `mark`, if one did.
-    pub fn spent_since(&self, mark: (u64, u64)) -> Option<Spent> {
-        (self.events.get() != mark.0)
-            .then(|| self.last.get())
-            .flatten()
+    pub fn spent_since(&self, mark: Mark) -> Option<Spent> {
+        if self.limits_hit.get() == mark.limits_hit {
+            return None;
+        }
+        self.last.get()
     }
 
-    /// Whether a limit stopped anything since `mark` (a result computed under it may depend
-    /// on where it was computed from, and is not remembered).
-    pub fn limited_since(&self, mark: (u64, u64)) -> bool {
-        self.events.get() != mark.0
-    }
-
-    /// Whether a limit or a cycle cut anything since `mark`.
-    pub fn cut_since(&self, mark: (u64, u64)) -> bool {
-        self.cuts.get() != mark.1
+    /// How a value computed since `mark` may be remembered for its node; `None` when it may
+    /// not. A strict value (bytes: any unknown part makes the whole unknown) cut by a cycle is
+    /// unknown wherever it is reached from, since its node is on that cycle; a union of
+    /// names is not. Steps, time and bytes only ever run out further, and one value's size
+    /// cap is the same everywhere; only a depth cut depends on where the node was reached
+    /// from, and holds wherever it is reached at least as deep.
+    pub fn memo_since(&self, mark: Mark, strict: bool) -> Option<Memo> {
+        if !strict && self.cycles.get() != mark.cycles {
+            return None;
+        }
+        Some(if self.depth_cuts.get() == mark.depth_cuts {
+            Memo::Always
+        } else {
+            Memo::FromDepth(self.depth.get())
+        })
     }
 
     /// The first limit that stopped a value in this file, if any.
@@ -285,6 +313,42 @@ impl Budget {
     /// Bytes spent so far.
     pub fn bytes(&self) -> usize {
         self.bytes.get()
+    }
+}
+
+/// Why [`Budget::enter`] refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refused {
+    /// A limit (steps, time, depth).
+    Limit,
+    /// The node is already being evaluated on the current path.
+    Cycle,
+}
+
+/// A point in the budget's history, for [`Budget::spent_since`] and [`Budget::memo_since`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mark {
+    limits_hit: u64,
+    depth_cuts: u64,
+    cycles: u64,
+}
+
+/// Where a remembered value holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Memo {
+    /// Wherever its node is reached.
+    Always,
+    /// Where its node is reached at this depth or deeper (a depth limit cut it).
+    FromDepth(usize),
+}
+
+impl Memo {
+    /// Whether the value holds at `depth`.
+    pub fn holds_at(self, depth: usize) -> bool {
+        match self {
+            Memo::Always => true,
+            Memo::FromDepth(d) => depth >= d,
+        }
     }
 }
 
@@ -321,15 +385,17 @@ mod tests {
         let b = small(100, 100, 10);
         let mark = b.mark();
         let g = b.enter(1, Mode::Value).expect("enter");
-        assert!(b.enter(1, Mode::Value).is_none());
+        assert_eq!(b.enter(1, Mode::Value).err(), Some(Refused::Cycle));
         let r = b.enter(1, Mode::Resolve);
-        assert!(r.is_some());
+        assert!(r.is_ok());
         drop(r);
         drop(g);
-        assert!(b.enter(1, Mode::Value).is_some());
-        // A cycle is not a limit.
+        assert!(b.enter(1, Mode::Value).is_ok());
+        // A cycle is not a limit; a value it cut is remembered only when strict.
         assert_eq!(b.spent_since(mark), None);
         assert_eq!(b.first_limit(), None);
+        assert_eq!(b.memo_since(mark, true), Some(Memo::Always));
+        assert_eq!(b.memo_since(mark, false), None);
     }
 
     #[test]
@@ -338,12 +404,15 @@ mod tests {
         let g1 = b.enter(1, Mode::Value);
         let g2 = b.enter(2, Mode::Resolve);
         let g3 = b.enter(3, Mode::Items);
-        assert!(g1.is_some() && g2.is_some() && g3.is_some());
+        assert!(g1.is_ok() && g2.is_ok() && g3.is_ok());
         let mark = b.mark();
-        assert!(b.enter(4, Mode::Value).is_none());
+        assert_eq!(b.enter(4, Mode::Value).err(), Some(Refused::Limit));
         assert_eq!(b.spent_since(mark), Some(Spent::Depth));
+        // Cut by depth three deep: holds three or more deep, not shallower.
+        let memo = b.memo_since(mark, true).expect("memo");
+        assert!(memo.holds_at(3) && !memo.holds_at(2));
         drop(g3);
-        assert!(b.enter(4, Mode::Value).is_some());
+        assert!(b.enter(4, Mode::Value).is_ok());
     }
 
     #[test]
@@ -351,7 +420,7 @@ mod tests {
         let b = small(3, 100, 10);
         assert!(b.step() && b.step() && b.step());
         assert!(!b.step());
-        assert!(b.enter(9, Mode::Value).is_none());
+        assert_eq!(b.enter(9, Mode::Value).err(), Some(Refused::Limit));
         assert_eq!(b.first_limit(), Some(Spent::Steps));
         assert_eq!(Spent::Steps.limit(), Some("code_eval_steps"));
     }
@@ -365,7 +434,8 @@ mod tests {
         assert_eq!(b.bytes_left(), 0);
         let big = small(100, usize::MAX, 10);
         assert!(!big.alloc(MAX_VALUE_BYTES + 1));
-        assert!(!big.charge(usize::MAX) || !big.charge(1));
+        assert!(big.charge(usize::MAX) && !big.charge(1));
+        assert!(!big.alloc_size(None));
         assert_eq!(big.first_limit(), Some(Spent::Bytes));
     }
 

@@ -575,20 +575,36 @@ pub fn list_calls(source: &str, limits: &Limits) -> CallList {
         return out;
     }
     let mut calls = Vec::new();
-    walk(root, |node| {
+    // The `def`s around the node being visited, with their depths: walking up from each call
+    // was quadratic in a deep chain of calls (issue 37).
+    let mut defs: Vec<(usize, Node<'_>)> = Vec::new();
+    walk_with_parents(root, |node, ancestors| {
         if !scanner.count_node() {
             return false;
         }
-        if Kind::of(node) == Kind::Call {
-            if calls.len() >= limits.max_items {
-                scanner.stop("item-budget");
-                return false;
+        let depth = ancestors.len();
+        while defs.last().is_some_and(|(d, _)| *d >= depth) {
+            defs.pop();
+        }
+        match node.kind() {
+            "function_definition" => defs.push((depth, node)),
+            _ if Kind::of(node) == Kind::Call => {
+                if calls.len() >= limits.max_items {
+                    scanner.stop("item-budget");
+                    return false;
+                }
+                // The innermost `def` at most 256 levels up.
+                let def = defs
+                    .last()
+                    .filter(|(d, _)| depth - d <= 256)
+                    .map(|(_, def)| *def);
+                calls.push((node, def));
             }
-            calls.push(node);
+            _ => {}
         }
         true
     });
-    for node in calls {
+    for (node, def) in calls {
         let Some(func) = node.child_by_field_name("function") else {
             continue;
         };
@@ -603,7 +619,7 @@ pub fn list_calls(source: &str, limits: &Limits) -> CallList {
             callee,
             line,
             column,
-            function: scanner.enclosing_function(node),
+            function: def.and_then(|d| scanner.function_name(d)),
         });
     }
     out.truncated_by = scanner.report.truncated_by;
@@ -695,16 +711,13 @@ fn walk<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>) -> bool) {
 /// [`walk`] that also hands each node its parent (`None` for `root`), from a stack the walk
 /// keeps: tree-sitter's `Node::parent` searches down from the root, a cost that grows with the
 /// depth of the node (issue 37).
-/// The depth of the node is passed too.
-fn walk_with_parents<'t>(
-    root: Node<'t>,
-    mut visit: impl FnMut(Node<'t>, Option<Node<'t>>, usize) -> bool,
-) {
+/// `visit` gets the node's ancestors, root first (its depth is their count).
+fn walk_with_parents<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>, &[Node<'t>]) -> bool) {
     let mut cursor = root.walk();
     let mut ancestors: Vec<Node<'t>> = Vec::new();
     loop {
         let node = cursor.node();
-        if !visit(node, ancestors.last().copied(), ancestors.len()) {
+        if !visit(node, &ancestors) {
             return;
         }
         if cursor.goto_first_child() {
@@ -881,18 +894,10 @@ impl<'s> Scanner<'s, '_> {
         (line, column)
     }
 
-    /// The name of the innermost `def` around `node` (at most 256 levels up).
-    fn enclosing_function(&self, node: Node<'s>) -> Option<String> {
-        let mut up = node.parent();
-        for _ in 0..256 {
-            let n = up?;
-            if n.kind() == "function_definition" {
-                let name = n.child_by_field_name("name")?;
-                return Some(self.excerpt(self.text(name)));
-            }
-            up = n.parent();
-        }
-        None
+    /// The name of a `def`, bounded.
+    fn function_name(&self, def: Node<'s>) -> Option<String> {
+        let name = def.child_by_field_name("name")?;
+        Some(self.excerpt(self.text(name)))
     }
 
     fn push(&mut self, at: Node<'s>, kind: ItemKind, callee: &str, excerpt: &str) {

@@ -28,7 +28,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use tree_sitter::Node;
 
-use super::budget::{Budget, MAX_VALUE_BYTES, Mode, Spent};
+use super::budget::{Budget, MAX_VALUE_BYTES, Memo, Mode, Refused, Spent};
 use super::decode::{self, Codec};
 use super::{Args, Bindings, Kind, Limits, Scanner, StrVal, walk, walk_with_parents};
 use crate::knowledge::capabilities::{self as caps, Capability, Entry, Role};
@@ -260,6 +260,8 @@ fn analyze_tree_with<'s>(
         budget_spent: Cell::new(false),
         values: RefCell::new(IdMap::default()),
         resolved: RefCell::new(IdMap::default()),
+        def_scopes: RefCell::new(IdMap::default()),
+        run_scopes: RefCell::new(IdMap::default()),
     };
     a.syntax_errors_from(root);
     a.collect(root);
@@ -327,10 +329,16 @@ pub(super) struct Analyzer<'s, 'b, 'c> {
     /// Set when the budget stopped a decode.
     budget_spent: Cell<bool>,
     /// Values of names assigned once, by value node ([`Analyzer::blob_value`]).
-    values: RefCell<IdMap<Result<Option<Blob>, decode::DecodeError>>>,
+    values: RefCell<IdMap<(BlobValue, Memo)>>,
     /// Names of values assigned once, by value node ([`Analyzer::resolve_value`]).
-    resolved: RefCell<IdMap<Vec<String>>>,
+    resolved: RefCell<IdMap<(Vec<String>, Memo)>>,
+    /// [`Analyzer::enclosing_def`] and the scope [`Analyzer::when`] looks for, by node.
+    def_scopes: RefCell<IdMap<Option<Node<'s>>>>,
+    run_scopes: RefCell<IdMap<Option<Node<'s>>>>,
 }
+
+/// What [`Analyzer::blob`] returns.
+type BlobValue = Result<Option<Blob>, decode::DecodeError>;
 
 /// A map keyed by tree-sitter node id (an address: no attacker picks it, so a multiplicative
 /// hash is enough).
@@ -383,17 +391,17 @@ impl<'s> Analyzer<'s, '_, '_> {
         let mut attrs = Vec::new();
         let mut defs = Vec::new();
         let mut parents = IdMap::default();
-        walk_with_parents(root, |node, parent, depth| {
+        walk_with_parents(root, |node, ancestors| {
             nodes = nodes.saturating_add(1);
             if nodes > max {
                 stopped = true;
                 return false;
             }
-            if let Some(parent) = parent
-                && depth >= MAPPED_DEPTH
+            if ancestors.len() >= MAPPED_DEPTH
                 && node.is_named()
+                && let Some(parent) = ancestors.last()
             {
-                parents.insert(node.id(), parent);
+                parents.insert(node.id(), *parent);
             }
             match Kind::of(node) {
                 Kind::Call => calls.push(node),
@@ -546,35 +554,50 @@ impl<'s> Analyzer<'s, '_, '_> {
 
     /// The innermost `def` whose body holds `node`.
     fn enclosing_def(&self, node: Node<'s>) -> Option<Node<'s>> {
+        self.innermost_scope(node, &self.def_scopes, &["function_definition"])
+    }
+
+    /// The innermost `def` or `lambda` whose body holds `node`, remembered for every node
+    /// walked up through: the calls of a ten-thousand-term chain share their ancestors, and
+    /// walking up from each of them was quadratic (issue 37).
+    fn innermost_scope(
+        &self,
+        node: Node<'s>,
+        memo: &RefCell<IdMap<Option<Node<'s>>>>,
+        kinds: &[&str],
+    ) -> Option<Node<'s>> {
+        let mut path = Vec::new();
         let mut child = node;
-        let mut up = self.parent(node);
-        for _ in 0..512 {
-            let n = up?;
-            if n.kind() == "function_definition"
+        let found = loop {
+            if let Some(known) = memo.borrow().get(&child.id()) {
+                break *known;
+            }
+            path.push(child);
+            let Some(n) = self.parent(child) else {
+                break None;
+            };
+            if kinds.contains(&n.kind())
                 && n.child_by_field_name("body").map(|b| b.id()) == Some(child.id())
             {
-                return Some(n);
+                break Some(n);
             }
             child = n;
-            up = self.parent(n);
+        };
+        let mut memo = memo.borrow_mut();
+        for n in path {
+            memo.insert(n.id(), found);
         }
-        None
+        found
     }
 
     /// When the code at `node` runs.
     pub fn when(&self, node: Node<'s>) -> When {
-        let mut child = node;
-        let mut up = self.parent(node);
-        for _ in 0..512 {
-            let Some(n) = up else { break };
-            let in_body = n.child_by_field_name("body").map(|b| b.id()) == Some(child.id());
-            if in_body && n.kind() == "lambda" {
-                return When::Call {
-                    function: "<lambda>".to_owned(),
-                    reached_from: Vec::new(),
-                };
-            }
-            if in_body && n.kind() == "function_definition" {
+        match self.innermost_scope(node, &self.run_scopes, &["function_definition", "lambda"]) {
+            Some(n) if n.kind() == "lambda" => When::Call {
+                function: "<lambda>".to_owned(),
+                reached_from: Vec::new(),
+            },
+            Some(n) => {
                 let name = n
                     .child_by_field_name("name")
                     .map_or("", |x| self.sc.text(x));
@@ -583,15 +606,13 @@ impl<'s> Analyzer<'s, '_, '_> {
                     Some(c) => format!("{c}.{name}"),
                     None => name.to_owned(),
                 };
-                return When::Call {
+                When::Call {
                     function: self.excerpt(&function),
                     reached_from: self.reached_from(name),
-                };
+                }
             }
-            child = n;
-            up = self.parent(n);
+            None => When::Import,
         }
-        When::Import
     }
 
     fn enclosing_class(&self, def: Node<'s>) -> Option<&'s str> {
@@ -667,8 +688,12 @@ impl<'s> Analyzer<'s, '_, '_> {
         let Some(node) = self.unparenthesized(node) else {
             return Vec::new();
         };
-        let Some(_guard) = self.budget.enter(node.id(), Mode::Resolve) else {
-            return Vec::new();
+        let _guard = match self.budget.enter(node.id(), Mode::Resolve) {
+            Ok(guard) => guard,
+            Err(Refused::Cycle) => return Vec::new(),
+            // Past a limit the aliases still count (an import resolves without evaluating
+            // anything): a sink reached after the budget ran out is still a sink.
+            Err(Refused::Limit) => return self.sc.resolve(node),
         };
         let mut names = self.resolve_entered(node);
         if names.len() > MAX_NAMES {
@@ -695,14 +720,17 @@ impl<'s> Analyzer<'s, '_, '_> {
     /// name used a thousand times, or names built from names built from names, cost one
     /// resolution each.
     fn resolve_value(&self, value: Node<'s>) -> Vec<String> {
-        if let Some(names) = self.resolved.borrow().get(&value.id()) {
+        if let Some((names, memo)) = self.resolved.borrow().get(&value.id())
+            && memo.holds_at(self.budget.depth())
+        {
             return names.clone();
         }
         let mark = self.budget.mark();
         let names = self.resolve(value);
-        // Under a cut (a cycle or a limit) the names depend on the path that led here.
-        if !self.budget.cut_since(mark) {
-            self.resolved.borrow_mut().insert(value.id(), names.clone());
+        if let Some(memo) = self.budget.memo_since(mark, false) {
+            self.resolved
+                .borrow_mut()
+                .insert(value.id(), (names.clone(), memo));
         }
         names
     }
@@ -1386,7 +1414,7 @@ impl<'s> Analyzer<'s, '_, '_> {
             return 0;
         }
         let inner = {
-            let Some(_guard) = self.budget.enter(node.id(), Mode::Payload) else {
+            let Ok(_guard) = self.budget.enter(node.id(), Mode::Payload) else {
                 return 0;
             };
             analyze_nested(text, self.sc.limits, self.depth + 1, self.budget)
@@ -1528,7 +1556,7 @@ impl<'s> Analyzer<'s, '_, '_> {
         let Some(node) = self.unparenthesized(node) else {
             return Ok(None);
         };
-        let Some(_guard) = self.budget.enter(node.id(), Mode::Value) else {
+        let Ok(_guard) = self.budget.enter(node.id(), Mode::Value) else {
             return Ok(None);
         };
         self.blob_entered(node)
@@ -1545,7 +1573,12 @@ impl<'s> Analyzer<'s, '_, '_> {
     /// [`Analyzer::resolve_value`]); a value is the same whatever path reaches it, unless a
     /// limit stopped part of it.
     fn blob_value(&self, value: Node<'s>) -> Result<Option<Blob>, decode::DecodeError> {
-        let known = self.values.borrow().get(&value.id()).cloned();
+        let known = self
+            .values
+            .borrow()
+            .get(&value.id())
+            .filter(|(_, memo)| memo.holds_at(self.budget.depth()))
+            .map(|(out, _)| out.clone());
         if let Some(known) = known {
             return match known {
                 Ok(Some(b)) if !self.budget.alloc(b.bytes.len()) => Ok(None),
@@ -1554,8 +1587,10 @@ impl<'s> Analyzer<'s, '_, '_> {
         }
         let mark = self.budget.mark();
         let out = self.blob(value);
-        if !self.budget.limited_since(mark) {
-            self.values.borrow_mut().insert(value.id(), out.clone());
+        if let Some(memo) = self.budget.memo_since(mark, true) {
+            self.values
+                .borrow_mut()
+                .insert(value.id(), (out.clone(), memo));
         }
         out
     }
@@ -1604,15 +1639,13 @@ impl<'s> Analyzer<'s, '_, '_> {
                         let Ok(fmt) = String::from_utf8(fmt.bytes) else {
                             return Ok(None);
                         };
-                        let Some(size) = percent_format(&fmt, &values, None) else {
-                            return Ok(None);
-                        };
-                        if !self.budget.alloc(size) {
+                        let size = percent_format(&fmt, &values, None);
+                        if !self.formatted_fits(size) {
                             return Ok(None);
                         }
-                        let mut out = String::with_capacity(size);
-                        Ok(percent_format(&fmt, &values, Some(&mut out))
-                            .map(|_| Blob::plain(out.into_bytes())))
+                        let mut out = String::new();
+                        let _ = percent_format(&fmt, &values, Some(&mut out));
+                        Ok(Some(Blob::plain(out.into_bytes())))
                     }
                     _ => Ok(None),
                 }
@@ -1678,11 +1711,13 @@ impl<'s> Analyzer<'s, '_, '_> {
             let next = self.blob(term)?;
             acc = match (acc, next) {
                 (Some(mut a), Some(b)) => {
+                    // The whole value may not pass one value's cap; the file pays for what
+                    // is added.
                     let total = a.bytes.len().checked_add(b.bytes.len());
-                    if !total.is_some_and(|t| t <= MAX_VALUE_BYTES)
-                        || !self.budget.alloc(b.bytes.len())
-                    {
+                    if total.is_none_or(|t| t > MAX_VALUE_BYTES) {
                         self.budget.refuse(Spent::Bytes);
+                        None
+                    } else if !self.budget.charge(b.bytes.len()) {
                         None
                     } else {
                         a.bytes.extend_from_slice(&b.bytes);
@@ -1736,8 +1771,7 @@ impl<'s> Analyzer<'s, '_, '_> {
                                 .checked_mul(parts.len().saturating_sub(1))
                                 .and_then(|s| n.checked_add(s))
                         });
-                    if !size.is_some_and(|n| self.budget.alloc(n)) {
-                        self.budget.refuse(Spent::Bytes);
+                    if !self.budget.alloc_size(size) {
                         return Ok(None);
                     }
                     return Ok(Some(Blob::plain(parts.join(&sep).into_bytes())));
@@ -1768,8 +1802,7 @@ impl<'s> Analyzer<'s, '_, '_> {
                     let size = count
                         .checked_mul(to.len())
                         .and_then(|grown| kept.checked_add(grown));
-                    if !size.is_some_and(|n| self.budget.alloc(n)) {
-                        self.budget.refuse(Spent::Bytes);
+                    if !self.budget.alloc_size(size) {
                         return Ok(None);
                     }
                     return Ok(Some(Blob::plain(s.replace(&from, &to).into_bytes())));
@@ -1794,15 +1827,13 @@ impl<'s> Analyzer<'s, '_, '_> {
                             None => return Ok(None),
                         }
                     }
-                    let Some(size) = brace_format(&fmt, &values, &named, None) else {
-                        return Ok(None);
-                    };
-                    if !self.budget.alloc(size) {
+                    let size = brace_format(&fmt, &values, &named, None);
+                    if !self.formatted_fits(size) {
                         return Ok(None);
                     }
-                    let mut out = String::with_capacity(size);
-                    return Ok(brace_format(&fmt, &values, &named, Some(&mut out))
-                        .map(|_| Blob::plain(out.into_bytes())));
+                    let mut out = String::new();
+                    let _ = brace_format(&fmt, &values, &named, Some(&mut out));
+                    return Ok(Some(Blob::plain(out.into_bytes())));
                 }
                 "decode" | "encode"
                     if !self.resolve(func).iter().any(|n| n.starts_with("codecs.")) =>
@@ -1841,6 +1872,19 @@ impl<'s> Analyzer<'s, '_, '_> {
             }
         }
         Ok(None)
+    }
+
+    /// Whether a formatted string measured first may be built: its size charged, or the
+    /// reason it may not recorded.
+    fn formatted_fits(&self, size: Formatted) -> bool {
+        match size {
+            Formatted::Len(n) => self.budget.alloc(n),
+            Formatted::TooLarge => {
+                self.budget.refuse(Spent::Bytes);
+                false
+            }
+            Formatted::Invalid => false,
+        }
     }
 
     /// `s.lower()`, `s.strip()`, …: the size of the result first (a case mapping may grow a
@@ -1893,7 +1937,7 @@ impl<'s> Analyzer<'s, '_, '_> {
     /// is followed like any value (and is unknown when already being followed).
     fn string_items(&self, node: Node<'s>) -> Option<Vec<String>> {
         let node = self.unparenthesized(node)?;
-        let _guard = self.budget.enter(node.id(), Mode::Items)?;
+        let _guard = self.budget.enter(node.id(), Mode::Items).ok()?;
         match node.kind() {
             "list" | "tuple" | "set" => {
                 let mut c = node.walk();
@@ -2210,44 +2254,82 @@ fn unescape(text: &str, out: &mut Vec<u8>) {
 /// Where a formatter writes: nowhere, to measure the output first, or its output.
 struct Sink<'o> {
     len: usize,
+    /// Set when the output would pass one value's cap.
+    too_large: bool,
     out: Option<&'o mut String>,
 }
 
-impl Sink<'_> {
+impl<'o> Sink<'o> {
+    fn new(out: Option<&'o mut String>) -> Self {
+        Sink {
+            len: 0,
+            too_large: false,
+            out,
+        }
+    }
+
     /// Adds `s`; `None` when the length overflows or passes one value's cap.
     fn push(&mut self, s: &str) -> Option<()> {
-        self.len = self
+        let Some(len) = self
             .len
             .checked_add(s.len())
-            .filter(|n| *n <= MAX_VALUE_BYTES)?;
+            .filter(|n| *n <= MAX_VALUE_BYTES)
+        else {
+            self.too_large = true;
+            return None;
+        };
+        self.len = len;
         if let Some(out) = self.out.as_deref_mut() {
             out.push_str(s);
         }
         Some(())
     }
+
+    /// What a formatter measured: its length, or why there is none.
+    fn size(self, formatted: Option<()>) -> Formatted {
+        match formatted {
+            Some(()) => Formatted::Len(self.len),
+            None if self.too_large => Formatted::TooLarge,
+            None => Formatted::Invalid,
+        }
+    }
+}
+
+/// The outcome of measuring (or writing) a formatted string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Formatted {
+    /// Its length in bytes.
+    Len(usize),
+    /// Longer than one value may be.
+    TooLarge,
+    /// A format the evaluator does not compute, or a missing value.
+    Invalid,
 }
 
 /// `fmt % values` for `%s`/`%r`/`%d` with string values and `%%`: the length of the result
 /// (measured without allocating when `out` is `None`, written to `out` otherwise).
-fn percent_format(fmt: &str, values: &[String], out: Option<&mut String>) -> Option<usize> {
-    let mut sink = Sink { len: 0, out };
-    let mut it = values.iter();
-    let mut chars = fmt.char_indices();
-    let mut plain = 0usize;
-    while let Some((at, c)) = chars.next() {
-        if c != '%' {
-            continue;
+fn percent_format(fmt: &str, values: &[String], out: Option<&mut String>) -> Formatted {
+    let mut sink = Sink::new(out);
+    let mut run = || {
+        let mut it = values.iter();
+        let mut chars = fmt.char_indices();
+        let mut plain = 0usize;
+        while let Some((at, c)) = chars.next() {
+            if c != '%' {
+                continue;
+            }
+            sink.push(fmt.get(plain..at)?)?;
+            match chars.next()? {
+                (_, '%') => sink.push("%")?,
+                (_, 's' | 'r' | 'd' | 'i') => sink.push(it.next()?)?,
+                _ => return None,
+            }
+            plain = chars.offset();
         }
-        sink.push(fmt.get(plain..at)?)?;
-        match chars.next()? {
-            (_, '%') => sink.push("%")?,
-            (_, 's' | 'r' | 'd' | 'i') => sink.push(it.next()?)?,
-            _ => return None,
-        }
-        plain = chars.offset();
-    }
-    sink.push(fmt.get(plain..)?)?;
-    Some(sink.len)
+        sink.push(fmt.get(plain..)?)
+    };
+    let formatted = run();
+    sink.size(formatted)
 }
 
 /// `fmt.format(*values, **named)` for `{}`, `{0}`, `{name}` (no format specs) and `{{`/`}}`:
@@ -2257,8 +2339,18 @@ fn brace_format(
     values: &[String],
     named: &BTreeMap<&str, String>,
     out: Option<&mut String>,
-) -> Option<usize> {
-    let mut sink = Sink { len: 0, out };
+) -> Formatted {
+    let mut sink = Sink::new(out);
+    let formatted = brace_format_into(fmt, values, named, &mut sink);
+    sink.size(formatted)
+}
+
+fn brace_format_into(
+    fmt: &str,
+    values: &[String],
+    named: &BTreeMap<&str, String>,
+    sink: &mut Sink<'_>,
+) -> Option<()> {
     let mut auto = 0usize;
     let mut chars = fmt.chars().peekable();
     let mut buf = [0u8; 4];
@@ -2293,7 +2385,7 @@ fn brace_format(
             _ => sink.push(c.encode_utf8(&mut buf))?,
         }
     }
-    Some(sink.len)
+    Some(())
 }
 
 #[cfg(test)]

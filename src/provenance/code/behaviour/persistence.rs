@@ -342,19 +342,25 @@ pub(super) fn judge_assignment<'s>(a: &mut Analyzer<'s, '_, '_>, node: Node<'s>)
     }
 }
 
+/// Whether `node` is a literal (a display of literals; a dictionary's pairs are not looked
+/// into). With an explicit stack: fifty thousand nested lists are a loop (issue 37).
 fn is_literal(node: Node<'_>) -> bool {
-    match node.kind() {
-        "string" | "concatenated_string" | "integer" | "float" | "true" | "false" | "none" => true,
-        "unary_operator" => node.named_child(0).is_some_and(is_literal),
-        "list" | "tuple" | "set" | "dictionary" => {
-            let mut c = node.walk();
-            let items: Vec<Node<'_>> = node.named_children(&mut c).collect();
-            items
-                .into_iter()
-                .all(|n| is_literal(n) || n.kind() == "pair")
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        match n.kind() {
+            "string" | "concatenated_string" | "integer" | "float" | "true" | "false" | "none" => {}
+            "unary_operator" => match n.named_child(0) {
+                Some(operand) => stack.push(operand),
+                None => return false,
+            },
+            "list" | "tuple" | "set" | "dictionary" => {
+                let mut c = n.walk();
+                stack.extend(n.named_children(&mut c).filter(|i| i.kind() != "pair"));
+            }
+            _ => return false,
         }
-        _ => false,
     }
+    true
 }
 
 /// `sys.meta_path.insert(0, Finder())`, `sys.path_hooks.append(h)`, `sys.modules.update(…)`;

@@ -770,3 +770,259 @@ fn a_reduce_that_returns_a_command_is_a_site() {
         assert_eq!(caps_of(benign), vec![], "{benign}");
     }
 }
+
+/// The detail of the one site of `cap`, and the analysis.
+fn one_detail(src: &str, cap: Capability) -> (String, Behaviour) {
+    let found = analyze(src, &Limits::default());
+    let details: Vec<&Site> = found.sites.iter().filter(|s| s.capability == cap).collect();
+    let [site] = details.as_slice() else {
+        panic!("{src:.200}: {:?}", found.sites)
+    };
+    (site.detail.clone(), found)
+}
+
+#[test]
+fn self_references_and_cycles_are_unknown_and_the_sink_stays_reported() {
+    // Issue 37: each of these overflowed the stack.
+    let cases = [
+        "x = \"%s\" % x\nexec(x)\n",
+        "x = \"{}\".format(x)\nexec(x)\n",
+        "x = \"\".join([x, \"a\"])\nexec(x)\n",
+        "x = (x + \"a\").strip()\nexec(x)\n",
+        "x = x.replace(\"a\", \"b\")\nexec(x)\n",
+        "x = f\"{x.upper()}\"\nexec(x)\n",
+        "x = x[::-1]\nexec(x)\n",
+        "x = base64.b64decode(x)\nexec(x)\n",
+        "a = b.strip()\nb = a.lower()\nexec(a)\n",
+        "p = q + '1'\nq = r + '2'\nr = p + '3'\nexec(p)\n",
+        // CPython's site.py: `line = line.rstrip()` in a loop, then `exec(line)`.
+        "for line in f:\n    line = line.rstrip()\n    if line.startswith('import'):\n        exec(line)\n",
+        "s = ''.join(s)\nexec(s)\n",
+        "c = {'k': c['k']}\nexec(c['k'])\n",
+        "v = v if v else 'x'\nexec(v)\n",
+    ];
+    for src in cases {
+        let (detail, found) = one_detail(src, Capability::DynamicCode);
+        assert!(detail.contains("computed at run time"), "{src}: {detail}");
+        // A cycle is not a limit.
+        assert_eq!(found.limit_hit, None, "{src}");
+    }
+    // Names, attributes and lookups that refer to themselves resolve to nothing, and what the
+    // rest of the file does is still found.
+    let src = "import os\nf = getattr(f, 'system')\nf('id')\nm = __import__(m)\nm.system('id')\n\
+               g = g.system\ng('id')\nh = vars(h)['system']\nh('id')\n\
+               c = c if c else os\nc.system('id')\n\
+               class K:\n    s = K.s + 'x'\n    def run(self):\n        self.x = self.x + 'a'\n        os.system(self.x)\n";
+    let found = analyze(src, &Limits::default());
+    let lines: Vec<usize> = found
+        .sites
+        .iter()
+        .filter(|s| s.capability == Capability::ProcessExecution)
+        .map(|s| s.line)
+        .collect();
+    assert_eq!(lines, vec![11, 16], "{:?}", found.sites);
+    assert_eq!(found.limit_hit, None);
+}
+
+#[test]
+fn expansion_bombs_are_refused_before_they_are_built() {
+    let big = "x".repeat(100_000);
+    let bombs = [
+        // Seven `replace` squarings: 4.2 GB before issue 37.
+        format!(
+            "s = 'aaaaaaaa'\n{}exec(t6)\n",
+            (0..7)
+                .map(|i| {
+                    let from = if i == 0 {
+                        "s".to_owned()
+                    } else {
+                        format!("t{}", i - 1)
+                    };
+                    format!("t{i} = {from}.replace('a', {from})\n")
+                })
+                .collect::<String>()
+        ),
+        format!(
+            "sep = '{big}'\nexec(sep.join([{}]))\n",
+            "'a',".repeat(10_000)
+        ),
+        format!(
+            "v = '{big}'\nexec('{}' % ({}))\n",
+            "%s".repeat(100),
+            "v,".repeat(100)
+        ),
+        format!("v = '{big}'\nexec('{}'.format(v))\n", "{0}".repeat(100)),
+        format!("v = '{big}'\nexec(f'{}')\n", "{v}".repeat(100)),
+        format!(
+            "a0 = '{big}'\n{}exec(a20)\n",
+            (1..=20)
+                .map(|i| format!("a{i} = a{} + a{}\n", i - 1, i - 1))
+                .collect::<String>()
+        ),
+        format!("v = '{}'\nexec(v.upper())\n", "\u{390}".repeat(400_000)),
+    ];
+    for src in &bombs {
+        let (detail, found) = one_detail(src, Capability::DynamicCode);
+        assert!(
+            detail.contains("computed at run time"),
+            "{src:.80}: {detail}"
+        );
+        assert!(detail.contains("code_eval_bytes"), "{src:.80}: {detail}");
+        assert_eq!(found.limit_hit, Some("code_eval_bytes"), "{src:.80}");
+    }
+    // Operations the evaluator does not compute are unknown: nothing is allocated for them.
+    for call in [
+        "'a' * 10**9",
+        "'a'.ljust(10**9)",
+        "'a'.rjust(10**9)",
+        "'a'.center(10**9)",
+        "'a'.zfill(10**9)",
+        "'\\t'.expandtabs(10**9)",
+        "bytes(10**9)",
+        "bytearray(10**9)",
+        "'{:>999999999}'.format('a')",
+    ] {
+        let src = format!("exec({call})\n");
+        let (detail, found) = one_detail(&src, Capability::DynamicCode);
+        assert!(detail.contains("computed at run time"), "{src}: {detail}");
+        assert_eq!(found.limit_hit, None, "{src}");
+    }
+    // An f-string's format spec is not applied: no padding is built.
+    let (detail, _) = one_detail("exec(f\"{'a':>999999999}\")\n", Capability::DynamicCode);
+    assert!(detail.contains("runs the literal `a`"), "{detail}");
+}
+
+#[test]
+fn long_chains_and_deep_nesting_are_linear_and_bounded() {
+    // A chain is evaluated in a loop: every term counts.
+    let chain = vec!["chr(97)"; 10_000].join("+");
+    let (detail, found) = one_detail(
+        &format!("import os\nos.system({chain})\n"),
+        Capability::ProcessExecution,
+    );
+    assert!(detail.starts_with("runs `aaaa"), "{detail}");
+    assert_eq!(found.limit_hit, None);
+    let strings = vec!["'b'"; 20_000].join(" + ");
+    let (detail, _) = one_detail(
+        &format!("import os\nos.system({strings})\n"),
+        Capability::ProcessExecution,
+    );
+    assert!(detail.starts_with("runs `bbbb"), "{detail}");
+    // Parentheses are unwrapped in a loop.
+    let parens = format!("exec({}'x'{})\n", "(".repeat(100_000), ")".repeat(100_000));
+    let (detail, _) = one_detail(&parens, Capability::DynamicCode);
+    assert!(detail.contains("runs the literal `x`"), "{detail}");
+    // Nesting that is real recursion stops at the depth limit, with SCAN004.
+    for deep in [
+        format!("exec({}'x'{})\n", "'a'+(".repeat(5_000), ")".repeat(5_000)),
+        format!(
+            "import base64\nexec({}'eA=='{})\n",
+            "base64.b64decode(".repeat(5_000),
+            ")".repeat(5_000)
+        ),
+        format!("exec({}'x'{})\n", "f(".repeat(5_000), ")".repeat(5_000)),
+        format!(
+            "x = {}{}\nexec(x)\n",
+            "[".repeat(50_000),
+            "]".repeat(50_000)
+        ),
+        format!("import os\nos.system({}b)\n", "a.".repeat(20_000)),
+    ] {
+        let found = analyze(&deep, &Limits::default());
+        assert!(!found.sites.is_empty(), "{deep:.60}");
+    }
+    let nested = format!("exec({}'x'{})\n", "'a'+(".repeat(5_000), ")".repeat(5_000));
+    let (detail, found) = one_detail(&nested, Capability::DynamicCode);
+    assert!(detail.contains("code_eval_depth"), "{detail}");
+    assert_eq!(found.limit_hit, Some("code_eval_depth"));
+    // The depth is not reset when the evaluation re-enters itself (string -> blob -> call ->
+    // string) or analyses a decoded payload: a thousand levels of names built from names stop
+    // at the limit, as one evaluation.
+    let names: String = (1..1_000)
+        .map(|i| format!("n{i} = '{{}}'.format(n{})\n", i - 1))
+        .collect();
+    let (detail, found) = one_detail(
+        &format!("n0 = 'id'\n{names}exec(n999)\n"),
+        Capability::DynamicCode,
+    );
+    assert!(detail.contains("code_eval_depth"), "{detail}");
+    assert_eq!(found.limit_hit, Some("code_eval_depth"));
+    // Names doubling sixty times over are evaluated once each (not 2^60 times).
+    let doubling: String = (1..64)
+        .map(|i| format!("a{i} = (a{} + a{}).strip()\n", i - 1, i - 1))
+        .collect();
+    let (_, found) = one_detail(
+        &format!("a0 = ' '\n{doubling}exec(a63)\n"),
+        Capability::DynamicCode,
+    );
+    assert_ne!(found.limit_hit, Some("code_eval_steps"));
+    assert_eq!(found.truncated_by, None);
+}
+
+#[test]
+fn a_spent_budget_keeps_every_sink() {
+    let src = format!(
+        "import os, base64\nx = {}\nexec(x)\nexec(base64.b64decode('aWQ='))\nos.system('id')\n",
+        vec!["'a'"; 100].join(" + ")
+    );
+    let steps = Limits {
+        eval: crate::provenance::code::budget::Limits {
+            max_steps: 20,
+            ..crate::provenance::code::budget::Limits::default()
+        },
+        ..Limits::default()
+    };
+    let found = analyze(&src, &steps);
+    assert_eq!(found.limit_hit, Some("code_eval_steps"));
+    let calls: Vec<(&str, usize)> = found
+        .sites
+        .iter()
+        .map(|s| (s.call.as_str(), s.line))
+        .collect();
+    assert_eq!(
+        calls,
+        vec![("exec", 3), ("exec", 4), ("os.system", 5)],
+        "{:?}",
+        found.sites
+    );
+    assert!(
+        found.sites[0].detail.contains("code_eval_steps"),
+        "{:?}",
+        found.sites[0]
+    );
+    // The wall clock, checked every few thousand steps, stops the evaluation too.
+    let late = Limits {
+        eval: crate::provenance::code::budget::Limits {
+            max_millis: 0,
+            ..crate::provenance::code::budget::Limits::default()
+        },
+        ..Limits::default()
+    };
+    let chain = vec!["'a'"; 10_000].join("+");
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    let found = analyze(&format!("import os\nos.system({chain})\n"), &late);
+    assert_eq!(found.truncated_by, Some("eval-timeout"));
+    assert_eq!(found.sites.len(), 1);
+    // Decoding and the payloads analysed again share the file's bytes.
+    let bytes = Limits {
+        eval: crate::provenance::code::budget::Limits {
+            max_bytes: 64,
+            ..crate::provenance::code::budget::Limits::default()
+        },
+        ..Limits::default()
+    };
+    let blob = base64_encode("import os\nos.system('id')\n".repeat(10).as_bytes());
+    let found = analyze(
+        &format!("import base64\nexec(base64.b64decode('{blob}'))\n"),
+        &bytes,
+    );
+    assert_eq!(found.limit_hit, Some("code_eval_bytes"));
+    assert!(
+        found
+            .sites
+            .iter()
+            .any(|s| s.call == "exec" && s.severity == Severity::Critical),
+        "{:?}",
+        found.sites
+    );
+}
