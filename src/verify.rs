@@ -542,6 +542,7 @@ pub fn verify_with(
 
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs)
+        .stack_size(crate::model::limits::WORKER_STACK_BYTES)
         .build()
         .context("cannot start worker threads")?;
     let found: Vec<(String, Found)> = pool.install(|| {

@@ -35,8 +35,11 @@ pub fn run(args: InspectArgs) -> Result<u8> {
         .file_name()
         .map(|n| walk::display_rel(Path::new(n)))
         .unwrap_or_default();
-    let scan = engine::scan_guarded(&rel, || {
-        inspect::scan_file(&args.file, &rel, meta.len(), &cfg)
+    // Hostile files are read on a thread with the scan workers' stack, not on the main thread.
+    let scan = engine::on_worker_stack(|| {
+        engine::scan_guarded(&rel, || {
+            inspect::scan_file(&args.file, &rel, meta.len(), &cfg)
+        })
     });
     let digest = scan.sha256.clone();
     let mut findings = policy.evaluate(scan.detections.clone(), &|_| digest.clone(), clock.today());

@@ -14,7 +14,10 @@ pub fn run() -> Result<u8> {
     let quiet = std::panic::take_hook();
     // The expected panic would print a scary message; say what happened instead.
     std::panic::set_hook(Box::new(|_| {}));
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build()?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .stack_size(modelgate::model::limits::WORKER_STACK_BYTES)
+        .build()?;
     let scan = pool.install(|| {
         scan_guarded("selftest.bin", || {
             panic!("selftest: a deliberate inspector panic")

@@ -25,7 +25,7 @@ mod root;
 mod schedule;
 mod signing;
 
-pub use schedule::scan_guarded;
+pub use schedule::{on_worker_stack, scan_guarded};
 
 use crate::model::facts::{Fact, FactMap};
 use std::collections::BTreeMap;

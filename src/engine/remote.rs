@@ -109,6 +109,7 @@ impl Scanner {
         };
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(self.options.jobs)
+            .stack_size(crate::model::limits::WORKER_STACK_BYTES)
             .build()?;
         // `collect` on an indexed parallel iterator keeps input (path) order: the report is the
         // same for any --jobs.

@@ -56,7 +56,10 @@ pub fn scan_all(
     order.sort_by(|&a, &b| units[b].size.cmp(&units[a].size).then(a.cmp(&b)));
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<FileScan>>> = Mutex::new(vec![None; units.len()]);
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build()?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .stack_size(crate::model::limits::WORKER_STACK_BYTES)
+        .build()?;
     pool.scope(|s| {
         for _ in 0..jobs {
             s.spawn(|_| {
@@ -114,6 +117,23 @@ fn lost_result(rel: &str) -> FileScan {
         "internal error: the worker returned no result for this file; it was not scanned",
     ));
     out
+}
+
+/// Runs `work` on a thread with the workers' stack ([`WORKER_STACK_BYTES`]), for scan work
+/// that would otherwise run on the calling (main) thread, whose stack the platform decides
+/// (1 MiB on Windows). When no thread can be started, `work` runs here.
+///
+/// [`WORKER_STACK_BYTES`]: crate::model::limits::WORKER_STACK_BYTES
+pub fn on_worker_stack<T: Send>(work: impl FnOnce() -> T + Send) -> T {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .stack_size(crate::model::limits::WORKER_STACK_BYTES)
+        .build();
+    match pool {
+        // `install` returns the result and carries a panic in `work` back here.
+        Ok(pool) => pool.install(work),
+        Err(_) => work(),
+    }
 }
 
 /// Runs one file's scan so that a panic in it becomes a `SCAN001 unreadable-file` detection for

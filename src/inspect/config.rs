@@ -20,7 +20,7 @@ use super::context::Ctx;
 use crate::knowledge::{self, Verdict, loaders};
 use crate::model::finding::{Location, Severity};
 use crate::model::rules::RuleId;
-use crate::provenance::loader_code;
+use crate::provenance::{card, loader_code};
 
 /// Advisories for code execution through `_target_` in configs shipped with a model.
 const TARGET_REFERENCES: &[&str] = &["CVE-2025-23304"];
@@ -59,7 +59,7 @@ pub fn check_yaml(ctx: &mut Ctx<'_>, bytes: &[u8], member: Option<&str>) {
     // The parser reads the whole document before it refuses its depth, at some microseconds a
     // level: a config of nothing but `[` would take minutes. Flow nesting past its limit is
     // seen here first.
-    if flow_depth_exceeds(&text, YAML_PARSER_DEPTH) {
+    if card::flow_depth_exceeds(&text, card::YAML_PARSER_DEPTH) {
         if may_instantiate(bytes) {
             too_deep(ctx, "yaml_depth", true, member);
         }
@@ -76,53 +76,6 @@ pub fn check_yaml(ctx: &mut Ctx<'_>, bytes: &[u8], member: Option<&str>) {
         Err(_) => return,
     };
     check_value(ctx, &to_json(&value), member, "yaml_depth");
-}
-
-/// The nesting serde_norway refuses to go past (its `recursion_check`).
-const YAML_PARSER_DEPTH: usize = 128;
-
-/// Whether the flow collections (`[`, `{`) of a YAML text nest deeper than `max`, outside quoted
-/// scalars and comments. Brackets inside a plain scalar (`x[1]`) are counted too; they balance
-/// in any text a person writes, so only a document past the parser's own limit reaches `max`.
-fn flow_depth_exceeds(text: &str, max: usize) -> bool {
-    let bytes = text.as_bytes();
-    let mut depth = 0usize;
-    let mut i = 0;
-    while let Some(&c) = bytes.get(i) {
-        match c {
-            b'[' | b'{' => {
-                depth += 1;
-                if depth > max {
-                    return true;
-                }
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            b'\'' | b'"' => {
-                // To the closing quote: `''` is a quote in single quotes, `\"` in double.
-                i += 1;
-                while let Some(&q) = bytes.get(i) {
-                    if q == b'\\' && c == b'"' {
-                        i += 1;
-                    } else if q == c {
-                        if c == b'\'' && bytes.get(i + 1) == Some(&b'\'') {
-                            i += 1;
-                        } else {
-                            break;
-                        }
-                    }
-                    i += 1;
-                }
-            }
-            b'#' if i == 0 || bytes.get(i - 1).is_some_and(u8::is_ascii_whitespace) => {
-                while bytes.get(i).is_some_and(|&b| b != b'\n') {
-                    i += 1;
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    false
 }
 
 /// Whether a parser's error is its nesting limit (serde_json and serde_norway both start their
@@ -581,27 +534,6 @@ mod tests {
             assert_eq!(hit.len(), 1, "{d:?}");
             assert_eq!(hit[0].0, "yaml_depth");
         }
-    }
-
-    #[test]
-    fn flow_depth_counts_brackets_outside_quotes_and_comments() {
-        let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
-        assert!(!flow_depth_exceeds(&deep(128), 128));
-        assert!(flow_depth_exceeds(&deep(129), 128));
-        assert!(flow_depth_exceeds(&format!("a: {{b: {}}}", deep(128)), 128));
-        let quoted = format!(
-            "a: '{}'' {}'\nb: \"\\\" {}\"\n# {}\n",
-            "[".repeat(200),
-            "{".repeat(200),
-            "[".repeat(200),
-            "[".repeat(200)
-        );
-        assert!(!flow_depth_exceeds(&quoted, 128), "{quoted}");
-        assert!(!flow_depth_exceeds(
-            "a: x[1] y[2]\nb: [1, [2, {c: 3}]]\n",
-            3
-        ));
-        assert!(flow_depth_exceeds("a: x[1] y[2]\nb: [1, [2, {c: 3}]]\n", 2));
     }
 
     #[test]

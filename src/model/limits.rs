@@ -36,6 +36,29 @@ const ANY: u64 = i64::MAX as u64;
 /// bigger headers, so a larger value would only let a header-bomb through.
 pub const MAX_SAFETENSORS_HEADER: u64 = 100_000_000;
 
+/// The largest `archive_depth` a policy may set: archive nesting is walked by recursion, about
+/// 16 KiB of stack a level in a debug build (zip in zip; measured, see [`WORKER_STACK_BYTES`]).
+pub const MAX_ARCHIVE_DEPTH: u64 = 64;
+
+/// The largest `json_depth` a policy may set: the safetensors header check descends once a
+/// level, about 2 KiB of stack a level in a debug build (see [`WORKER_STACK_BYTES`]).
+pub const MAX_JSON_DEPTH: u64 = 1024;
+
+/// Stack of every thread that reads scanned files (the scan's workers, remote and `verify`
+/// workers, `inspect`), the second line of defence behind the depth limits (issue 37): every
+/// recursive walker stops at a limit with a finding first; this is sized so that the deepest
+/// walk any policy can allow fits several times over.
+///
+/// Measured on a debug build (the largest frames; `RUST_MIN_STACK` bisected for the smallest
+/// stack a scan of the file survives, before this constant existed): defaults: a YAML config
+/// 128 deep 456 KiB, a safetensors header 128 deep 288 KiB, `config.json` 127 deep 228 KiB,
+/// zips nested 4 deep 132 KiB; at the largest settable limits: zips nested 64 deep 1.04 MiB
+/// (`MAX_ARCHIVE_DEPTH`), a safetensors header 1,000 deep 1.93 MiB (`MAX_JSON_DEPTH`), which
+/// is about the 2 MiB a thread gets by default. 16 MiB leaves eight times the deepest of them
+/// for the judges' own bounded walks and for release builds to differ; it is address space,
+/// not memory, until a walk touches it.
+pub const WORKER_STACK_BYTES: usize = 16 << 20;
+
 macro_rules! limits {
     ($( $(#[$attr:meta])* $name:ident = $default:expr, [$min:expr, $max:expr], $doc:literal; )*) => {
         /// Every resource limit, typed. Built from the policy (`Policy::limits`); the default is
@@ -93,14 +116,18 @@ limits! {
     // data, not a malformed pickle (issue 15, cause 9).
     pickle_string_bytes = GIB, [0, ANY],
         "longest protocol-0 pickle string line read (only a prefix is kept in memory)";
-    archive_depth = 4, [0, ANY], "archives nested inside archives";
+    // Each level is a recursion (member -> zip/tar/decompressor -> member); the bound keeps
+    // it inside WORKER_STACK_BYTES (issue 37).
+    archive_depth = 4, [0, MAX_ARCHIVE_DEPTH], "archives nested inside archives";
     archive_members = 100_000, [0, ANY], "members of one archive";
     archive_member_bytes = 16 * GIB, [0, ANY], "decompressed size of one archive member";
     archive_total_bytes = 64 * GIB, [0, ANY],
         "decompressed size of all members of one archive";
     archive_ratio = 1000, [0, ANY],
         "decompressed/compressed size ratio of a member (zip bombs)";
-    json_depth = 128, [0, ANY], "nesting depth of JSON documents";
+    // The safetensors header check descends once per level; the bound keeps it inside
+    // WORKER_STACK_BYTES (issue 37). serde_json stops at 128 whatever this says.
+    json_depth = 128, [0, MAX_JSON_DEPTH], "nesting depth of JSON documents";
     // The YAML parser refuses deeper documents itself (issue 37), so this can only be lowered.
     yaml_depth = 128, [0, 128], "nesting depth of YAML configs (the YAML parser stops at 128)";
     json_bytes = 64 * MIB, [0, ANY], "config, index and notebook files read into memory";

@@ -262,9 +262,68 @@ fn split_front_matter(text: &str) -> Split<'_> {
     Split::Unterminated
 }
 
+/// The nesting serde_norway refuses to go past (its `recursion_check`).
+pub const YAML_PARSER_DEPTH: usize = 128;
+
+/// Whether the flow collections (`[`, `{`) of a YAML text nest deeper than `max`, outside quoted
+/// scalars and comments. Brackets inside a plain scalar (`x[1]`) are counted too; they balance
+/// in any text a person writes, so only a document past the parser's own limit reaches `max`.
+pub fn flow_depth_exceeds(text: &str, max: usize) -> bool {
+    let bytes = text.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while let Some(&c) = bytes.get(i) {
+        match c {
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            b'\'' | b'"' => {
+                // To the closing quote: `''` is a quote in single quotes, `\"` in double.
+                i += 1;
+                while let Some(&q) = bytes.get(i) {
+                    if q == b'\\' && c == b'"' {
+                        i += 1;
+                    } else if q == c {
+                        if c == b'\'' && bytes.get(i + 1) == Some(&b'\'') {
+                            i += 1;
+                        } else {
+                            break;
+                        }
+                    }
+                    i += 1;
+                }
+            }
+            b'#' if i == 0 || bytes.get(i - 1).is_some_and(u8::is_ascii_whitespace) => {
+                while bytes.get(i).is_some_and(|&b| b != b'\n') {
+                    i += 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    false
+}
+
 fn read_front_matter(yaml: &str, first_line: usize, limits: &Limits, facts: &mut CardFacts) {
     if yaml.trim().is_empty() {
         facts.front_matter = FrontMatterState::Present;
+        return;
+    }
+    // The parser reads all of a document before it refuses its depth, at some microseconds a
+    // level (issue 37): flow nesting past its limit is refused here first, as it would refuse it.
+    if flow_depth_exceeds(yaml, YAML_PARSER_DEPTH) {
+        facts.front_matter = FrontMatterState::Invalid {
+            message: format!(
+                "recursion limit exceeded (flow collections nest deeper than {YAML_PARSER_DEPTH})"
+            ),
+            line: first_line,
+            column: 1,
+        };
         return;
     }
     let value: Value = match serde_norway::from_str(yaml) {
@@ -1037,6 +1096,40 @@ mod tests {
         assert!(started.elapsed() < Duration::from_secs(5));
         assert!(
             matches!(&facts.front_matter, FrontMatterState::Invalid { message, .. } if message.contains("repetition limit")),
+            "{:?}",
+            facts.front_matter
+        );
+    }
+
+    #[test]
+    fn flow_depth_counts_brackets_outside_quotes_and_comments() {
+        let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert!(!flow_depth_exceeds(&deep(128), 128));
+        assert!(flow_depth_exceeds(&deep(129), 128));
+        assert!(flow_depth_exceeds(&format!("a: {{b: {}}}", deep(128)), 128));
+        let quoted = format!(
+            "a: '{}'' {}'\nb: \"\\\" {}\"\n# {}\n",
+            "[".repeat(200),
+            "{".repeat(200),
+            "[".repeat(200),
+            "[".repeat(200)
+        );
+        assert!(!flow_depth_exceeds(&quoted, 128), "{quoted}");
+        assert!(!flow_depth_exceeds(
+            "a: x[1] y[2]\nb: [1, [2, {c: 3}]]\n",
+            3
+        ));
+        assert!(flow_depth_exceeds("a: x[1] y[2]\nb: [1, [2, {c: 3}]]\n", 2));
+    }
+
+    #[test]
+    fn rejects_front_matter_100000_deep_quickly_issue_37() {
+        let depth = 100_000;
+        // 200 KB: within `yaml_bytes`, so the depth is what stops it.
+        let yaml = format!("---\na: {}{}\n---\n", "[".repeat(depth), "]".repeat(depth));
+        let facts = parse(&yaml);
+        assert!(
+            matches!(&facts.front_matter, FrontMatterState::Invalid { message, .. } if message.starts_with("recursion limit exceeded")),
             "{:?}",
             facts.front_matter
         );

@@ -18,6 +18,8 @@ use serde_json::Value;
 #[allow(unused_imports)]
 use crate::support::*;
 
+mod depth;
+
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
