@@ -468,6 +468,7 @@ mod behaviour;
 mod configs;
 mod engine;
 mod hostile;
+mod hostile_python;
 mod loaders;
 mod native;
 mod packages;
