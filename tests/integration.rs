@@ -469,6 +469,7 @@ mod configs;
 mod engine;
 mod hostile;
 mod loader_configs;
+mod hostile_python;
 mod loaders;
 mod native;
 mod packages;
