@@ -405,14 +405,18 @@ enum RawSetting {
     /// `PKL001 = "deny"`.
     Level(Spanned<String>),
     /// `SRC006 = { deny_from = "medium", allow_below = "low" }` (or a `[rules.SRC006]` table).
-    Graded {
-        /// The value's span, for problems about the table as a whole.
-        span: Range<usize>,
-        /// Whether the table has no keys at all (a wrong key is reported as such, not as empty).
-        empty: bool,
-        deny_from: Option<Spanned<String>>,
-        allow_below: Option<Spanned<String>>,
-    },
+    Graded(RawGrading),
+}
+
+/// A rule's grading table, its severities not yet checked.
+#[derive(Debug)]
+struct RawGrading {
+    /// The value's span, for problems about the table as a whole.
+    span: Range<usize>,
+    /// Whether the table has no keys at all (a wrong key is reported as such, not as empty).
+    empty: bool,
+    deny_from: Option<Spanned<String>>,
+    allow_below: Option<Spanned<String>>,
 }
 
 /// One `identities` entry, with its span for "missing key" problems.
@@ -588,12 +592,12 @@ fn walk_grading(
             ),
         }
     }
-    RawSetting::Graded {
+    RawSetting::Graded(RawGrading {
         span,
         empty: table.is_empty(),
         deny_from,
         allow_below,
-    }
+    })
 }
 
 impl RawPolicy {
@@ -1094,17 +1098,7 @@ fn validate_rules(d: &mut Diag<'_>, rules: &[(Spanned<String>, RawSetting)], pol
         seen.insert(rule, key);
         let level = match setting {
             RawSetting::Level(level) => level,
-            RawSetting::Graded {
-                span,
-                empty,
-                deny_from,
-                allow_below,
-            } => {
-                if !*empty && deny_from.is_none() && allow_below.is_none() {
-                    // Its keys were unknown or of the wrong type, and are reported as such.
-                    continue;
-                }
-                let raw = (span.clone(), deny_from.as_ref(), allow_below.as_ref());
+            RawSetting::Graded(raw) => {
                 if let Some(g) = validate_grading(d, key, raw) {
                     // The level a table stands for is what a finding of the rule's own
                     // severity gets, so `policy check`, `explain` and the preset tables keep
@@ -1146,19 +1140,16 @@ fn validate_rules(d: &mut Diag<'_>, rules: &[(Spanned<String>, RawSetting)], pol
 
 /// A grading table's severities, checked: each a severity name, `allow_below` not above
 /// `deny_from`, and not a table that says nothing.
-fn validate_grading(
-    d: &mut Diag<'_>,
-    key: &Spanned<String>,
-    (span, deny_from, allow_below): (
-        Range<usize>,
-        Option<&Spanned<String>>,
-        Option<&Spanned<String>>,
-    ),
-) -> Option<Grading> {
+fn validate_grading(d: &mut Diag<'_>, key: &Spanned<String>, raw: &RawGrading) -> Option<Grading> {
     let rule = key.get_ref();
+    let (deny_from, allow_below) = (raw.deny_from.as_ref(), raw.allow_below.as_ref());
     if deny_from.is_none() && allow_below.is_none() {
+        if !raw.empty {
+            // Its keys were unknown or of the wrong type, and are reported as such.
+            return None;
+        }
         d.error(
-            span,
+            raw.span.clone(),
             "empty-grading",
             format!("the grading of `{rule}` sets neither `deny_from` nor `allow_below`"),
             Some(format!(
