@@ -318,7 +318,10 @@ fn record_pickle(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) 
                     } else {
                         crate::model::finding::Severity::Low
                     },
-                    format!("pickle{within} {how} `{name}`, which is not on the safe list"),
+                    format!(
+                        "pickle{within} {how} `{name}`, which is not on the safe list; {}",
+                        describe_use(call_opcode)
+                    ),
                     "unknown",
                 ),
             },
@@ -558,6 +561,32 @@ fn site(d: &Detection) -> Value {
     Value::Object(site.into_iter().collect())
 }
 
+/// Issue 39: what the pickle does with an unknown global, for the PKL002 message, from the
+/// first opcode that used it (CPython `Lib/pickle.py`, `load_reduce`, `load_newobj`,
+/// `load_build`, `load_appends`, `load_setitems`).
+fn describe_use(call_opcode: Option<&str>) -> String {
+    match call_opcode {
+        Some("REDUCE") => {
+            "the pickle calls it with arguments it supplies (REDUCE), so what runs is that \
+             callable's own code"
+                .to_owned()
+        }
+        Some(op @ ("NEWOBJ" | "NEWOBJ_EX" | "OBJ" | "INST")) => format!(
+            "the pickle builds an instance of it ({op}: its constructor runs with arguments the \
+             pickle supplies)"
+        ),
+        Some("BUILD") => {
+            "the pickle sets the state of an instance of it (BUILD: its `__setstate__` runs)"
+                .to_owned()
+        }
+        Some(op @ ("APPEND" | "APPENDS" | "SETITEM" | "SETITEMS" | "ADDITEMS")) => format!(
+            "the pickle fills an instance of it ({op}: its append, `__setitem__` or `add` runs)"
+        ),
+        Some(op) => format!("the pickle calls it ({op})"),
+        None => "the pickle only stores a reference to it (nothing of it runs at load)".to_owned(),
+    }
+}
+
 /// The folded detection of one rule's detections in one file (see [`fold_per_file`]).
 fn fold_group(rule: RuleId, mut group: Vec<Detection>) -> Detection {
     let sites: Vec<Value> = group.iter().take(MAX_FOLDED_SITES).map(site).collect();
@@ -577,10 +606,14 @@ fn fold_group(rule: RuleId, mut group: Vec<Detection>) -> Detection {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string();
-        let how = match d.evidence.get("called").and_then(Value::as_bool) {
-            Some(true) => " (called)",
-            Some(false) => " (referenced)",
-            None => "",
+        let how = match (
+            d.evidence.get("called").and_then(Value::as_bool),
+            d.evidence.get("call_opcode").and_then(Value::as_str),
+        ) {
+            (Some(true), Some(op)) => format!(" (called by {op})"),
+            (Some(true), None) => " (called)".to_owned(),
+            (Some(false), _) => " (referenced)".to_owned(),
+            (None, _) => String::new(),
         };
         format!("`{what}`{how}")
     };

@@ -752,6 +752,162 @@ pub const ENTRIES: &[Entry] = &[
     ),
 ];
 
+// ---- issue 39: third-party packages judged by purpose ------------------------------------
+//
+// A package whose purpose is to act on the world is known at package level: any callable of it
+// that a pickle calls or a config's `_target_` names is dangerous with the package's capability,
+// whatever its name (a class is a client, a connection or a runner: judged by that purpose), and
+// a call into it in shipped code is a site of that capability. Exact and module entries of
+// [`ENTRIES`] are more specific and win (`paramiko.SSHClient` connects; `pip.main` installs).
+
+const VCS: &str =
+    "a version-control client: clone and fetch run hooks and transport helpers (package docs)";
+const CLUSTER: &str =
+    "a cluster or container client: runs commands in containers or jobs (package docs)";
+const REMOTE: &str = "a remote shell or task runner: runs commands (package docs)";
+const CLOUD: &str = "a cloud SDK or storage client: reaches its service (package docs)";
+const CLIENTS: &str = "an HTTP, RPC, database or messaging client (package docs)";
+const BROWSER: &str = "browser automation: starts and drives a web browser (package docs)";
+const SCHEDULE: &str =
+    "a scheduler or task queue: runs callables later or elsewhere (package docs)";
+const DOWNLOAD: &str = "a downloader: fetches files or media (package docs)";
+const PACKAGING: &str =
+    "a package manager or build tool: installs packages or runs builds (package docs)";
+
+/// Packages judged by purpose (see above). Matched like [`Match::Module`] entries, after
+/// [`ENTRIES`]' exact and module entries.
+pub const PACKAGES: &[Entry] = &[
+    // Version-control clients.
+    m("pygit2", Proc, Role::Call, VCS),
+    m("hglib", Proc, Role::Call, VCS),
+    m("git", Proc, Role::Call, VCS),
+    m("dulwich", Proc, Role::Call, VCS),
+    m("mercurial", Proc, Role::Call, VCS),
+    m("svn", Proc, Role::Call, VCS),
+    m("pysvn", Proc, Role::Call, VCS),
+    // Cluster and container clients.
+    m("docker", Proc, Role::Call, CLUSTER),
+    m("nomad", Proc, Role::Call, CLUSTER),
+    m("kubernetes", Proc, Role::Call, CLUSTER),
+    m("podman", Proc, Role::Call, CLUSTER),
+    m("ray.job_submission", Proc, Role::Call, CLUSTER),
+    // Remote shells and task runners.
+    m("asyncssh", Proc, Role::Call, REMOTE),
+    m("fabric", Proc, Role::Call, REMOTE),
+    m("paramiko", Proc, Role::Call, REMOTE),
+    m("invoke", Proc, Role::Call, REMOTE),
+    m("plumbum", Proc, Role::Call, REMOTE),
+    m("spur", Proc, Role::Call, REMOTE),
+    m("pssh", Proc, Role::Call, REMOTE),
+    m("netmiko", Proc, Role::Call, REMOTE),
+    // Cloud SDKs and storage clients.
+    m("boto3", Net, Role::Connect, CLOUD),
+    m("botocore", Net, Role::Connect, CLOUD),
+    m("boto", Net, Role::Connect, CLOUD),
+    m("aioboto3", Net, Role::Connect, CLOUD),
+    m("google.cloud", Net, Role::Connect, CLOUD),
+    m("googleapiclient", Net, Role::Connect, CLOUD),
+    m("azure", Net, Role::Connect, CLOUD),
+    m("s3fs", Net, Role::Connect, CLOUD),
+    m("gcsfs", Net, Role::Connect, CLOUD),
+    m("adlfs", Net, Role::Connect, CLOUD),
+    m("minio", Net, Role::Connect, CLOUD),
+    m("oss2", Net, Role::Connect, CLOUD),
+    m("smart_open", Net, Role::Connect, CLOUD),
+    m("dropbox", Net, Role::Connect, CLOUD),
+    // HTTP, RPC and messaging clients.
+    m("requests", Net, Role::Connect, CLIENTS),
+    m("httpx", Net, Role::Connect, CLIENTS),
+    m("urllib3", Net, Role::Connect, CLIENTS),
+    m("aiohttp", Net, Role::Connect, CLIENTS),
+    m("httplib2", Net, Role::Connect, CLIENTS),
+    m("pycurl", Net, Role::Connect, CLIENTS),
+    m("websocket", Net, Role::Connect, CLIENTS),
+    m("grpc", Net, Role::Connect, CLIENTS),
+    m("pika", Net, Role::Connect, CLIENTS),
+    m("kafka", Net, Role::Connect, CLIENTS),
+    m("confluent_kafka", Net, Role::Connect, CLIENTS),
+    m("zmq", Net, Role::Connect, CLIENTS),
+    m("paho", Net, Role::Connect, CLIENTS),
+    m("nats", Net, Role::Connect, CLIENTS),
+    m("redis", Net, Role::Connect, CLIENTS),
+    m("pymongo", Net, Role::Connect, CLIENTS),
+    m("psycopg2", Net, Role::Connect, CLIENTS),
+    m("pymysql", Net, Role::Connect, CLIENTS),
+    m("ftputil", Net, Role::Connect, CLIENTS),
+    m("pysftp", Net, Role::Connect, CLIENTS),
+    m("smbclient", Net, Role::Connect, CLIENTS),
+    m("dns", Net, Role::Connect, CLIENTS),
+    m("scapy", Net, Role::Connect, CLIENTS),
+    // Browser automation.
+    m("selenium", Proc, Role::Call, BROWSER),
+    m("playwright", Proc, Role::Call, BROWSER),
+    m("pyppeteer", Proc, Role::Call, BROWSER),
+    m("splinter", Proc, Role::Call, BROWSER),
+    // Schedulers.
+    m("celery", Net, Role::Connect, SCHEDULE),
+    m("apscheduler", Persist, Role::Defer, SCHEDULE),
+    // `schedule` is also what training code names its own learning-rate module: only the
+    // package's API is listed.
+    e("schedule.every", Persist, Role::Defer, SCHEDULE),
+    e("schedule.repeat", Persist, Role::Defer, SCHEDULE),
+    e("schedule.run_pending", Persist, Role::Defer, SCHEDULE),
+    e("schedule.run_all", Persist, Role::Defer, SCHEDULE),
+    e("schedule.Scheduler", Persist, Role::Defer, SCHEDULE),
+    e("schedule.Job", Persist, Role::Defer, SCHEDULE),
+    m("rq", Net, Role::Connect, SCHEDULE),
+    m("dramatiq", Net, Role::Connect, SCHEDULE),
+    m("huey", Net, Role::Connect, SCHEDULE),
+    // Downloaders.
+    m("wget", Net, Role::Connect, DOWNLOAD),
+    m("gdown", Net, Role::Connect, DOWNLOAD),
+    m("yt_dlp", Net, Role::Connect, DOWNLOAD),
+    m("youtube_dl", Net, Role::Connect, DOWNLOAD),
+    m("pytube", Net, Role::Connect, DOWNLOAD),
+    // Package managers and build tools.
+    m("pip", Install, Role::Call, PACKAGING),
+    m("pipx", Install, Role::Call, PACKAGING),
+    m("conda", Install, Role::Call, PACKAGING),
+    m("conda_env", Install, Role::Call, PACKAGING),
+    m("mamba", Install, Role::Call, PACKAGING),
+    m("poetry", Install, Role::Call, PACKAGING),
+    m("pdm", Install, Role::Call, PACKAGING),
+    m("hatch", Install, Role::Call, PACKAGING),
+    m("flit", Install, Role::Call, PACKAGING),
+    // `uv` and `build` are also names of a model's own modules (texture coordinates, a model
+    // builder): only the packages' API.
+    e("uv.find_uv_bin", Install, Role::Call, PACKAGING),
+    e("build.ProjectBuilder", Install, Role::Call, PACKAGING),
+    e(
+        "build.env.DefaultIsolatedEnv",
+        Install,
+        Role::Call,
+        PACKAGING,
+    ),
+    m("virtualenv", Install, Role::Call, PACKAGING),
+    m("twine", Install, Role::Call, PACKAGING),
+    m("easy_install", Install, Role::Call, PACKAGING),
+    m("pkg_resources", Install, Role::Call, PACKAGING),
+];
+
+/// Whether `entry` is one of [`PACKAGES`] (its `source` then says the package's purpose).
+pub fn is_package(entry: &Entry) -> bool {
+    PACKAGES.iter().any(|p| std::ptr::eq(p, entry))
+}
+
+/// The purpose entry of [`PACKAGES`] whose package is a dotted prefix of `name` (the longest).
+fn lookup_package(name: &str) -> Option<&'static Entry> {
+    PACKAGES
+        .iter()
+        .filter(|e| match e.matching {
+            Match::Exact => e.name == name,
+            _ => name
+                .strip_prefix(e.name)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('.')),
+        })
+        .max_by_key(|e| e.name.len())
+}
+
 /// Spellings that reach the same module: a judge may see any of them.
 const MODULE_SYNONYMS: &[(&str, &str)] = &[
     ("builtins", ""),
@@ -801,6 +957,9 @@ pub fn lookup(name: &str) -> Option<&'static Entry> {
         .max_by_key(|e| e.name.len());
     if module.is_some() {
         return module;
+    }
+    if let Some(entry) = lookup_package(&name) {
+        return Some(entry);
     }
     let last = name.rsplit('.').next().unwrap_or_default();
     // A bare name is a local function, not a method on some object.
@@ -912,6 +1071,24 @@ const LIBRARY_LOADERS: &[&str] = &[
     "dlopen",
 ];
 
+/// Whether a subscript of the value named `name` is an attribute of it: ctypes' loaders and
+/// library handles (`ctypes.cdll["libc.so.6"]`, `handle["system"]`, `pythonapi["PyRun_…"]`)
+/// define `__getitem__` as `getattr` (CPython `Lib/ctypes/__init__.py`, `CDLL.__getitem__`,
+/// `LibraryLoader.__getitem__`).
+pub fn subscript_is_attribute(name: &str) -> bool {
+    let name = normalize(name);
+    let under = |prefix: &str| {
+        name.strip_prefix(prefix)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+    };
+    // A library named with dots (`ctypes.cdll.libc.so.6`) is still a library of the loader.
+    under(LIBRARY_HANDLE)
+        || under("ctypes.pythonapi")
+        || LIBRARY_LOADER_OBJECTS
+            .iter()
+            .any(|loader| under(&format!("ctypes.{loader}")))
+}
+
 /// Whether calling `entry` returns a library handle ([`LIBRARY_HANDLE`]).
 pub fn returns_library(entry: &Entry) -> bool {
     LIBRARY_LOADERS.contains(&entry.name)
@@ -952,13 +1129,23 @@ static PYTHONAPI_EVAL: Entry = e(
 );
 
 /// A call through a library handle or `ctypes.pythonapi`, after [`normalize`].
+///
+/// Issue 39: every way to reach a C function ends here. The function is the *last* dotted
+/// segment, because a library named by subscript or `getattr` on a loader keeps its dots
+/// (`ctypes.cdll["libc.so.6"].system` resolves to `ctypes.cdll.libc.so.6.system`). Any handle
+/// may be the interpreter itself (`CDLL(None)`, `PyDLL(None)`, `pydll.python3`), so the C API
+/// functions that run a string are judged through every handle, not only `pythonapi`.
 fn lookup_handle(name: &str) -> Option<&'static Entry> {
-    if let Some(function) = name.strip_prefix("ctypes.pythonapi.") {
-        return PYTHONAPI_EVALUATE
-            .contains(&function)
-            .then_some(&PYTHONAPI_EVAL);
+    let rest = name
+        .strip_prefix("ctypes.pythonapi.")
+        .or_else(|| name.strip_prefix(LIBRARY_HANDLE)?.strip_prefix('.'))?;
+    let function = rest.rsplit('.').next().unwrap_or(rest);
+    if PYTHONAPI_EVALUATE.contains(&function) {
+        return Some(&PYTHONAPI_EVAL);
     }
-    let function = name.strip_prefix(LIBRARY_HANDLE)?.strip_prefix('.')?;
+    if name.starts_with("ctypes.pythonapi.") {
+        return None;
+    }
     match classify_import(function)? {
         ImportClass::Process => Some(&HANDLE_PROCESS),
         ImportClass::Load => Some(&HANDLE_LOAD),

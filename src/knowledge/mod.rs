@@ -2292,7 +2292,12 @@ pub fn classify_global(module: &str, name: &str, extra: &ExtraLists) -> Verdict 
     {
         return Verdict::Dangerous {
             category: entry.capability.code(),
-            reason: entry.capability.phrase(),
+            // Issue 39: a package judged by purpose says which purpose.
+            reason: if capabilities::is_package(entry) {
+                entry.source
+            } else {
+                entry.capability.phrase()
+            },
         };
     }
     if let Some(verdict) = classify_name_shape(&module, name) {

@@ -132,3 +132,144 @@ fn stdlib_values_a_model_file_pickles_pass_issue_39() {
     assert!(warned.is_empty(), "{warned:#?}");
     assert!(findings(&r, "PKL001").is_empty(), "{:#}", r["findings"]);
 }
+
+/// Callables of packages whose purpose is to act on the world, none named by a verb: each is
+/// denied with the package's capability (issue 39, "judged by purpose").
+const PURPOSE_GADGETS: &[(&str, &str, &str)] = &[
+    ("pygit2", "Repository", "process-execution"),
+    ("hglib", "open", "process-execution"),
+    ("git", "Repo.clone_from", "process-execution"),
+    ("dulwich.porcelain", "clone", "process-execution"),
+    ("docker", "from_env", "process-execution"),
+    ("nomad", "Nomad", "process-execution"),
+    ("kubernetes.stream", "stream", "process-execution"),
+    ("asyncssh", "connect", "process-execution"),
+    ("fabric", "Connection", "process-execution"),
+    ("invoke", "Context", "process-execution"),
+    ("boto3", "client", "network"),
+    ("google.cloud.storage", "Client", "network"),
+    ("s3fs", "S3FileSystem", "network"),
+    ("grpc", "insecure_channel", "network"),
+    ("pika", "BlockingConnection", "network"),
+    ("zmq", "Context", "network"),
+    ("selenium.webdriver", "Chrome", "process-execution"),
+    (
+        "playwright.sync_api",
+        "sync_playwright",
+        "process-execution",
+    ),
+    ("celery", "Celery", "network"),
+    (
+        "apscheduler.schedulers.background",
+        "BackgroundScheduler",
+        "persistence",
+    ),
+    ("yt_dlp", "YoutubeDL", "network"),
+    ("conda.cli.main", "main_subshell", "package-install"),
+    (
+        "poetry.console.application",
+        "Application",
+        "package-install",
+    ),
+];
+
+#[test]
+fn packages_whose_purpose_is_to_act_are_denied_whatever_the_name_issue_39() {
+    let repo = Repo::new();
+    for (i, (module, name, _)) in PURPOSE_GADGETS.iter().enumerate() {
+        let p = pickle_call(module, name, "x");
+        repo.file(&format!("p{i:02}.pkl"), &p);
+        repo.file(&format!("p{i:02}.pt"), torch_archive(&p));
+    }
+    let (code, r) = scan_json(repo.path(), &[]);
+    assert_eq!(code, 1);
+    for (i, (module, name, capability)) in PURPOSE_GADGETS.iter().enumerate() {
+        for path in [format!("p{i:02}.pkl"), format!("p{i:02}.pt")] {
+            let f = denied_global(&r, &path)
+                .unwrap_or_else(|| panic!("{path} ({module}.{name}): {:#}", r["findings"]));
+            assert_eq!(f["evidence"]["category"], *capability, "{f:#}");
+            assert!(
+                f["message"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .contains("package docs"),
+                "{f:#}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_config_target_in_a_purpose_package_is_denied_issue_39() {
+    let repo = Repo::new();
+    repo.file("README.md", "---\nlicense: mit\n---\n")
+        .file("model.safetensors", safetensors(&[], None))
+        .file(
+            "model_config.yaml",
+            "runner:\n  _target_: docker.DockerClient\n  base_url: tcp://10.0.0.1:2375\n",
+        );
+    let (code, r) = scan_json(repo.path(), &[]);
+    assert_eq!(code, 1, "{:#}", r["findings"]);
+    let f = findings(&r, "CFG001");
+    assert_eq!(f.len(), 1, "{:#}", r["findings"]);
+    assert_eq!(f[0]["action"], "deny");
+    assert_eq!(
+        f[0]["evidence"]["category"], "process-execution",
+        "{:#}",
+        f[0]
+    );
+}
+
+#[test]
+fn shipped_code_calling_a_purpose_package_is_a_behaviour_site_issue_39() {
+    let repo = Repo::new();
+    repo.file("m/config.json", r#"{"model_type": "tiny"}"#)
+        .file(
+            "m/model.safetensors",
+            safetensors(&[("w", "F32", &[2], &[0u8; 8])], None),
+        )
+        .file("m/README.md", "---\nlicense: mit\n---\n# tiny\n")
+        .file(
+            "m/modeling_tiny.py",
+            "import docker\n\ndef setup():\n    docker.from_env().containers.run('alpine', 'id')\n",
+        );
+    let (_, r) = scan_json(repo.path(), &[]);
+    let sites: Vec<&Value> = findings(&r, "SRC006")
+        .into_iter()
+        .filter(|f| f["path"] == "m/modeling_tiny.py")
+        .collect();
+    assert!(
+        sites
+            .iter()
+            .any(|f| f["evidence"]["capability"] == "process-execution"),
+        "{:#}",
+        r["findings"]
+    );
+}
+
+#[test]
+fn an_unknown_global_says_what_the_pickle_does_with_it_issue_39() {
+    // Called by REDUCE, and only stored (a protocol-2 dict value): two messages.
+    let called = b"\x80\x02cacme.widgets\nGizmo\nq\x00)Rq\x01.";
+    let stored = b"\x80\x02}q\x00U\x01aq\x01cacme.widgets\nKind\nq\x02s.";
+    let repo = Repo::new();
+    repo.file("called.pkl", called).file("stored.pkl", stored);
+    let (code, r) = scan_json(repo.path(), &[]);
+    assert_eq!(code, 0, "{:#}", r["findings"]);
+    let message = |path: &str| {
+        findings(&r, "PKL002")
+            .into_iter()
+            .find(|f| f["path"] == path)
+            .and_then(|f| f["message"].as_str())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let m = message("called.pkl");
+    assert!(m.contains("not on the safe list"), "{m}");
+    assert!(
+        m.contains("calls it with arguments it supplies (REDUCE)"),
+        "{m}"
+    );
+    let m = message("stored.pkl");
+    assert!(m.contains("only stores a reference"), "{m}");
+}

@@ -822,9 +822,14 @@ impl<'s> Analyzer<'s, '_, '_> {
                         }) {
                             vec!["builtins".to_owned()]
                         } else {
+                            // `ctypes.cdll["libc.so.6"]`, `handle["system"]`: a subscript of
+                            // a library loader or handle is an attribute (issue 39).
                             names
                                 .into_iter()
-                                .filter_map(|n| n.strip_prefix("vars.").map(str::to_owned))
+                                .filter_map(|n| match n.strip_prefix("vars.") {
+                                    Some(v) => Some(v.to_owned()),
+                                    None => caps::subscript_is_attribute(&n).then_some(n),
+                                })
                                 .collect()
                         }
                     }

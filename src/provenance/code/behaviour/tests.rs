@@ -1025,4 +1025,43 @@ fn a_spent_budget_keeps_every_sink() {
         "{:?}",
         found.sites
     );
+/// Issue 39: every way to reach a C function through ctypes hands the library to the symbol
+/// table: subscript and `getattr` on a loader (the library name keeps its dots), `LoadLibrary`,
+/// `CDLL(None)`, `PyDLL`, the Windows loaders, and the C API through any handle.
+#[test]
+fn every_way_to_reach_a_c_function_is_judged_issue_39() {
+    let process = [
+        "import ctypes\nctypes.cdll['libc.so.6'].system(b'id')\n",
+        "import ctypes\ngetattr(ctypes.cdll, 'libc.so.6').system(b'id')\n",
+        "import ctypes\nlibc = ctypes.cdll['libc.so.6']\nlibc['system'](b'id')\n",
+        "import ctypes\nctypes.CDLL(None).system(b'id')\n",
+        "import ctypes\nctypes.PyDLL('libc.so.6').execv(b'/bin/sh', None)\n",
+        "import ctypes\nctypes.WinDLL('kernel32').WinExec(b'calc', 0)\n",
+        "import ctypes\nctypes.oledll.shell32.ShellExecuteW(None, 'open', 'calc', None, None, 1)\n",
+        "import ctypes\nctypes.windll['kernel32.dll'].CreateProcessW(None, 'calc', None, None, 0, 0, None, None, None, None)\n",
+        "from ctypes import cdll\ncdll.LoadLibrary(None).posix_spawn(None, b'/bin/sh', None, None, None, None)\n",
+    ];
+    for src in process {
+        assert_eq!(
+            worst(src, Capability::ProcessExecution),
+            Some(Severity::Critical),
+            "{src}: {:?}",
+            sites(src)
+        );
+    }
+    // The interpreter's own C API through a handle other than `pythonapi`.
+    for src in [
+        "import ctypes\nctypes.PyDLL(None).PyRun_SimpleString(b'import os')\n",
+        "import ctypes\nctypes.pydll.python3.PyRun_SimpleString(b'import os')\n",
+        "import ctypes\ngetattr(ctypes.pythonapi, 'PyRun_SimpleString')(b'import os')\n",
+    ] {
+        assert!(
+            worst(src, Capability::DynamicCode).is_some(),
+            "{src}: {:?}",
+            sites(src)
+        );
+    }
+    // A library loaded by subscript is still a load, and an ordinary function stays one.
+    let src = "import ctypes\nctypes.cdll['libgomp.so.1'].omp_get_max_threads()\n";
+    assert_eq!(worst(src, Capability::ProcessExecution), None, "{src}");
 }
