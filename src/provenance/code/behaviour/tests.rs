@@ -1025,6 +1025,8 @@ fn a_spent_budget_keeps_every_sink() {
         "{:?}",
         found.sites
     );
+}
+
 /// Issue 39: every way to reach a C function through ctypes hands the library to the symbol
 /// table: subscript and `getattr` on a loader (the library name keeps its dots), `LoadLibrary`,
 /// `CDLL(None)`, `PyDLL`, the Windows loaders, and the C API through any handle.
