@@ -341,3 +341,81 @@ fn issue_38_policy_check_and_explain_print_the_grading() {
     assert!(err.contains("modelgate.toml:3:24"), "{err}");
     assert!(err.contains("did you mean `medium`?"), "{err}");
 }
+
+/// Issue 37: files that killed the code judge (stack overflow, minutes, gigabytes) each get a
+/// report, and the sink they feed is still reported.
+#[test]
+fn code_that_killed_the_judge_gets_a_report_with_its_sink() {
+    let repo = Repo::new();
+    let replace7: String = (0..7)
+        .map(|i| {
+            let from = if i == 0 {
+                "s".to_owned()
+            } else {
+                format!("t{}", i - 1)
+            };
+            format!("t{i} = {from}.replace('a', {from})\n")
+        })
+        .collect();
+    let killers = [
+        ("percent", "x = \"%s\" % x\nexec(x)\n".to_owned()),
+        ("pair", "a = b.strip()\nb = a.lower()\nexec(a)\n".to_owned()),
+        (
+            "site",
+            "def addpackage(f):\n    for line in f:\n        line = line.rstrip()\n        if line.startswith(('import ', 'import\\t')):\n            exec(line)\n"
+                .to_owned(),
+        ),
+        (
+            "chain",
+            format!("import os\nos.system({})\n", vec!["chr(97)"; 2_000].join("+")),
+        ),
+        ("replace", format!("s = 'aaaaaaaa'\n{replace7}exec(t6)\n")),
+        (
+            "parens",
+            format!("exec({}'x'{})\n", "(".repeat(100_000), ")".repeat(100_000)),
+        ),
+        (
+            "lists",
+            format!("x = {}{}\nexec(x)\n", "[".repeat(50_000), "]".repeat(50_000)),
+        ),
+        (
+            "calls",
+            format!("exec({}'x'{})\n", "f(".repeat(5_000), ")".repeat(5_000)),
+        ),
+    ];
+    for (name, source) in &killers {
+        repo.file(&format!("{name}/config.json"), "{}")
+            .file(&format!("{name}/modeling_x.py"), source);
+    }
+    let (code, report) = scan_json(repo.path(), &[]);
+    assert!(code == 0 || code == 1, "exit {code}");
+    for (name, _) in &killers {
+        let path = format!("{name}/modeling_x.py");
+        let sinks: Vec<&Value> = findings(&report, "SRC006")
+            .into_iter()
+            .filter(|f| f["path"] == path.as_str())
+            .collect();
+        assert!(!sinks.is_empty(), "{path}: {:#?}", rules_on(&report, &path));
+    }
+    // The sink a bomb feeds says why its argument is unknown, and SCAN004 names the limit.
+    let bomb = findings(&report, "SRC006")
+        .into_iter()
+        .find(|f| f["path"] == "replace/modeling_x.py")
+        .unwrap();
+    let message = bomb["message"].as_str().unwrap();
+    assert!(message.contains("code_eval_bytes"), "{message}");
+    let limit = findings(&report, "SCAN004")
+        .into_iter()
+        .find(|f| f["path"] == "replace/modeling_x.py")
+        .unwrap();
+    assert_eq!(limit["evidence"]["limit"], "code_eval_bytes");
+    // The chain is evaluated to the end: the command is known.
+    let chain = findings(&report, "SRC006")
+        .into_iter()
+        .find(|f| f["path"] == "chain/modeling_x.py")
+        .unwrap();
+    assert!(
+        chain["message"].as_str().unwrap().contains("runs `aaaa"),
+        "{chain:#?}"
+    );
+}
