@@ -31,9 +31,10 @@
 //! not; one that passes both holds nothing the source does not say, and is reported once, on the
 //! source.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
-use super::marshal::{CodeObject, Module, PycHeader, PycKind, opcodes};
+use super::marshal::{CodeObject, Module, PycHeader, PycKind, Text, opcodes};
+use crate::provenance::code::behaviour;
 
 /// When a code object runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -94,33 +95,109 @@ pub fn when_of(module: &Module, index: usize) -> When {
     When::Call
 }
 
+/// [`when_of`] for every code object at once, in one pass: the walker numbers a parent before
+/// its children, so each answer is its parent's or its own.
+fn whens(module: &Module) -> Vec<When> {
+    let mut out: Vec<When> = Vec::with_capacity(module.code.len());
+    for (i, c) in module.code.iter().enumerate() {
+        let when = match c.parent {
+            None => When::Import,
+            Some(p) if p < i && is_class_body(c) => out[p],
+            Some(p) if p >= i => when_of(module, i),
+            Some(_) => When::Call,
+        };
+        out.push(when);
+    }
+    out
+}
+
+/// The longest dotted name the resolver builds or reports. Every callable the capability table
+/// names is far shorter; a longer chain is not followed, so each instruction costs at most this
+/// much work however long the names a file holds.
+const MAX_DOTTED: usize = 512;
+
+/// Code object names kept in sites and facts, in characters (a qualified name is the compiler's
+/// nesting of definitions; a longer one is cut and marked with `...`).
+const MAX_CODE_NAME: usize = 200;
+
+/// `s` cut to [`MAX_CODE_NAME`] characters.
+fn clip(s: &str) -> String {
+    match s.char_indices().nth(MAX_CODE_NAME) {
+        Some((at, _)) => format!("{}...", &s[..at]),
+        None => s.to_string(),
+    }
+}
+
+/// Small numbers for names, the same for equal names: each distinct string object of the data
+/// is hashed once, however many instructions or code objects refer to it.
+#[derive(Default)]
+struct Symbols {
+    by_object: HashMap<usize, u32>,
+    by_text: HashMap<Text, u32>,
+}
+
+impl Symbols {
+    fn id(&mut self, t: &Text) -> u32 {
+        if let Some(&id) = self.by_object.get(&t.object_id()) {
+            return id;
+        }
+        let next = u32::try_from(self.by_text.len()).unwrap_or(u32::MAX);
+        let id = *self.by_text.entry(t.clone()).or_insert(next);
+        self.by_object.insert(t.object_id(), id);
+        id
+    }
+}
+
+/// `{base}.{attr}` when it is at most [`MAX_DOTTED`] bytes.
+fn dotted(base: &str, attr: &str) -> Option<Text> {
+    (base.len() + 1 + attr.len() <= MAX_DOTTED).then(|| Text::from(format!("{base}.{attr}")))
+}
+
 /// Every dotted name the module's code objects load, resolved through their imports (see the
-/// module documentation). Sorted by code object, then offset.
+/// module documentation). Sorted by code object, then offset. One pass over each code object's
+/// instructions with constant work per instruction (names are numbered once, dotted names are
+/// at most [`MAX_DOTTED`] bytes, lines come from one pass over the line table).
 pub fn resolve(module: &Module, minor: u8) -> Vec<Site> {
     let Some(table) = opcodes::table(minor) else {
         return Vec::new();
     };
+    let whens = whens(module);
+    let mut syms = Symbols::default();
     // Bindings made at module level are visible to every code object as globals.
-    let mut globals: BTreeMap<String, String> = BTreeMap::new();
+    let mut globals: HashMap<u32, Text> = HashMap::new();
     let mut sites = Vec::new();
     for (index, code) in module.code.iter().enumerate() {
         let is_module = code.parent.is_none();
-        let mut locals: BTreeMap<String, String> = BTreeMap::new();
-        let when = when_of(module, index);
-        let name_at = |i: u32| code.names.get(i as usize).cloned();
+        let when = whens.get(index).copied().unwrap_or(When::Call);
+        let qualname = clip(&code.qualname);
+        let name_ids: Vec<u32> = code.names.iter().map(|n| syms.id(n)).collect();
+        let var_ids: Vec<u32> = code.varnames.iter().map(|n| syms.id(n)).collect();
+        let name_at = |i: u32| {
+            let i = i as usize;
+            Some((code.names.get(i)?, *name_ids.get(i)?))
+        };
+        let var_at = |i: u32| {
+            let i = i as usize;
+            Some((code.varnames.get(i)?, *var_ids.get(i)?))
+        };
+        let mut lines = code.lines();
+        let mut locals: HashMap<u32, Text> = HashMap::new();
         // The dotted name on top of the stack, when it is one we follow.
-        let mut cur: Option<String> = None;
+        let mut cur: Option<Text> = None;
         // The module of the last IMPORT_NAME, and how far IMPORT_FROM has walked it.
-        let mut imported: Option<(String, String)> = None;
+        let mut imported: Option<(Text, Text)> = None;
         let mut from_import = false;
-        let mut pending: Option<(String, usize)> = None;
-        let flush = |pending: &mut Option<(String, usize)>, sites: &mut Vec<Site>| {
+        let mut pending: Option<(Text, usize)> = None;
+        let mut flush = |pending: &mut Option<(Text, usize)>, sites: &mut Vec<Site>| {
             if let Some((name, offset)) = pending.take() {
+                if name.len() > MAX_DOTTED {
+                    return;
+                }
                 sites.push(Site {
-                    name,
-                    code: code.qualname.clone(),
+                    name: name.to_string(),
+                    code: qualname.clone(),
                     code_index: index,
-                    line: code.line_of(offset),
+                    line: lines.line_of(offset),
                     offset,
                     when,
                 });
@@ -134,33 +211,43 @@ pub fn resolve(module: &Module, minor: u8) -> Vec<Site> {
                 } else {
                     ins.arg
                 };
-                match (cur.take(), name_at(arg)) {
-                    (Some(base), Some(attr)) => {
-                        let dotted = format!("{base}.{attr}");
-                        cur = Some(dotted.clone());
-                        pending = Some((dotted, ins.offset));
+                let next = match (cur.take(), name_at(arg)) {
+                    (Some(base), Some((attr, _))) => dotted(&base, attr),
+                    _ => None,
+                };
+                match next {
+                    Some(d) => {
+                        cur = Some(d.clone());
+                        pending = Some((d, ins.offset));
                     }
-                    _ => flush(&mut pending, &mut sites),
+                    None => flush(&mut pending, &mut sites),
                 }
                 continue;
             }
             flush(&mut pending, &mut sites);
             if op == table.import_name {
-                let m = name_at(ins.arg).unwrap_or_default();
-                let top = m.split('.').next().unwrap_or_default().to_string();
-                imported = Some((m.clone(), top));
+                // A module name past MAX_DOTTED names no module anyone can import.
+                imported = name_at(ins.arg)
+                    .filter(|(m, _)| m.len() <= MAX_DOTTED)
+                    .map(|(m, _)| {
+                        let top = m.split('.').next().unwrap_or_default();
+                        (m.clone(), Text::from(top))
+                    });
                 from_import = false;
-                cur = Some(m);
+                cur = imported.as_ref().map(|(m, _)| m.clone());
             } else if op == table.import_from {
-                let attr = name_at(ins.arg).unwrap_or_default();
-                cur = imported.as_mut().map(|(m, walked)| {
-                    let cand = format!("{walked}.{attr}");
+                let attr = name_at(ins.arg).map(|(a, _)| a.clone()).unwrap_or_default();
+                cur = imported.as_mut().and_then(|(m, walked)| {
+                    let cand = dotted(walked, &attr)?;
                     // `import a.b.c as d` walks a.b.c with IMPORT_FROM b, IMPORT_FROM c.
-                    if *m == cand || m.starts_with(&format!("{cand}.")) {
+                    if *m == cand
+                        || (m.starts_with(cand.as_str())
+                            && m.as_bytes().get(cand.len()) == Some(&b'.'))
+                    {
                         *walked = cand.clone();
-                        cand
+                        Some(cand)
                     } else {
-                        format!("{m}.{attr}")
+                        dotted(m, &attr)
                     }
                 });
                 from_import = true;
@@ -170,12 +257,12 @@ pub fn resolve(module: &Module, minor: u8) -> Vec<Site> {
                 } else {
                     ins.arg
                 };
-                cur = name_at(arg).map(|n| {
+                cur = name_at(arg).map(|(n, id)| {
                     locals
-                        .get(&n)
-                        .or_else(|| globals.get(&n))
+                        .get(&id)
+                        .or_else(|| globals.get(&id))
                         .cloned()
-                        .unwrap_or(n)
+                        .unwrap_or_else(|| n.clone())
                 });
                 if let Some(n) = &cur {
                     pending = Some((n.clone(), ins.offset));
@@ -183,24 +270,19 @@ pub fn resolve(module: &Module, minor: u8) -> Vec<Site> {
                     // that resolve through an import are sites already.
                 }
             } else if op == table.load_fast {
-                cur = code
-                    .varnames
-                    .get(ins.arg as usize)
-                    .and_then(|n| locals.get(n))
-                    .cloned();
+                cur = var_at(ins.arg).and_then(|(_, id)| locals.get(&id)).cloned();
             } else if op == table.store_name || op == table.store_global || op == table.store_fast {
                 let target = if op == table.store_fast {
-                    code.varnames.get(ins.arg as usize).cloned()
+                    var_at(ins.arg)
                 } else {
                     name_at(ins.arg)
                 };
-                if let (Some(value), Some(target)) = (cur.take(), target) {
+                if let (Some(value), Some((target, id))) = (cur.take(), target) {
                     // `import a.b` binds `a` to the package, `import a.b as c` binds `c` to a.b.
                     let bound = match &imported {
-                        Some((m, _)) if !from_import && *m == value => {
-                            let top = m.split('.').next().unwrap_or_default();
-                            if target == top {
-                                top.to_string()
+                        Some((m, top)) if !from_import && *m == value => {
+                            if *target == *top {
+                                top.clone()
                             } else {
                                 value
                             }
@@ -208,9 +290,9 @@ pub fn resolve(module: &Module, minor: u8) -> Vec<Site> {
                         _ => value,
                     };
                     if is_module && op != table.store_fast || op == table.store_global {
-                        globals.insert(target, bound);
+                        globals.insert(id, bound);
                     } else {
-                        locals.insert(target, bound);
+                        locals.insert(id, bound);
                     }
                 }
             } else {
@@ -233,6 +315,19 @@ const LIMIT_CODES: &[(&str, &str)] = &[
 /// Names and strings kept in the facts (the full lists are in the bytecode; the facts are a
 /// summary for the report and the SBOM).
 const MAX_FACT_NAMES: usize = 200;
+
+/// The distinct strings among `texts`, sorted: each string object is looked at once, however
+/// many code objects refer to it.
+fn distinct<'a>(texts: impl Iterator<Item = &'a Text>) -> Vec<&'a str> {
+    let mut seen = HashSet::new();
+    let mut out: Vec<&str> = texts
+        .filter(|t| seen.insert(t.object_id()))
+        .map(|t| t.as_str())
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
 
 /// What the `.pyc` inspector learned, for the facts and the judgement.
 #[derive(Debug, Clone)]
@@ -313,14 +408,7 @@ pub fn inspect_pyc(
         }
     };
     let sites = resolve(&pyc.module, pyc.header.minor);
-    let mut names: Vec<&str> = pyc
-        .module
-        .code
-        .iter()
-        .flat_map(|c| c.names.iter().map(String::as_str))
-        .collect();
-    names.sort_unstable();
-    names.dedup();
+    let names = distinct(pyc.module.code.iter().flat_map(|c| c.names.iter()));
     let mut resolved: Vec<&str> = sites
         .iter()
         .filter(|s| s.name.contains('.'))
@@ -329,11 +417,11 @@ pub fn inspect_pyc(
     resolved.sort_unstable();
     resolved.dedup();
     summary.insert("code_objects".into(), json!(pyc.module.code.len()));
-    let qualnames: Vec<&str> = pyc
+    let qualnames: Vec<String> = pyc
         .module
         .code
         .iter()
-        .map(|c| c.qualname.as_str())
+        .map(|c| clip(&c.qualname))
         .take(MAX_FACT_NAMES)
         .collect();
     summary.insert("code_names".into(), json!(qualnames));
@@ -346,7 +434,7 @@ pub fn inspect_pyc(
         json!(resolved.iter().take(MAX_FACT_NAMES).collect::<Vec<_>>()),
     );
     if let Some(first) = pyc.module.code.first() {
-        summary.insert("filename".into(), json!(first.filename));
+        summary.insert("filename".into(), json!(first.filename.as_str()));
     }
     let source = source_path_of(ctx.rel).and_then(|rel| {
         let text = read_source(ctx, &rel)?;
@@ -380,7 +468,6 @@ pub fn inspect_pyc(
 pub fn judge(ctx: &mut super::context::Ctx<'_>, pyc: &Inspected) {
     use crate::knowledge::capabilities::{self, Capability, Role};
     use crate::model::finding::Severity;
-    use crate::provenance::code::behaviour;
     if !ctx.cfg.model_code.contains(ctx.rel) {
         return;
     }
@@ -388,9 +475,14 @@ pub fn judge(ctx: &mut super::context::Ctx<'_>, pyc: &Inspected) {
         // Reported once, on the source it matches.
         return;
     }
+    // Sites repeat the same few names: each distinct name is looked up once.
+    let mut entries: HashMap<&str, Option<&'static capabilities::Entry>> = HashMap::new();
     let mut sites = Vec::new();
     for s in &pyc.sites {
-        let Some(entry) = capabilities::lookup(&s.name) else {
+        let entry = *entries
+            .entry(s.name.as_str())
+            .or_insert_with(|| capabilities::lookup(&s.name));
+        let Some(entry) = entry else {
             continue;
         };
         let severity = match (entry.capability, entry.role) {
@@ -427,50 +519,8 @@ pub fn judge(ctx: &mut super::context::Ctx<'_>, pyc: &Inspected) {
             library: None,
         });
     }
-    // Names the bytecode only holds as data: `getattr(os, "sys" + "tem")` compiles to the name
-    // `os` and the folded constant `"system"`. A code object whose names include a module and
-    // whose string constants include one of that module's dangerous callables is a site too
-    // (high: the pairing is evidence, not a resolved call).
     let resolved: BTreeSet<&str> = sites.iter().map(|s| s.call.as_str()).collect();
-    let mut paired = Vec::new();
-    for (index, code) in pyc.pyc.module.code.iter().enumerate() {
-        for module in &code.names {
-            for attr in code.const_strings.iter().filter(|c| is_identifier(c)) {
-                let name = format!("{module}.{attr}");
-                let Some(entry) = capabilities::lookup(&name) else {
-                    continue;
-                };
-                if entry.matching != capabilities::Match::Exact
-                    || !matches!(entry.role, Role::Call | Role::Command | Role::Evaluate)
-                    || resolved.contains(name.as_str())
-                {
-                    continue;
-                }
-                paired.push(behaviour::Site {
-                    capability: entry.capability,
-                    severity: Severity::High,
-                    confidence: behaviour::Confidence::Medium,
-                    line: code.first_line as usize,
-                    column: 1,
-                    call: name,
-                    detail: format!(
-                        "in compiled code object `{}`, named as data (`{module}` and the string `\"{attr}\"`)",
-                        code.qualname
-                    ),
-                    when: match when_of(&pyc.pyc.module, index) {
-                        When::Import => behaviour::When::Import,
-                        When::Call => behaviour::When::Call {
-                            function: code.qualname.clone(),
-                            reached_from: Vec::new(),
-                        },
-                    },
-                    cwe: entry.cwe,
-                    decoded: None,
-                    library: None,
-                });
-            }
-        }
-    }
+    let mut paired = named_as_data(&pyc.pyc.module, &resolved);
     paired.dedup_by(|a, b| a.call == b.call && a.line == b.line);
     sites.extend(paired);
     if sites.is_empty() {
@@ -483,14 +533,95 @@ pub fn judge(ctx: &mut super::context::Ctx<'_>, pyc: &Inspected) {
     super::source::record_behaviour(ctx, &found, None);
 }
 
+/// Name and constant pairs [`named_as_data`] looks up in one file. Real code pairs a handful
+/// of names with the one or two constants that name a dangerous callable; only a file made to
+/// be slow reaches this, and what it holds past it is not paired (its resolved sites still
+/// stand).
+const MAX_PAIRS: usize = 1_000_000;
+
+/// Names the bytecode only holds as data: `getattr(os, "sys" + "tem")` compiles to the name
+/// `os` and the folded constant `"system"`. A code object whose names include a module and
+/// whose string constants include one of that module's dangerous callables is a site too
+/// (high: the pairing is evidence, not a resolved call). Only constants that can end an exact
+/// entry's name are paired ([`capabilities::may_end_exact`]), each distinct pair is looked up
+/// once, and at most [`MAX_PAIRS`] pairs are.
+fn named_as_data(module: &Module, resolved: &BTreeSet<&str>) -> Vec<behaviour::Site> {
+    use crate::knowledge::capabilities::{self, Role};
+    use crate::model::finding::Severity;
+    let whens = whens(module);
+    let mut syms = Symbols::default();
+    let mut looked_up: HashMap<(u32, u32), Option<&'static capabilities::Entry>> = HashMap::new();
+    let mut pairs = 0usize;
+    let mut out = Vec::new();
+    for (index, code) in module.code.iter().enumerate() {
+        let mut attrs: Vec<(&Text, u32)> = Vec::new();
+        for c in &code.const_strings {
+            if is_identifier(c) && capabilities::may_end_exact(c) {
+                let id = syms.id(c);
+                if !attrs.iter().any(|&(_, a)| a == id) {
+                    attrs.push((c, id));
+                }
+            }
+        }
+        if attrs.is_empty() {
+            continue;
+        }
+        for name in code.names.iter().filter(|n| n.len() <= MAX_DOTTED) {
+            let name_id = syms.id(name);
+            for &(attr, attr_id) in &attrs {
+                pairs += 1;
+                if pairs > MAX_PAIRS {
+                    return out;
+                }
+                let call = format!("{name}.{attr}");
+                let entry = *looked_up
+                    .entry((name_id, attr_id))
+                    .or_insert_with(|| capabilities::lookup(&call));
+                let Some(entry) = entry else {
+                    continue;
+                };
+                if entry.matching != capabilities::Match::Exact
+                    || !matches!(entry.role, Role::Call | Role::Command | Role::Evaluate)
+                    || resolved.contains(call.as_str())
+                {
+                    continue;
+                }
+                let qualname = clip(&code.qualname);
+                out.push(behaviour::Site {
+                    capability: entry.capability,
+                    severity: Severity::High,
+                    confidence: behaviour::Confidence::Medium,
+                    line: code.first_line as usize,
+                    column: 1,
+                    detail: format!(
+                        "in compiled code object `{qualname}`, named as data (`{name}` and the string `\"{attr}\"`)"
+                    ),
+                    call,
+                    when: match whens.get(index).copied().unwrap_or(When::Call) {
+                        When::Import => behaviour::When::Import,
+                        When::Call => behaviour::When::Call {
+                            function: qualname,
+                            reached_from: Vec::new(),
+                        },
+                    },
+                    cwe: entry.cwe,
+                    decoded: None,
+                    library: None,
+                });
+            }
+        }
+    }
+    out
+}
+
 /// A Python identifier (ASCII subset): what an attribute name in a string constant looks like.
 fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+    s.len() <= 64
+        && chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-        && s.len() <= 64
 }
 
 /// The bytes of the source file at `rel` (relative to the scan root), found beside the `.pyc`
@@ -537,45 +668,169 @@ const COMPILER_NAMES: &[&str] = &[
     ".0",
 ];
 
-/// The first name or string constant of `module` that `source` does not contain, if any
-/// (string constants also count when they appear with Python's escapes for `\n`, `\t`, `\\`
-/// and quotes, as a literal spells them). Code object names in angle brackets (`<module>`,
-/// `<lambda>`, `<listcomp>`) are the compiler's.
-pub fn first_unexplained(module: &Module, source: &str) -> Option<String> {
-    let escaped = |s: &str| -> String {
-        let mut out = String::with_capacity(s.len());
-        for c in s.chars() {
-            match c {
-                '\n' => out.push_str("\\n"),
-                '\t' => out.push_str("\\t"),
-                '\r' => out.push_str("\\r"),
-                '\\' => out.push_str("\\\\"),
-                '\'' => out.push_str("\\'"),
-                '"' => out.push_str("\\\""),
-                c => out.push(c),
+/// Python's escapes for `\n`, `\t`, `\r`, `\\` and quotes, as a literal spells them.
+fn escaped(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\\' => out.push_str("\\\\"),
+            '\'' => out.push_str("\\'"),
+            '"' => out.push_str("\\\""),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Which of `patterns` occur in `text`, in one pass over the text with an Aho-Corasick
+/// automaton of the patterns: time proportional to the text and the patterns, not their
+/// product. Each automaton state's matches are collected the first time the scan reaches it.
+fn occurring(patterns: &[&str], text: &[u8]) -> Vec<bool> {
+    use aho_corasick::automaton::Automaton;
+    use aho_corasick::{Anchored, nfa::contiguous};
+    let mut found = vec![false; patterns.len()];
+    let nfa = contiguous::Builder::new().build(patterns.iter().map(|p| p.as_bytes()));
+    let Ok(nfa) = nfa else {
+        // Too many patterns for the automaton's state numbers: nothing is found, so the pyc
+        // is judged on its own.
+        return found;
+    };
+    let Ok(mut sid) = nfa.start_state(Anchored::No) else {
+        return found;
+    };
+    // Match states whose patterns are already marked (state ids are offsets into the
+    // automaton, so a bitmap of its size).
+    let mut seen: Vec<bool> = Vec::new();
+    let mut visit = |sid: aho_corasick::automaton::StateID| {
+        if !nfa.is_match(sid) {
+            return;
+        }
+        let at = sid.as_usize();
+        if seen.get(at) == Some(&true) {
+            return;
+        }
+        if seen.len() <= at {
+            seen.resize(at + 1, false);
+        }
+        seen[at] = true;
+        for i in 0..nfa.match_len(sid) {
+            if let Some(f) = found.get_mut(nfa.match_pattern(sid, i).as_usize()) {
+                *f = true;
             }
         }
-        out
     };
-    let explained = |s: &str| {
-        s.is_empty()
+    visit(sid);
+    for &b in text {
+        sid = nfa.next_state(Anchored::No, sid, b);
+        visit(sid);
+    }
+    found
+}
+
+/// The text of names and strings a source may explain, as a multiple of the source's length
+/// (plus [`PATTERN_SLACK`]), in each of [`first_unexplained`]'s two passes. A compiled module's
+/// distinct names and strings are spelled in its source, most of them once each; a `.pyc` whose
+/// strings outweigh its source is not that source's compilation, and is judged on its own.
+const PATTERN_RATIO: usize = 2;
+const PATTERN_SLACK: usize = 64 * 1024;
+
+/// Why a source does not explain a `.pyc`'s names and strings.
+enum Unexplained {
+    /// This name or string is not in the source.
+    Missing(String),
+    /// The distinct names and strings hold more text than [`PATTERN_RATIO`] allows.
+    Outweighs(usize),
+}
+
+/// The first name or string constant of `module` that `source` does not contain, if any
+/// (string constants also count when they appear with Python's escapes for `\n`, `\t`, `\\`
+/// and quotes, as a literal spells them, or when each of their lines does). Code object names
+/// in angle brackets (`<module>`, `<lambda>`, `<listcomp>`) are the compiler's. When the names
+/// and strings outweigh the source ([`PATTERN_RATIO`]), says how many bytes they hold.
+pub fn first_unexplained(module: &Module, source: &str) -> Option<String> {
+    match unexplained(module, source)? {
+        Unexplained::Missing(s) => Some(s),
+        Unexplained::Outweighs(n) => Some(format!("{n} bytes of names and strings")),
+    }
+}
+
+/// [`first_unexplained`]: each distinct string is looked for once, all of them in one pass over
+/// the source per spelling (see [`occurring`]).
+fn unexplained(module: &Module, source: &str) -> Option<Unexplained> {
+    let all = || {
+        module.code.iter().flat_map(|c| {
+            std::iter::once(&c.name)
+                .chain(&c.names)
+                .chain(&c.const_strings)
+        })
+    };
+    let budget = source
+        .len()
+        .saturating_mul(PATTERN_RATIO)
+        .saturating_add(PATTERN_SLACK);
+    // Pass 1: every distinct string as it is. `of_object`: a string object's index in `texts`
+    // (`None`: explained without looking, as the compiler's).
+    let mut of_object: HashMap<usize, Option<usize>> = HashMap::new();
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    let mut texts: Vec<&str> = Vec::new();
+    for t in all() {
+        if of_object.contains_key(&t.object_id()) {
+            continue;
+        }
+        let s = t.as_str();
+        let slot = if s.is_empty()
             || COMPILER_NAMES.contains(&s)
             || (s.starts_with('<') && s.ends_with('>'))
-            || source.contains(s)
-            || source.contains(&escaped(s))
-            || s.lines().all(|l| source.contains(l.trim()))
-    };
-    for c in &module.code {
-        for n in std::iter::once(&c.name)
-            .chain(&c.names)
-            .chain(&c.const_strings)
         {
-            if !explained(n) {
-                return Some(n.clone());
+            None
+        } else {
+            Some(*index.entry(s).or_insert_with(|| {
+                texts.push(s);
+                texts.len() - 1
+            }))
+        };
+        of_object.insert(t.object_id(), slot);
+    }
+    let total: usize = texts.iter().map(|s| s.len()).sum();
+    if total > budget {
+        return Some(Unexplained::Outweighs(total));
+    }
+    let found = occurring(&texts, source.as_bytes());
+    // Pass 2: the escaped spelling and the lines of those not found as they are.
+    let forms: Vec<(usize, String, Vec<&str>)> = texts
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| !found[i])
+        .map(|(i, s)| (i, escaped(s), s.lines().map(str::trim).collect()))
+        .collect();
+    let mut second: Vec<&str> = Vec::new();
+    let mut second_index: HashMap<&str, usize> = HashMap::new();
+    for (_, esc, lines) in &forms {
+        for p in std::iter::once(esc.as_str()).chain(lines.iter().copied()) {
+            if !p.is_empty() && !second_index.contains_key(p) {
+                second_index.insert(p, second.len());
+                second.push(p);
             }
         }
     }
-    None
+    let total: usize = second.iter().map(|s| s.len()).sum();
+    if total > budget {
+        return Some(Unexplained::Outweighs(total));
+    }
+    let found2 = occurring(&second, source.as_bytes());
+    let has = |p: &str| p.is_empty() || second_index.get(p).is_some_and(|&i| found2[i]);
+    let mut explained = found;
+    for (i, esc, lines) in &forms {
+        explained[*i] = has(esc) || lines.iter().all(|l| has(l));
+    }
+    // The first unexplained in the order the code objects hold them.
+    all().find_map(|t| {
+        let i = (*of_object.get(&t.object_id())?)?;
+        (!explained[i]).then(|| Unexplained::Missing(t.to_string()))
+    })
 }
 
 /// Whether a `.pyc` matches `source` (see the module documentation): the header's size or hash
@@ -598,10 +853,15 @@ pub fn matches_source(header: &PycHeader, module: &Module, source: &[u8]) -> Res
         }
     }
     let text = String::from_utf8_lossy(source);
-    match first_unexplained(module, &text) {
-        Some(name) => Err(format!(
+    match unexplained(module, &text) {
+        Some(Unexplained::Missing(name)) => Err(format!(
             "the bytecode uses `{}`, which the source does not contain",
             crate::model::problem::excerpt(&name, 60)
+        )),
+        Some(Unexplained::Outweighs(n)) => Err(format!(
+            "the bytecode's distinct names and strings hold {n} bytes, more than {PATTERN_RATIO} \
+             times the {}-byte source",
+            source.len()
         )),
         None => Ok(()),
     }
@@ -700,6 +960,110 @@ mod tests {
         assert_eq!(matches_source(&c.header, &c.module, CLEAN_SRC), Ok(()));
         assert!(matches_source(&c.header, &c.module, OS_SYSTEM_SRC).is_err());
         assert!(matches_source(&h.header, &h.module, CLEAN_SRC).is_err());
+    }
+
+    #[test]
+    fn every_occurring_pattern_is_found_in_one_pass() {
+        let pats = ["a", "aa", "aaa", "ab", "b", "ba", "zzz"];
+        assert_eq!(
+            occurring(&pats, b"xaaab"),
+            [true, true, true, true, true, false, false]
+        );
+        // Patterns that are suffixes of each other, over a long run: each automaton state's
+        // matches are collected once, not at every byte.
+        let long: Vec<String> = (1..=200).map(|n| "a".repeat(n)).collect();
+        let refs: Vec<&str> = long.iter().map(String::as_str).collect();
+        let found = occurring(&refs, "a".repeat(100_000).as_bytes());
+        assert!(found.iter().all(|&f| f));
+        let found = occurring(&refs, "a".repeat(150).as_bytes());
+        assert_eq!(found.iter().filter(|&&f| f).count(), 150);
+    }
+
+    /// A module of one code object holding `names`, `consts` and instructions `code`.
+    fn module_of(names: Vec<Text>, consts: Vec<Text>, code: Vec<u8>) -> Module {
+        Module {
+            code: vec![CodeObject {
+                name: "<module>".into(),
+                qualname: "<module>".into(),
+                names,
+                const_strings: consts,
+                code,
+                line_format: Some(super::super::marshal::LineTable::Locations),
+                ..CodeObject::default()
+            }],
+            objects: 0,
+        }
+    }
+
+    #[test]
+    fn a_long_name_loaded_everywhere_is_numbered_once_and_never_copied_into_sites() {
+        // 50,000 LOAD_NAMEs of one 100,000-character name: the name is hashed once, and a name
+        // past MAX_DOTTED is no site (no callable is called that).
+        let long = Text::from("a".repeat(100_000));
+        let code: Vec<u8> = [101u8, 0].repeat(50_000);
+        let m = module_of(vec![long.clone()], Vec::new(), code);
+        assert!(resolve(&m, 11).is_empty());
+        let mut syms = Symbols::default();
+        for _ in 0..50_000 {
+            syms.id(&long);
+        }
+        assert_eq!((syms.by_object.len(), syms.by_text.len()), (1, 1));
+        // A short one is a site at every load, resolved through its import.
+        let names = vec![Text::from("os"), Text::from("o"), Text::from("system")];
+        // IMPORT_NAME os; STORE_NAME o; then 1,000 x (LOAD_NAME o; LOAD_ATTR system).
+        let mut code = vec![108u8, 0, 90, 1];
+        for _ in 0..1000 {
+            code.extend_from_slice(&[101, 1, 106, 2]);
+        }
+        let m = module_of(names, Vec::new(), code);
+        let sites = resolve(&m, 11);
+        assert_eq!(sites.len(), 1000);
+        assert!(sites.iter().all(|s| s.name == "os.system"));
+    }
+
+    #[test]
+    fn names_and_constants_are_paired_only_through_dangerous_attribute_names() {
+        // 5,000 names and 5,000 identifier constants: 25 million pairs if each were looked
+        // up; only `system` can end a dangerous name, so 5,000 are.
+        let mut names: Vec<Text> = (0..5000).map(|i| Text::from(format!("n{i}"))).collect();
+        names.push("os".into());
+        let mut consts: Vec<Text> = (0..5000).map(|i| Text::from(format!("c{i}"))).collect();
+        consts.push("system".into());
+        let m = module_of(names, consts, Vec::new());
+        let paired = named_as_data(&m, &BTreeSet::new());
+        let calls: Vec<&str> = paired.iter().map(|s| s.call.as_str()).collect();
+        assert_eq!(calls, ["os.system"]);
+        assert!(named_as_data(&m, &BTreeSet::from(["os.system"])).is_empty());
+    }
+
+    #[test]
+    fn a_string_shared_by_every_code_object_is_looked_for_once() {
+        let p = parse_pyc(OS_SYSTEM, &Limits::default()).unwrap();
+        // The same module, its code objects repeated 10,000 times (sharing their strings).
+        let mut m = p.module.clone();
+        let copies: Vec<CodeObject> = (0..10_000).flat_map(|_| p.module.code.clone()).collect();
+        m.code = copies;
+        assert_eq!(
+            first_unexplained(&m, std::str::from_utf8(OS_SYSTEM_SRC).unwrap()),
+            None
+        );
+        let e = first_unexplained(&m, std::str::from_utf8(CLEAN_SRC).unwrap());
+        assert!(e.is_some());
+        // Strings that outweigh the source: not its compilation.
+        let huge = module_of(
+            vec![Text::from("x".repeat(200_000))],
+            Vec::new(),
+            Vec::new(),
+        );
+        let header = PycHeader {
+            kind: PycKind::Timestamp {
+                mtime: 0,
+                source_size: 1000,
+            },
+            ..p.header
+        };
+        let why = matches_source(&header, &huge, &[b'x'; 1000]).unwrap_err();
+        assert!(why.contains("more than 2 times"), "{why}");
     }
 
     #[test]

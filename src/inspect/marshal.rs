@@ -20,12 +20,18 @@
 //! # Bounds
 //!
 //! Every count and length is checked against the bytes left before anything is allocated (an
-//! element takes at least one byte), recursion depth and the number of objects are capped by
+//! element takes at least one byte), nesting depth and the number of objects are capped by
 //! [`Limits`] (`marshal_depth`, `marshal_objects`), and back-references (`TYPE_REF`, objects
 //! flagged `FLAG_REF`) are indices into a table of objects already read: a reference never copies
 //! an object, so a blob of references cannot expand into exponential memory, and a reference to
 //! an index not yet assigned is malformed, as CPython says ("bad marshal data (invalid
-//! reference)").
+//! reference)"). The walk keeps the containers it is inside on a heap stack, not the thread's,
+//! so no nesting reaches the stack whatever `marshal_depth` allows. Strings are [`Text`]s shared
+//! by every reference, and the fields copied into code objects are bounded by a multiple of the
+//! data's length (`shared-code-fields`), so reading, and everything that reads the code objects
+//! afterwards, costs time proportional to the file's size.
+
+use std::sync::Arc;
 
 use crate::model::problem::Problem;
 
@@ -142,9 +148,6 @@ pub struct Pyc {
 pub struct Module {
     /// The code objects.
     pub code: Vec<CodeObject>,
-    /// Every string and bytes constant met anywhere (code object names included), in order,
-    /// for "does the source contain these" checks.
-    pub strings: Vec<String>,
     /// Objects read.
     pub objects: usize,
 }
@@ -155,25 +158,98 @@ pub struct CodeObject {
     /// The code object this one is a constant of (`None` for the outermost).
     pub parent: Option<usize>,
     /// `co_name` (`<module>`, a function or class name, `<lambda>`, ...).
-    pub name: String,
+    pub name: Text,
     /// `co_qualname` (3.11+; before that, `co_name`).
-    pub qualname: String,
+    pub qualname: Text,
     /// `co_filename` as compiled.
-    pub filename: String,
+    pub filename: Text,
     /// `co_firstlineno`.
     pub first_line: u32,
     /// `co_names`: globals, attributes and imported names the instructions refer to by index.
-    pub names: Vec<String>,
+    pub names: Vec<Text>,
     /// Local variable names (`co_varnames`, or the 3.11+ locals-plus names).
-    pub varnames: Vec<String>,
+    pub varnames: Vec<Text>,
     /// The string and bytes constants among `co_consts` (bytes decoded lossily), in order.
-    pub const_strings: Vec<String>,
+    pub const_strings: Vec<Text>,
     /// `co_code`: the instructions (two bytes each since 3.6).
     pub code: Vec<u8>,
     /// The line table's raw bytes.
     pub line_table: Vec<u8>,
     /// Which format [`CodeObject::line_table`] is in.
     pub line_format: Option<LineTable>,
+}
+
+/// A string read from marshal data. Clones share one allocation: an interned name that a
+/// thousand code objects refer to (`self`, a module name, a merged constant) is one string, so
+/// what the walker hands out grows with the data, never with the number of references to it.
+#[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Text(Arc<str>);
+
+impl Text {
+    /// The string.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether `self` and `other` are the same object of the data (one read, many references):
+    /// work done once per string can be keyed by this, not by the (possibly long) content.
+    pub fn same_object(&self, other: &Text) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
+    /// An identity for [`Text::same_object`] usable as a map key while the text is alive.
+    pub fn object_id(&self) -> usize {
+        Arc::as_ptr(&self.0).cast::<u8>() as usize
+    }
+}
+
+impl std::ops::Deref for Text {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl std::fmt::Display for Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<&str> for Text {
+    fn from(s: &str) -> Self {
+        Text(Arc::from(s))
+    }
+}
+
+impl From<String> for Text {
+    fn from(s: String) -> Self {
+        Text(Arc::from(s))
+    }
+}
+
+impl PartialEq<str> for Text {
+    fn eq(&self, other: &str) -> bool {
+        *self.0 == *other
+    }
+}
+
+impl PartialEq<&str> for Text {
+    fn eq(&self, other: &&str) -> bool {
+        *self.0 == **other
+    }
+}
+
+impl PartialEq<String> for Text {
+    fn eq(&self, other: &String) -> bool {
+        *self.0 == **other
+    }
 }
 
 /// A decoded marshal object. Containers hold indices into the walk's object table, so shared
@@ -183,9 +259,10 @@ enum Obj {
     /// `None`, booleans, ellipsis, numbers and other values this module does not need.
     Other,
     /// A `str` (ASCII, interned or UTF-8).
-    Str(String),
-    /// A `bytes` object.
-    Bytes(Vec<u8>),
+    Str(Text),
+    /// A `bytes` object, and its lossy text once something asked for it (decoded once, however
+    /// many code objects refer to it).
+    Bytes(Arc<[u8]>, std::cell::OnceCell<Text>),
     /// A tuple, list, set or frozenset: its elements.
     Seq(Vec<usize>),
     /// A code object: its index in [`Module::code`].
@@ -195,6 +272,16 @@ enum Obj {
 }
 
 const FLAG_REF: u8 = 0x80;
+
+/// What a walk may copy out of the data into its code objects, as a multiple of the data's
+/// length (plus [`EXPANSION_SLACK`]): elements of `co_names`, `co_varnames` and `co_consts`,
+/// and bytes of `co_code` and line tables. CPython writes each code object's fields as objects
+/// of their own, so a compiled file copies each at most once (at most its own length); only a
+/// hand-made stream makes code objects share their fields through back-references, and a
+/// million code objects sharing one megabyte of instructions would otherwise be a terabyte of
+/// work for everything that reads code objects.
+const EXPANSION: usize = 4;
+const EXPANSION_SLACK: usize = 64 * 1024;
 
 /// Reads a `.pyc`: its header, then the module code object with the layout of the header's
 /// version. Trailing bytes after the code object are malformed (the importer ignores them, so
@@ -345,9 +432,11 @@ fn walk(data: &[u8], minor: Minor, limits: &Limits, base: u64) -> Result<Module,
         base,
         objects: Vec::new(),
         refs: Vec::new(),
+        open_code: Vec::new(),
+        copied: 0,
         module: Module::default(),
     };
-    w.object(0)?;
+    w.run()?;
     if w.pos != data.len() {
         return Err(w.malformed(
             "trailing-data",
@@ -370,7 +459,44 @@ struct Walker<'a> {
     objects: Vec<Obj>,
     /// Reference table: index -> object index.
     refs: Vec<usize>,
+    /// Code objects whose fields are being read, innermost last (the parent of the next one).
+    open_code: Vec<usize>,
+    /// Elements and bytes copied into code objects so far (see [`EXPANSION`]).
+    copied: usize,
     module: Module,
+}
+
+/// A container whose elements are being read: the walk keeps these on a stack of its own, so
+/// nesting costs heap (bounded by `marshal_depth`), never the thread's stack.
+struct Open {
+    /// Its slot in the object table.
+    id: usize,
+    kind: OpenKind,
+    /// The elements read so far (object ids).
+    items: Vec<usize>,
+}
+
+enum OpenKind {
+    /// A tuple, list or set of this many elements.
+    Seq(usize),
+    /// A dict: key and value pairs until a `0` byte.
+    Dict,
+    /// A 3.14 slice: start, stop, step.
+    Slice,
+    /// A code object: its index in [`Module::code`] and `co_firstlineno`, read between its
+    /// eighth and ninth object fields.
+    Code {
+        index: usize,
+        first_line: Option<i32>,
+    },
+}
+
+/// What reading the head of one object gave.
+enum Begun {
+    /// A complete object (a scalar, or a reference to one read before).
+    Done(usize),
+    /// A container whose elements follow.
+    Open(Open),
 }
 
 impl Walker<'_> {
@@ -455,7 +581,64 @@ impl Walker<'_> {
         }
     }
 
-    fn object(&mut self, depth: usize) -> Result<usize, Problem> {
+    /// How many object fields a code object of this walk's layout has (`co_firstlineno` is
+    /// read after the eighth).
+    fn code_fields(&self) -> usize {
+        if Layout::of(self.minor) == Layout::Py311 {
+            10
+        } else {
+            9
+        }
+    }
+
+    /// Reads one object: the root, then every element of every container, depth first, with
+    /// the containers being read on a heap stack (CPython's reader recurses; this walk's depth
+    /// is bounded by `marshal_depth` whatever the thread's stack).
+    fn run(&mut self) -> Result<usize, Problem> {
+        let mut stack: Vec<Open> = Vec::new();
+        loop {
+            let complete = match stack.last_mut() {
+                None => false,
+                Some(top) => match &mut top.kind {
+                    OpenKind::Seq(n) => top.items.len() == *n,
+                    OpenKind::Slice => top.items.len() == 3,
+                    OpenKind::Dict => {
+                        // The terminator comes where a key would.
+                        let end =
+                            top.items.len() % 2 == 0 && self.data.get(self.pos) == Some(&b'0');
+                        if end {
+                            self.pos += 1;
+                        }
+                        end
+                    }
+                    OpenKind::Code { first_line, .. } => {
+                        if top.items.len() == 8 && first_line.is_none() {
+                            *first_line = Some(self.i32()?);
+                        }
+                        top.items.len() == self.code_fields()
+                    }
+                },
+            };
+            let done = match stack.pop_if(|_| complete) {
+                Some(open) => self.finish(open)?,
+                None => match self.begin(stack.len())? {
+                    Begun::Done(id) => id,
+                    Begun::Open(open) => {
+                        stack.push(open);
+                        continue;
+                    }
+                },
+            };
+            match stack.last_mut() {
+                Some(top) => top.items.push(done),
+                None => return Ok(done),
+            }
+        }
+    }
+
+    /// Reads the head of one object at nesting `depth`: a whole scalar or reference, or the
+    /// header of a container (whose elements [`Walker::run`] reads next).
+    fn begin(&mut self, depth: usize) -> Result<Begun, Problem> {
         if depth > self.limits.max_depth {
             return Err(Problem::new(
                 crate::model::problem::ProblemKind::LimitExceeded,
@@ -481,11 +664,7 @@ impl Walker<'_> {
                 self.take(4)?;
                 Some(Obj::Other)
             }
-            b'I' => {
-                self.take(8)?;
-                Some(Obj::Other)
-            }
-            b'g' => {
+            b'I' | b'g' => {
                 self.take(8)?;
                 Some(Obj::Other)
             }
@@ -514,17 +693,20 @@ impl Walker<'_> {
             }
             b's' => {
                 let n = self.count("bytes length", 1)?;
-                Some(Obj::Bytes(self.take(n)?.to_vec()))
+                Some(Obj::Bytes(
+                    Arc::from(self.take(n)?),
+                    std::cell::OnceCell::new(),
+                ))
             }
             b'u' | b't' | b'a' | b'A' => {
                 let n = self.count("string length", 1)?;
                 let b = self.take(n)?;
-                Some(Obj::Str(String::from_utf8_lossy(b).into_owned()))
+                Some(Obj::Str(Text::from(String::from_utf8_lossy(b).as_ref())))
             }
             b'z' | b'Z' => {
                 let n = usize::from(self.byte()?);
                 let b = self.take(n)?;
-                Some(Obj::Str(String::from_utf8_lossy(b).into_owned()))
+                Some(Obj::Str(Text::from(String::from_utf8_lossy(b).as_ref())))
             }
             b'r' => {
                 let n = self.i32()?;
@@ -533,7 +715,7 @@ impl Walker<'_> {
                     .and_then(|i| self.refs.get(i))
                     .copied();
                 return match target {
-                    Some(id) => Ok(id),
+                    Some(id) => Ok(Begun::Done(id)),
                     None => Err(self.malformed(
                         "bad-reference",
                         format!(
@@ -547,272 +729,379 @@ impl Walker<'_> {
             _ => None,
         };
         if let Some(obj) = scalar {
-            if let Obj::Str(s) = &obj {
-                self.module.strings.push(s.clone());
-            } else if let Obj::Bytes(b) = &obj {
-                self.module
-                    .strings
-                    .push(String::from_utf8_lossy(b).into_owned());
-            }
             let id = self.push(obj)?;
             self.reserve(flagged, id);
-            return Ok(id);
+            return Ok(Begun::Done(id));
         }
-        match ty {
-            b'(' | b'[' | b'<' | b'>' | b')' => {
-                let n = if ty == b')' {
-                    usize::from(self.byte()?)
-                } else {
-                    self.count("container size", 1)?
-                };
-                let id = self.push(Obj::Pending)?;
-                self.reserve(flagged, id);
-                let mut items = Vec::with_capacity(n);
-                for _ in 0..n {
-                    items.push(self.object(depth + 1)?);
-                }
-                self.objects[id] = Obj::Seq(items);
-                Ok(id)
+        let kind = match ty {
+            b'(' | b'[' | b'<' | b'>' => OpenKind::Seq(self.count("container size", 1)?),
+            b')' => OpenKind::Seq(usize::from(self.byte()?)),
+            b'{' => OpenKind::Dict,
+            b':' => OpenKind::Slice,
+            b'c' => return self.begin_code(flagged),
+            other => {
+                return Err(self.malformed(
+                    "unknown-type",
+                    format!(
+                        "unknown marshal type code {other:#04x} at offset {}",
+                        self.base + at as u64
+                    ),
+                ));
             }
-            b'{' => {
-                let id = self.push(Obj::Pending)?;
-                self.reserve(flagged, id);
-                let mut items = Vec::new();
-                loop {
-                    if self.data.get(self.pos) == Some(&b'0') {
-                        self.pos += 1;
-                        break;
-                    }
-                    items.push(self.object(depth + 1)?);
-                    items.push(self.object(depth + 1)?);
-                }
-                self.objects[id] = Obj::Seq(items);
-                Ok(id)
-            }
-            b':' => {
-                // 3.14 slices: start, stop, step.
-                let id = self.push(Obj::Pending)?;
-                self.reserve(flagged, id);
-                let items = vec![
-                    self.object(depth + 1)?,
-                    self.object(depth + 1)?,
-                    self.object(depth + 1)?,
-                ];
-                self.objects[id] = Obj::Seq(items);
-                Ok(id)
-            }
-            b'c' => self.code(flagged, depth),
-            other => Err(self.malformed(
-                "unknown-type",
-                format!(
-                    "unknown marshal type code {other:#04x} at offset {}",
-                    self.base + at as u64
-                ),
-            )),
-        }
-    }
-
-    fn str_of(&self, id: usize) -> Option<String> {
-        match self.objects.get(id)? {
-            Obj::Str(s) => Some(s.clone()),
-            Obj::Bytes(b) => Some(String::from_utf8_lossy(b).into_owned()),
-            _ => None,
-        }
-    }
-
-    fn bytes_of(&self, id: usize) -> Vec<u8> {
-        match self.objects.get(id) {
-            Some(Obj::Bytes(b)) => b.clone(),
-            Some(Obj::Str(s)) => s.as_bytes().to_vec(),
+        };
+        let id = self.push(Obj::Pending)?;
+        self.reserve(flagged, id);
+        let items = match kind {
+            OpenKind::Seq(n) => Vec::with_capacity(n),
             _ => Vec::new(),
-        }
+        };
+        Ok(Begun::Open(Open { id, kind, items }))
     }
 
-    fn strings_in(&self, id: usize) -> Vec<String> {
-        match self.objects.get(id) {
-            Some(Obj::Seq(items)) => items.iter().filter_map(|&i| self.str_of(i)).collect(),
-            // 3.11+ locals-plus names are a tuple; anything else holds no names.
-            _ => Vec::new(),
-        }
-    }
-
-    fn code(&mut self, flagged: bool, depth: usize) -> Result<usize, Problem> {
-        let layout = Layout::of(self.minor);
+    /// The head of a code object: its slot, its place among the code objects (the parent is
+    /// the innermost code object being read) and its fixed integer fields.
+    fn begin_code(&mut self, flagged: bool) -> Result<Begun, Problem> {
         let index = self.module.code.len();
-        self.module.code.push(CodeObject::default());
+        self.module.code.push(CodeObject {
+            parent: self.open_code.last().copied(),
+            ..CodeObject::default()
+        });
         let id = self.push(Obj::Code(index))?;
         self.reserve(flagged, id);
         // Fixed integer fields: argcount, [posonlyargcount], kwonlyargcount, [nlocals],
         // stacksize, flags.
-        let ints = match layout {
-            Layout::Py36 => 5,
+        let ints = match Layout::of(self.minor) {
+            Layout::Py36 | Layout::Py311 => 5,
             Layout::Py38 => 6,
-            Layout::Py311 => 5,
         };
         for _ in 0..ints {
             self.i32()?;
         }
-        let d = depth + 1;
-        let code = self.object(d)?;
-        let consts_start = self.module.code.len();
-        let consts = self.object(d)?;
-        let names = self.object(d)?;
-        let varnames = self.object(d)?;
-        if layout == Layout::Py311 {
-            self.object(d)?; // co_localspluskinds
-        } else {
-            self.object(d)?; // co_freevars
-            self.object(d)?; // co_cellvars
+        self.open_code.push(index);
+        Ok(Begun::Open(Open {
+            id,
+            kind: OpenKind::Code {
+                index,
+                first_line: None,
+            },
+            items: Vec::with_capacity(10),
+        }))
+    }
+
+    /// Stores a container whose elements are all read; returns its object id.
+    fn finish(&mut self, open: Open) -> Result<usize, Problem> {
+        match open.kind {
+            OpenKind::Code { index, first_line } => {
+                self.open_code.pop();
+                self.finish_code(index, first_line.unwrap_or(0), &open.items)?;
+            }
+            _ => self.objects[open.id] = Obj::Seq(open.items),
         }
-        let filename = self.object(d)?;
-        let name = self.object(d)?;
-        let qualname = if layout == Layout::Py311 {
-            Some(self.object(d)?)
-        } else {
-            None
+        Ok(open.id)
+    }
+
+    fn text_of(&self, id: usize) -> Option<Text> {
+        match self.objects.get(id)? {
+            Obj::Str(s) => Some(s.clone()),
+            Obj::Bytes(b, text) => Some(
+                text.get_or_init(|| Text::from(String::from_utf8_lossy(b).as_ref()))
+                    .clone(),
+            ),
+            _ => None,
+        }
+    }
+
+    /// The bytes of a `bytes` (or `str`) object, counted against [`EXPANSION`].
+    fn bytes_of(&mut self, id: usize) -> Result<Vec<u8>, Problem> {
+        let bytes = match self.objects.get(id) {
+            Some(Obj::Bytes(b, _)) => b.to_vec(),
+            Some(Obj::Str(s)) => s.as_bytes().to_vec(),
+            _ => Vec::new(),
         };
-        let first_line = self.i32()?;
-        let line_table = self.object(d)?;
-        if layout == Layout::Py311 {
-            self.object(d)?; // co_exceptiontable
+        self.copy(bytes.len())?;
+        Ok(bytes)
+    }
+
+    /// The string elements of a tuple (3.11+ locals-plus names are one; anything else holds no
+    /// names), every element counted against [`EXPANSION`].
+    fn texts_in(&mut self, id: usize) -> Result<Vec<Text>, Problem> {
+        let Some(Obj::Seq(items)) = self.objects.get(id) else {
+            return Ok(Vec::new());
+        };
+        let n = items.len();
+        let texts = items.iter().filter_map(|&i| self.text_of(i)).collect();
+        self.copy(n)?;
+        Ok(texts)
+    }
+
+    fn copy(&mut self, n: usize) -> Result<(), Problem> {
+        self.copied = self.copied.saturating_add(n);
+        let cap = self
+            .data
+            .len()
+            .saturating_mul(EXPANSION)
+            .saturating_add(EXPANSION_SLACK);
+        if self.copied > cap {
+            return Err(self.malformed(
+                "shared-code-fields",
+                format!(
+                    "code objects share their fields through back-references: more than {cap} \
+                     elements and bytes for {} bytes of data (CPython writes each code \
+                     object's fields once)",
+                    self.data.len()
+                ),
+            ));
         }
-        let name_s = self.str_of(name).unwrap_or_default();
+        Ok(())
+    }
+
+    /// Fills in code object `index` from its object fields (see [`Walker::code_fields`]).
+    fn finish_code(&mut self, index: usize, first_line: i32, f: &[usize]) -> Result<(), Problem> {
+        let field = |i: usize| f.get(i).copied().unwrap_or(usize::MAX);
+        // 3.11+: code, consts, names, localsplusnames, localspluskinds, filename, name,
+        // qualname, linetable, exceptiontable. Before: code, consts, names, varnames,
+        // freevars, cellvars, filename, name, lnotab.
+        let (filename, name, qualname, line_table) = if Layout::of(self.minor) == Layout::Py311 {
+            (field(5), field(6), Some(field(7)), field(8))
+        } else {
+            (field(6), field(7), None, field(8))
+        };
+        let name = self.text_of(name).unwrap_or_default();
         let obj = CodeObject {
-            parent: None,
+            parent: self.module.code.get(index).and_then(|c| c.parent),
             qualname: qualname
-                .and_then(|q| self.str_of(q))
-                .unwrap_or_else(|| name_s.clone()),
-            name: name_s,
-            filename: self.str_of(filename).unwrap_or_default(),
+                .and_then(|q| self.text_of(q))
+                .unwrap_or_else(|| name.clone()),
+            name,
+            filename: self.text_of(filename).unwrap_or_default(),
             first_line: u32::try_from(first_line).unwrap_or(0),
-            names: self.strings_in(names),
-            varnames: self.strings_in(varnames),
-            const_strings: self.strings_in(consts),
-            code: self.bytes_of(code),
-            line_table: self.bytes_of(line_table),
+            names: self.texts_in(field(2))?,
+            varnames: self.texts_in(field(3))?,
+            const_strings: self.texts_in(field(1))?,
+            code: self.bytes_of(field(0))?,
+            line_table: self.bytes_of(line_table)?,
             line_format: Some(match self.minor {
                 0..=9 => LineTable::Lnotab,
                 10 => LineTable::Linetable310,
                 _ => LineTable::Locations,
             }),
         };
-        // Code objects read while reading this one's fields (its constants) are its children.
-        for child in self.module.code.iter_mut().skip(consts_start) {
-            if child.parent.is_none() {
-                child.parent = Some(index);
-            }
-        }
         if let Some(slot) = self.module.code.get_mut(index) {
             *slot = obj;
         }
-        Ok(id)
+        Ok(())
     }
 }
 
 impl CodeObject {
     /// The source line of the instruction at byte offset `offset` in [`CodeObject::code`], from
     /// the line table; `None` when the table gives the instruction no line or is malformed.
+    /// Reads the table from its start: for many offsets use [`CodeObject::lines`].
     pub fn line_of(&self, offset: usize) -> Option<u32> {
-        let first = i64::from(self.first_line);
-        let t = &self.line_table;
-        let line = match self.line_format? {
-            LineTable::Lnotab => {
-                // (address increment, signed line increment) pairs; the line applies from the
-                // address reached.
-                let (mut addr, mut line) = (0usize, first);
-                for pair in t.chunks_exact(2) {
-                    addr += usize::from(pair[0]);
-                    if addr > offset {
-                        break;
-                    }
-                    line += i64::from(pair[1] as i8);
-                }
-                Some(line)
-            }
-            LineTable::Linetable310 => {
-                // (start delta, line delta) pairs; a line delta of -128 means "no line".
-                let (mut start, mut line) = (0usize, first);
-                for pair in t.chunks_exact(2) {
-                    let end = start + usize::from(pair[0]);
-                    let delta = pair[1] as i8;
-                    if delta != -128 {
-                        line += i64::from(delta);
-                    }
-                    if (start..end).contains(&offset) {
-                        return if delta == -128 {
-                            None
-                        } else {
-                            u32::try_from(line).ok()
-                        };
-                    }
-                    start = end;
-                }
-                None
-            }
-            LineTable::Locations => locations_line(t, first, offset / 2),
-        }?;
-        u32::try_from(line).ok()
+        self.lines().line_of(offset)
+    }
+
+    /// A reader of the line table for offsets in increasing order: asking for every
+    /// instruction's line reads the table once, not once per instruction.
+    pub fn lines(&self) -> Lines<'_> {
+        Lines {
+            code: self,
+            ranges: LineRanges::new(self),
+            current: None,
+            last: 0,
+        }
     }
 }
 
-/// The line of code unit `unit` in a 3.11+ location table (`Objects/locations.md`): entries of
-/// a first byte `1 cccc lll` (code `c`, length `l + 1` code units) and code-specific data.
-fn locations_line(t: &[u8], first: i64, unit: usize) -> Option<i64> {
-    let mut i = 0usize;
-    let mut line = first;
-    let mut start = 0usize;
-    let varint = |i: &mut usize| -> Option<u64> {
-        let mut v = 0u64;
-        let mut shift = 0u32;
+/// The lines of a code object's instructions, asked for in increasing offsets (see
+/// [`CodeObject::lines`]); a smaller offset than the last one reads the table again.
+pub struct Lines<'a> {
+    code: &'a CodeObject,
+    ranges: LineRanges<'a>,
+    current: Option<LineRange>,
+    last: usize,
+}
+
+impl Lines<'_> {
+    /// The line of the instruction at byte offset `offset` (see [`CodeObject::line_of`]).
+    pub fn line_of(&mut self, offset: usize) -> Option<u32> {
+        if offset < self.last {
+            self.ranges = LineRanges::new(self.code);
+            self.current = None;
+        }
+        self.last = offset;
         loop {
-            let b = *t.get(*i)?;
-            *i += 1;
-            v |= u64::from(b & 0x3f) << shift;
-            if b & 0x40 == 0 {
-                return Some(v);
-            }
-            shift += 6;
-            if shift > 60 {
-                return None;
+            match self.current {
+                Some(r) if offset < r.end => {
+                    return if offset >= r.start {
+                        r.line.and_then(|l| u32::try_from(l).ok())
+                    } else {
+                        None
+                    };
+                }
+                _ => self.current = Some(self.ranges.next()?),
             }
         }
-    };
-    let svarint = |i: &mut usize| -> Option<i64> {
-        let v = varint(i)?;
-        let m = i64::try_from(v >> 1).ok()?;
-        Some(if v & 1 == 1 { -m } else { m })
-    };
-    while i < t.len() {
-        let b = t[i];
+    }
+}
+
+/// Instructions at byte offsets `start..end` have line `line` (`None`: no line).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct LineRange {
+    start: usize,
+    end: usize,
+    line: Option<i64>,
+}
+
+/// The ranges of a line table in order, each entry decoded once.
+struct LineRanges<'a> {
+    table: &'a [u8],
+    format: Option<LineTable>,
+    /// Next byte of the table.
+    at: usize,
+    /// Where the next range starts (a byte offset of the code).
+    start: usize,
+    line: i64,
+    /// `co_lnotab`: the first range (before the first pair) is yet to come; after the table,
+    /// the last line runs to the end of the code.
+    lnotab_head: bool,
+    done: bool,
+}
+
+impl<'a> LineRanges<'a> {
+    fn new(code: &'a CodeObject) -> Self {
+        LineRanges {
+            table: &code.line_table,
+            format: code.line_format,
+            at: 0,
+            start: 0,
+            line: i64::from(code.first_line),
+            lnotab_head: true,
+            done: code.line_format.is_none(),
+        }
+    }
+
+    /// `co_lnotab` (before 3.10): (address increment, signed line increment) pairs; the line
+    /// applies from the address reached.
+    fn next_lnotab(&mut self) -> Option<LineRange> {
+        if self.lnotab_head {
+            self.lnotab_head = false;
+            let pair = self.table.get(..2).filter(|_| self.table.len() >= 2);
+            let end = pair.map_or(usize::MAX, |p| usize::from(p[0]));
+            return Some(LineRange {
+                start: 0,
+                end,
+                line: Some(self.line),
+            });
+        }
+        let pair = self.table.get(self.at..self.at + 2)?;
+        self.at += 2;
+        self.start += usize::from(pair[0]);
+        self.line += i64::from(pair[1] as i8);
+        let end = match self.table.get(self.at..self.at + 2) {
+            Some(next) => self.start + usize::from(next[0]),
+            None => usize::MAX,
+        };
+        Some(LineRange {
+            start: self.start,
+            end,
+            line: Some(self.line),
+        })
+    }
+
+    /// The 3.10 `co_linetable`: (start delta, line delta) pairs; a line delta of -128 means
+    /// "no line".
+    fn next_310(&mut self) -> Option<LineRange> {
+        let pair = self.table.get(self.at..self.at + 2)?;
+        self.at += 2;
+        let start = self.start;
+        self.start += usize::from(pair[0]);
+        let delta = pair[1] as i8;
+        if delta != -128 {
+            self.line += i64::from(delta);
+        }
+        Some(LineRange {
+            start,
+            end: self.start,
+            line: (delta != -128).then_some(self.line),
+        })
+    }
+
+    /// A 3.11+ location table (`Objects/locations.md`): entries of a first byte `1 cccc lll`
+    /// (code `c`, length `l + 1` code units of two bytes) and code-specific data. A malformed
+    /// entry ends the table.
+    fn next_locations(&mut self) -> Option<LineRange> {
+        let t = self.table;
+        let varint = |i: &mut usize| -> Option<u64> {
+            let mut v = 0u64;
+            let mut shift = 0u32;
+            loop {
+                let b = *t.get(*i)?;
+                *i += 1;
+                v |= u64::from(b & 0x3f) << shift;
+                if b & 0x40 == 0 {
+                    return Some(v);
+                }
+                shift += 6;
+                if shift > 60 {
+                    return None;
+                }
+            }
+        };
+        let svarint = |i: &mut usize| -> Option<i64> {
+            let v = varint(i)?;
+            let m = i64::try_from(v >> 1).ok()?;
+            Some(if v & 1 == 1 { -m } else { m })
+        };
+        let b = *t.get(self.at)?;
         if b & 0x80 == 0 {
             return None;
         }
-        i += 1;
+        let mut i = self.at + 1;
         let code = (b >> 3) & 0x0f;
         let len = usize::from(b & 0x07) + 1;
         let mut has_line = true;
         match code {
             15 => has_line = false,
             14 => {
-                line += svarint(&mut i)?;
+                self.line += svarint(&mut i)?;
                 varint(&mut i)?;
                 varint(&mut i)?;
                 varint(&mut i)?;
             }
-            13 => line += svarint(&mut i)?,
+            13 => self.line += svarint(&mut i)?,
             10..=12 => {
-                line += i64::from(code - 10);
+                self.line += i64::from(code - 10);
                 i += 2;
             }
             _ => i += 1,
         }
-        let end = start + len;
-        if (start..end).contains(&unit) {
-            return has_line.then_some(line);
-        }
-        start = end;
+        self.at = i;
+        let start = self.start;
+        self.start += len * 2;
+        Some(LineRange {
+            start,
+            end: self.start,
+            line: has_line.then_some(self.line),
+        })
     }
-    None
+}
+
+impl Iterator for LineRanges<'_> {
+    type Item = LineRange;
+
+    fn next(&mut self) -> Option<LineRange> {
+        if self.done {
+            return None;
+        }
+        let r = match self.format? {
+            LineTable::Lnotab => self.next_lnotab(),
+            LineTable::Linetable310 => self.next_310(),
+            LineTable::Locations => self.next_locations(),
+        };
+        self.done = r.is_none();
+        r
+    }
 }
 
 /// Opcode numbers per CPython version, as data: just the instructions needed to follow what

@@ -1128,6 +1128,24 @@ static PYTHONAPI_EVAL: Entry = e(
     PYTHONAPI,
 );
 
+/// Whether a dotted name ending in `.attr` can look up to an [`Match::Exact`] entry: `attr` is
+/// the last segment of one, a `ctypes.pythonapi` evaluator or a C function a library handle
+/// judges. A necessary condition only, cheap enough to ask of every string constant (the
+/// bytecode judge pairs a code object's names with its constants only through it).
+pub fn may_end_exact(attr: &str) -> bool {
+    static LAST: std::sync::OnceLock<std::collections::HashSet<&'static str>> =
+        std::sync::OnceLock::new();
+    let last = LAST.get_or_init(|| {
+        ENTRIES
+            .iter()
+            .filter(|e| e.matching == Match::Exact)
+            .map(|e| e.name.rsplit('.').next().unwrap_or(e.name))
+            .chain(PYTHONAPI_EVALUATE.iter().copied())
+            .collect()
+    });
+    last.contains(attr) || classify_import(attr).is_some()
+}
+
 /// A call through a library handle or `ctypes.pythonapi`, after [`normalize`].
 ///
 /// Issue 39: every way to reach a C function ends here. The function is the *last* dotted

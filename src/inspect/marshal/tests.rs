@@ -38,7 +38,7 @@ fn reads_a_timestamp_pyc_with_names_consts_and_lines() {
     );
     assert_eq!(m.first_line, 1);
     assert_eq!(m.names, ["__doc__", "os", "system", "helper"]);
-    assert!(m.const_strings.contains(&"id > /tmp/pwned".to_string()));
+    assert!(m.const_strings.iter().any(|s| s == "id > /tmp/pwned"));
     // `LOAD_ATTR system` is at offset 18, on line 4 (CPython's `dis` says so).
     assert_eq!(m.line_of(18), Some(4));
     assert_eq!(m.line_of(10), Some(2));
@@ -81,7 +81,7 @@ fn nested_code_objects_have_parents_and_qualnames() {
     );
     let parents: Vec<Option<usize>> = pyc.module.code.iter().map(|c| c.parent).collect();
     assert_eq!(parents, [None, Some(0), Some(1), Some(2)]);
-    assert!(pyc.module.code[3].names.contains(&"popen".to_string()));
+    assert!(pyc.module.code[3].names.iter().any(|n| n == "popen"));
 }
 
 #[test]
@@ -303,4 +303,182 @@ fn a_36_header_is_twelve_bytes() {
     );
     b.push(b'N');
     assert_eq!(parse_pyc(&b, &limits()).unwrap_err().code, "pyc-not-code");
+}
+
+/// A 3.11 code object named `f` whose only constant is `inner` (empty when `None`), as bytes
+/// before and after the constant, so deep nests can be built without recursion.
+fn code_311_around() -> (Vec<u8>, Vec<u8>) {
+    let mut head = vec![b'c'];
+    head.extend(std::iter::repeat_n(0u8, 5 * 4));
+    head.extend_from_slice(b"s\x00\x00\x00\x00"); // co_code
+    head.extend_from_slice(b")\x01"); // co_consts: one element follows
+    let mut tail = Vec::new();
+    tail.extend_from_slice(b")\x00"); // co_names
+    tail.extend_from_slice(b")\x00"); // co_localsplusnames
+    tail.extend_from_slice(b"s\x00\x00\x00\x00"); // co_localspluskinds
+    tail.extend_from_slice(b"z\x01m"); // co_filename
+    tail.extend_from_slice(b"z\x01f"); // co_name
+    tail.extend_from_slice(b"z\x01f"); // co_qualname
+    tail.extend_from_slice(&1i32.to_le_bytes()); // co_firstlineno
+    tail.extend_from_slice(b"s\x00\x00\x00\x00"); // co_linetable
+    tail.extend_from_slice(b"s\x00\x00\x00\x00"); // co_exceptiontable
+    (head, tail)
+}
+
+#[test]
+fn a_hundred_thousand_nested_tuples_never_reach_the_stack() {
+    let mut blob = Vec::new();
+    for _ in 0..100_000 {
+        blob.extend_from_slice(b")\x01");
+    }
+    blob.push(b'N');
+    // The default limit stops it with the limit's name (SCAN004 marshal_depth).
+    let e = loads(&blob, 11, &Limits::default()).unwrap_err();
+    assert_eq!(
+        (e.kind, e.code),
+        (ProblemKind::LimitExceeded, "marshal_depth")
+    );
+    // A policy that allows the depth gets it walked on the heap, not the stack (the test
+    // thread's 2 MiB would not hold 100,000 frames of a recursive reader).
+    let deep = Limits {
+        max_depth: 200_000,
+        max_objects: 1_000_000,
+    };
+    let m = loads(&blob, 11, &deep).unwrap();
+    assert_eq!(m.objects, 100_001);
+}
+
+#[test]
+fn a_hundred_thousand_nested_code_objects_never_reach_the_stack() {
+    let (head, tail) = code_311_around();
+    let n = 100_000;
+    let mut blob = Vec::with_capacity(n * (head.len() + tail.len()) + 1);
+    for _ in 0..n {
+        blob.extend_from_slice(&head);
+    }
+    blob.push(b'N');
+    for _ in 0..n {
+        blob.extend_from_slice(&tail);
+    }
+    let e = loads(&blob, 11, &Limits::default()).unwrap_err();
+    assert_eq!(
+        (e.kind, e.code),
+        (ProblemKind::LimitExceeded, "marshal_depth")
+    );
+    let deep = Limits {
+        max_depth: 1_000_000,
+        max_objects: 10_000_000,
+    };
+    let m = loads(&blob, 11, &deep).unwrap();
+    assert_eq!(m.code.len(), n);
+    assert_eq!(m.code[0].parent, None);
+    assert!(
+        m.code
+            .iter()
+            .enumerate()
+            .skip(1)
+            .all(|(i, c)| c.parent == Some(i - 1) && c.name == "f")
+    );
+    // Everything that reads the nest afterwards is a loop too (`when` of each code object
+    // follows its parents).
+    let sites = crate::inspect::bytecode::resolve(&m, 11);
+    assert!(sites.is_empty());
+}
+
+#[test]
+fn code_objects_sharing_their_fields_cannot_multiply_the_work() {
+    // 1,000 code objects in a list, all referring to the first one's 100,000-byte co_code:
+    // 100 MB of instructions for a 100 kB file, if each were copied and read.
+    let (head, tail) = code_311_around();
+    let mut first = head[..21].to_vec();
+    first.push(b's' | FLAG_REF);
+    first.extend_from_slice(&100_000u32.to_le_bytes());
+    first.extend(std::iter::repeat_n(9u8, 100_000)); // NOP
+    first.extend_from_slice(b")\x00");
+    first.extend_from_slice(&tail);
+    let mut other = head[..21].to_vec();
+    other.extend_from_slice(b"r\x00\x00\x00\x00");
+    other.extend_from_slice(b")\x00");
+    other.extend_from_slice(&tail);
+    let mut blob = b"[".to_vec();
+    blob.extend_from_slice(&1000u32.to_le_bytes());
+    blob.extend_from_slice(&first);
+    for _ in 1..1000 {
+        blob.extend_from_slice(&other);
+    }
+    let e = loads(&blob, 11, &limits()).unwrap_err();
+    assert_eq!(e.code, "shared-code-fields", "{e}");
+    // Three sharing ones are within what a file may copy (four times its length).
+    let mut blob = b"[".to_vec();
+    blob.extend_from_slice(&3u32.to_le_bytes());
+    blob.extend_from_slice(&first);
+    for _ in 1..3 {
+        blob.extend_from_slice(&other);
+    }
+    let m = loads(&blob, 11, &limits()).unwrap();
+    assert_eq!(m.code.len(), 3);
+    assert!(m.code.iter().all(|c| c.code.len() == 100_000));
+}
+
+#[test]
+fn a_string_referred_to_everywhere_is_one_string() {
+    // A tuple of 10,000 references to one interned 10,000-character string: one allocation,
+    // shared, not 100 MB of copies.
+    let mut blob = b"(".to_vec();
+    blob.extend_from_slice(&10_000u32.to_le_bytes());
+    blob.push(b'a' | FLAG_REF);
+    blob.extend_from_slice(&10_000u32.to_le_bytes());
+    blob.extend(std::iter::repeat_n(b'x', 10_000));
+    blob.extend(std::iter::repeat_n(*b"r\x00\x00\x00\x00", 9_999).flatten());
+    let mut w = Walker {
+        data: &blob,
+        pos: 0,
+        minor: 11,
+        limits: limits(),
+        base: 0,
+        objects: Vec::new(),
+        refs: Vec::new(),
+        open_code: Vec::new(),
+        copied: 0,
+        module: Module::default(),
+    };
+    let id = w.run().unwrap();
+    let texts = w.texts_in(id).unwrap();
+    assert_eq!(texts.len(), 10_000);
+    assert!(texts.iter().all(|t| t.same_object(&texts[0])));
+    assert_eq!(w.copied, 10_000);
+}
+
+#[test]
+fn the_line_cursor_reads_each_table_entry_once_and_agrees_with_line_of() {
+    // A 3.11 location table of 20,000 one-unit entries: short forms (code 0..9, one byte of
+    // columns), one-line forms (codes 10..12, two bytes) and "no location" (15).
+    let mut table = Vec::new();
+    for i in 0..20_000u32 {
+        match i % 4 {
+            0 => table.extend_from_slice(&[0x80 | (11 << 3), 0, 0]),
+            1 => table.extend_from_slice(&[0x80 | (15 << 3)]),
+            2 => table.extend_from_slice(&[0x80, 0]),
+            _ => table.extend_from_slice(&[0x80 | (10 << 3), 0, 0]),
+        }
+    }
+    let c = CodeObject {
+        first_line: 1,
+        line_table: table.clone(),
+        line_format: Some(LineTable::Locations),
+        ..CodeObject::default()
+    };
+    let mut lines = c.lines();
+    let all: Vec<Option<u32>> = (0..40_000).step_by(2).map(|o| lines.line_of(o)).collect();
+    // One pass: the cursor stands at the end of the table, having decoded 20,000 ranges.
+    assert_eq!(lines.ranges.at, table.len());
+    assert_eq!(all[0], Some(2));
+    assert_eq!(all[1], None);
+    assert_eq!(all[4], Some(3));
+    for o in [0usize, 2, 6, 4000, 39_998] {
+        assert_eq!(c.line_of(o), all[o / 2], "offset {o}");
+    }
+    assert_eq!(lines.line_of(40_000), None);
+    // Going back reads the table again from its start.
+    assert_eq!(lines.line_of(8), c.line_of(8));
 }
