@@ -43,6 +43,9 @@ bindir=bin
 exe=
 case "$target" in *-windows-*) bindir=Scripts exe=.exe ;; esac
 
+t0=$SECONDS
+step() { echo "-- $1: $((SECONDS - t0)) s"; t0=$SECONDS; }
+
 # maturin and twine in a venv of their own (not the interop scripts' shared one: twine's
 # dependencies must not move theirs).
 tools="$work/tools"
@@ -51,28 +54,48 @@ pip_q() { "$1/$bindir/python" -m pip install -q --disable-pip-version-check "${@
 pip_q "$tools" --require-hashes --only-binary :all: -r "$MATURIN_REQS"
 pip_q "$tools" "twine==$TWINE_VERSION"
 
-# 1. The wheel from the dist build.
-t0=$SECONDS
-"$tools/$bindir/maturin" build --locked --profile dist --target "$target" --out "$out" 2>&1 |
-  tee "$work/maturin.log"
-echo "maturin build: $((SECONDS - t0)) s"
-if [ -n "${MG_WHEEL_FRESH:-}" ] && grep -E '^ *Compiling modelgate ' "$work/maturin.log"; then
-  echo "maturin compiled modelgate again: the wheel would not hold the dist build's binary" >&2
-  exit 1
+step "tools venv (maturin, twine)"
+
+# 1. The wheel from the dist build. Linux: the binary is static, so it claims the manylinux2014
+# baseline (glibc 2.17, as Rust's own minimum) rather than the manylinux_2_5 its lack of glibc
+# symbol versions would allow; a musl build is tagged musllinux too, as release.yml does.
+compat=()
+case "$target" in
+  *-linux-gnu) compat=(--compatibility manylinux2014) ;;
+  *-linux-musl) compat=(--compatibility manylinux2014 musllinux_1_2) ;;
+esac
+"$tools/$bindir/maturin" build --locked --profile dist --target "$target" \
+  ${compat[@]+"${compat[@]}"} --out "$out" 2>&1 | tee "$work/maturin.log"
+step "maturin build"
+if [ -n "${MG_WHEEL_FRESH:-}" ]; then
+  if grep -E '^ *Compiling modelgate ' "$work/maturin.log"; then
+    echo "maturin compiled modelgate again: the wheel would not hold the dist build's binary" >&2
+    exit 1
+  fi
 fi
 "$tools/$bindir/maturin" sdist --out "$out"
+step "maturin sdist"
 wheel=$(ls "$out"/*.whl)
 sdist=$(ls "$out"/*.tar.gz)
 [ "$(echo "$wheel" | wc -l)" = 1 ] || { echo "expected one wheel in $out: $wheel" >&2; exit 1; }
 
 # 2. Metadata and contents.
 "$tools/$bindir/twine" check --strict "$wheel" "$sdist"
-"$tools/$bindir/python" - "$wheel" "$sdist" "$exe" <<'EOF'
-import re, sys, tarfile, zipfile
-wheel, sdist, exe = sys.argv[1:]
+dist_bin=
+if [ -n "${MG_WHEEL_FRESH:-}" ]; then
+  dist_bin="${CARGO_TARGET_DIR:-target}/$target/dist/modelgate$exe"
+fi
+"$tools/$bindir/python" - "$wheel" "$sdist" "$exe" "$dist_bin" <<'EOF'
+import hashlib, re, sys, tarfile, zipfile
+wheel, sdist, exe, dist_bin = sys.argv[1:]
 names = zipfile.ZipFile(wheel).namelist()
 data = [n for n in names if re.fullmatch(r"modelgate_cli-[^/]+\.data/scripts/modelgate" + re.escape(exe), n)]
 assert len(data) == 1, names
+if dist_bin:
+    # The wheel holds the dist build's bytes: the binary .ci/run tested and packed.
+    with zipfile.ZipFile(wheel) as z, open(dist_bin, "rb") as f:
+        assert hashlib.sha256(z.read(data[0])).digest() == hashlib.sha256(f.read()).digest(), data
+    print("the wheel's binary is the dist build's ({})".format(dist_bin))
 for need in ["modelgate/__init__.py", "modelgate/__main__.py", "modelgate/_api.py",
              "modelgate/_find.py", "modelgate/py.typed"]:
     assert need in names, (need, names)
@@ -94,6 +117,7 @@ mkdir "$work/sdist"
 tar -xzf "$sdist" -C "$work/sdist"
 (cd "$work/sdist"/*/ && cargo metadata --offline --locked --format-version 1 >/dev/null)
 echo "sdist: cargo metadata --locked resolves it"
+step "twine check, contents, sdist resolve"
 
 # 3. A fresh venv, as a user.
 venv="$work/venv"
@@ -109,9 +133,11 @@ if [ "$code" != 1 ]; then
 fi
 echo "modelgate scan examples/risky-model (wheel): exit 1 as expected"
 "$py" -m modelgate --version
+step "fresh venv, pip install of the wheel, scan"
 pip_q "$venv" "pytest==$PYTEST_VERSION"
 # -p no:cacheprovider: nothing written into the source tree.
 "$py" -m pytest -q -p no:cacheprovider python/tests
+step "pytest python/tests"
 
 # The README's pre-commit recipe: a `repo: local`, `language: python` hook whose environment is
 # the wheel (from PyPI in real use: `modelgate-cli==VERSION`; this build's file here). A staged
@@ -143,6 +169,7 @@ grep -q "PKL001" "$work/pre-commit.out" || { cat "$work/pre-commit.out" >&2; exi
 rm "$repo/pytorch_model.bin"
 pre_commit || { cat "$work/pre-commit.out" >&2; echo "pre-commit (wheel hook) failed on a clean model" >&2; exit 1; }
 echo "pre-commit, repo: local + language: python + the wheel: the pickle blocked, the clean model passed"
+step "pre-commit hook"
 
 # The oldest Python the package supports (requires-python >= 3.8), when pyenv has one.
 py38="$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")/versions/3.8.18/bin/python3"
@@ -161,5 +188,6 @@ EOF
   fi
 done
 
+step "Python 3.8"
 size=$(wc -c <"$wheel")
 echo "wheel: $wheel $size bytes ($((size / 1024)) KiB); sdist: $(wc -c <"$sdist") bytes"
