@@ -101,6 +101,8 @@ limits! {
     archive_ratio = 1000, [0, ANY],
         "decompressed/compressed size ratio of a member (zip bombs)";
     json_depth = 128, [0, ANY], "nesting depth of JSON documents";
+    loader_fields = 4096, [0, ANY],
+        "config fields that make a loader fetch or import code, kept from one config file";
     json_bytes = 64 * MIB, [0, ANY], "config, index and notebook files read into memory";
     yaml_bytes = 256 * KIB, [0, ANY], "model-card YAML front matter read";
     code_file_bytes = 8 * MIB, [0, ANY], "source files read by the code scan";
