@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 use super::context::Ctx;
 use crate::knowledge::{self, Verdict, loaders};
 use crate::model::finding::{Location, Severity};
+use crate::model::limits::usize_of;
 use crate::model::rules::RuleId;
 use crate::provenance::{card, loader_code};
 
@@ -195,12 +196,27 @@ pub fn check_loader_code(ctx: &mut Ctx<'_>, bytes: &[u8]) {
         Err(_) => return,
     };
     let limits = loader_code::Limits {
-        max_depth: usize::try_from(ctx.cfg.limits.json_depth).unwrap_or(usize::MAX),
+        max_depth: usize_of(ctx.cfg.limits.json_depth),
+        max_refs: usize_of(ctx.cfg.limits.loader_fields),
         ..loader_code::Limits::default()
     };
     let walk = loader_code::walk(name, &value, &ctx.cfg.pickle_extra, &limits);
     if let Some(at) = &walk.too_deep {
         loader_config_too_deep(ctx, &format!("`{at}`"));
+    }
+    // Padding a config with harmless entries must not push a remote one out of sight.
+    if walk.truncated {
+        let cfg = ctx.cfg;
+        let d = ctx.detect(
+            RuleId::LimitExceeded,
+            "loader_fields",
+            format!(
+                "config has more fields that make a loader fetch or import code than the loader_fields limit ({}); the rest were not checked",
+                cfg.limits.loader_fields
+            ),
+            Location::default(),
+        );
+        super::context::name_limit(d, cfg, "loader_fields");
     }
     if !walk.refs.is_empty() {
         ctx.fact(Fact::LoaderCode, json!(walk.refs));

@@ -189,6 +189,14 @@ fn cases() -> Vec<Case> {
             safetensors(deep_safetensors, 1),
             Scan,
         ),
+        // Issue 39: padding a config with harmless loader fields must not hide a remote one.
+        c(
+            "loader_fields",
+            1,
+            "config.json",
+            br#"{"a": {"auto_map": {"A": "m.A"}}, "b": {"auto_map": {"B": "o/r--m.B"}}}"#.to_vec(),
+            Scan,
+        ),
         c(
             "yaml_depth",
             2,

@@ -130,6 +130,8 @@ limits! {
     json_depth = 128, [0, MAX_JSON_DEPTH], "nesting depth of JSON documents";
     // The YAML parser refuses deeper documents itself (issue 37), so this can only be lowered.
     yaml_depth = 128, [0, 128], "nesting depth of YAML configs (the YAML parser stops at 128)";
+    loader_fields = 4096, [0, ANY],
+        "config fields that make a loader fetch or import code, kept from one config file";
     json_bytes = 64 * MIB, [0, ANY], "config, index and notebook files read into memory";
     yaml_bytes = 256 * KIB, [0, ANY], "model-card YAML front matter read";
     code_file_bytes = 8 * MIB, [0, ANY], "source files read by the code scan";

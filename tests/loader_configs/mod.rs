@@ -331,3 +331,26 @@ fn a_loader_config_nested_past_the_depth_limit_is_not_passed_silently() {
         "{r:#}"
     );
 }
+
+#[test]
+fn padding_a_config_past_the_loader_fields_limit_is_not_passed_silently() {
+    let repo = Repo::new();
+    repo.file("README.md", CARD)
+        .file(
+            "config.json",
+            r#"{"a": {"auto_map": {"A": "m.A", "B": "m.B"}},
+                "z": {"auto_map": {"AutoModel": "attacker/evil--m.C"}}}"#,
+        )
+        .file(
+            "modelgate.toml",
+            "version = 1\n[limits]\nloader_fields = 2\n",
+        );
+    let (code, r) = scan_json(repo.path(), &[]);
+    assert_eq!(code, 1, "{r:#}");
+    assert!(
+        findings(&r, "SCAN004")
+            .iter()
+            .any(|f| f["path"] == "config.json" && f["evidence"]["limit"] == "loader_fields"),
+        "{r:#}"
+    );
+}
