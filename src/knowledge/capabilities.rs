@@ -887,7 +887,6 @@ pub const PACKAGES: &[Entry] = &[
     m("virtualenv", Install, Role::Call, PACKAGING),
     m("twine", Install, Role::Call, PACKAGING),
     m("easy_install", Install, Role::Call, PACKAGING),
-    m("pkg_resources", Install, Role::Call, PACKAGING),
 ];
 
 /// Whether `entry` is one of [`PACKAGES`] (its `source` then says the package's purpose).
