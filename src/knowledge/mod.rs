@@ -2659,6 +2659,22 @@ mod tests {
         assert!(unknown.is_empty(), "{unknown:?}");
     }
 
+    /// Issue 39: the table is the class of record: a callable it calls a value is safe, one it
+    /// gives a capability is dangerous (whichever table decides first).
+    #[test]
+    fn the_stdlib_table_agrees_with_the_verdicts() {
+        let disagree: Vec<String> = stdlib_verdicts()
+            .filter_map(|(q, v)| {
+                let (m, n) = q.rsplit_once('.').unwrap_or((q, ""));
+                let row = stdlib::classify(&normalize_module(m), n)?;
+                let safe = v == Verdict::Safe;
+                (safe != (row.class == stdlib::Class::Value))
+                    .then(|| format!("{q}: table {} vs {v:?}", row.class.code()))
+            })
+            .collect();
+        assert!(disagree.is_empty(), "{disagree:#?}");
+    }
+
     fn stdlib_verdicts() -> impl Iterator<Item = (&'static str, Verdict)> {
         stdlib::inventory_names().map(|q| {
             let (m, n) = q.rsplit_once('.').unwrap_or((q, ""));
@@ -2682,8 +2698,21 @@ mod tests {
             *counts.entry(class).or_default() += 1;
         }
         let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "verdict category (classify_global):");
         for (class, n) in counts {
-            let _ = writeln!(err, "{class:28} {n}");
+            let _ = writeln!(err, "  {class:28} {n}");
+        }
+        // The same callables by the class the standard-library table gives them.
+        let mut by_table: std::collections::BTreeMap<&str, usize> = Default::default();
+        for q in stdlib::inventory_names() {
+            let (m, n) = q.rsplit_once('.').unwrap_or((q, ""));
+            let class =
+                stdlib::classify(&normalize_module(m), n).map_or("none", |r| r.class.code());
+            *by_table.entry(class).or_default() += 1;
+        }
+        let _ = writeln!(err, "class (knowledge::stdlib):");
+        for (class, n) in by_table {
+            let _ = writeln!(err, "  {class:28} {n}");
         }
     }
 

@@ -1183,6 +1183,53 @@ pub const ROWS: &[Row] = &[
         Interp,
         "changes where every time zone is read from",
     ),
+    // Builtins and `types` callables the dangerous table lists (its category decides the
+    // finding; the class here is what the table of record says).
+    callable("builtins.eval", Dyn, "evaluates a python expression"),
+    callable("builtins.exec", Dyn, "executes python source"),
+    callable(
+        "builtins.compile",
+        Dyn,
+        "compiles python source to a code object",
+    ),
+    callable(
+        "builtins.getattr",
+        Dyn,
+        "reaches any attribute, e.g. os.system",
+    ),
+    callable("builtins.setattr", Tamper, "overwrites any attribute"),
+    callable("builtins.delattr", Tamper, "deletes any attribute"),
+    callable("builtins.vars", Dyn, "exposes an object namespace"),
+    callable("builtins.globals", Dyn, "exposes the module namespace"),
+    callable("builtins.locals", Dyn, "exposes a local namespace"),
+    callable("builtins.dir", Dyn, "enumerates attributes"),
+    callable("builtins.breakpoint", Dyn, "starts a debugger"),
+    callable("builtins.input", Dos, "blocks reading the terminal"),
+    callable("builtins.open", Fs, "opens an arbitrary file"),
+    callable(
+        "builtins.help",
+        Proc,
+        "starts the help pager (a shell command)",
+    ),
+    callable("builtins.exit", Interp, "exits the interpreter"),
+    callable("builtins.quit", Interp, "exits the interpreter"),
+    callable("types.CodeType", Dyn, "builds a code object"),
+    callable(
+        "types.FunctionType",
+        Dyn,
+        "builds a function from a code object",
+    ),
+    callable(
+        "types.LambdaType",
+        Dyn,
+        "builds a function from a code object",
+    ),
+    callable("types.MethodType", Dyn, "binds any callable as a method"),
+    callable(
+        "weakref.finalize",
+        Interp,
+        "calls its callable when the object dies or at exit",
+    ),
     // Private rebuilders that CPython's own `__reduce__` methods name: values.
     callable(
         "re._compile",
@@ -1276,6 +1323,13 @@ fn main_module(m: &str) -> bool {
         .is_some_and(|(_, last)| last == "__main__")
 }
 
+/// An enum type of a module, or one of its members (`knowledge::VALUE_TYPES`).
+const VALUE_TYPE: Row = callable(
+    "enum",
+    Value,
+    "an enum of the module: calling it looks a member up",
+);
+
 /// `main` of a value module (`base64.main`, `json.tool.main`): a command-line program.
 const MAIN_FUNCTION: Row = callable(
     "main",
@@ -1315,6 +1369,10 @@ pub fn classify(module: &str, name: &str) -> Option<&'static Row> {
         return Some(row);
     }
     let row = module_row(module)?;
+    // An enum of a capability module (`signal.Signals`, `socket.AF_INET`) is a value.
+    if super::is_value_type(module, name) {
+        return Some(&VALUE_TYPE);
+    }
     if row.class != Class::Value {
         return Some(row);
     }
