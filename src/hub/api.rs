@@ -210,6 +210,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn responses_nested_100000_deep_are_shape_errors_not_a_crash_issue_37() {
+        let n = 100_000;
+        let deep = format!("{}{}", "[".repeat(n), "]".repeat(n));
+        for err in [
+            parse_tree_page(deep.as_bytes()).err(),
+            parse_revision(deep.as_bytes()).err(),
+        ] {
+            assert!(
+                err.as_ref()
+                    .is_some_and(|e| e.0.contains("recursion limit exceeded")),
+                "{err:?}"
+            );
+        }
+    }
+
+    #[test]
     fn revision_sha_must_be_a_commit() {
         let c = "0123456789abcdef0123456789abcdef01234567";
         assert_eq!(

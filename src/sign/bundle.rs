@@ -295,6 +295,20 @@ mod tests {
         Limits::default()
     }
 
+    #[test]
+    fn a_bundle_nested_100000_deep_is_an_error_not_a_crash_issue_37() {
+        // The typed schema (`deny_unknown_fields`) refuses the first level that does not fit,
+        // and serde_json's 128 levels bound any other descent: an error, never a deep walk.
+        let n = 100_000;
+        for key in ["mediaType", "x"] {
+            let deep = format!("{{\"{key}\": {}{}}}", "[".repeat(n), "]".repeat(n));
+            assert!(matches!(
+                parse(deep.as_bytes(), &lim()),
+                Err(SignError::Bundle(_))
+            ));
+        }
+    }
+
     fn minimal() -> serde_json::Value {
         serde_json::json!({
             "mediaType": BUNDLE_MEDIA_TYPE,

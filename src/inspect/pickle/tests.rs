@@ -1931,3 +1931,28 @@ fn bytes_values_never_use_up_the_budget_import_names_resolve_from() {
     assert_eq!(a.error, None);
     assert!(called(&a, "collections", "OrderedDict"), "{:?}", a.imports);
 }
+
+#[test]
+fn values_nested_half_a_million_deep_are_built_and_dropped_without_recursion_issue_37() {
+    // Issue 37: values live in an arena of nodes, so neither building deeply nested tuples
+    // and lists nor dropping them recurses. Tuples: n MARKs, each TUPLE closing one
+    // around the previous tuple. Lists: n EMPTY_LISTs appended each into the one below.
+    let n = 500_000;
+    let limits = Limits {
+        max_marks: n,
+        ..Limits::default()
+    };
+    let mut tuples = vec![0x80, 2];
+    tuples.extend(std::iter::repeat_n(b'(', n));
+    tuples.extend(std::iter::repeat_n(b't', n));
+    tuples.push(b'.');
+    let mut lists = vec![0x80, 2];
+    lists.extend(std::iter::repeat_n(b']', n));
+    lists.extend(std::iter::repeat_n(b'a', n - 1));
+    lists.push(b'.');
+    for data in [tuples, lists] {
+        let a = run_with(&data, &limits);
+        assert!(a.error.is_none(), "{:?}", a.error);
+        assert!(a.pickles.first().is_some_and(|p| p.complete));
+    }
+}
