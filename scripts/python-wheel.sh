@@ -21,7 +21,7 @@
 # Environment: PYTHON (the interpreter for the venvs; default python3, >= 3.10 for twine),
 # MG_WHEEL_DIR (where the wheel and sdist are written; default target/wheels). Prints the
 # wheel's path and size. Needs PyPI (maturin hash-pinned by python/build-requirements.txt,
-# twine and pytest by version).
+# twine, pytest, pre-commit, uv and pipx by version).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
