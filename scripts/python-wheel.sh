@@ -14,13 +14,14 @@
 # 3. A fresh venv, `pip install` of the wheel, then as a user: `modelgate scan
 #    examples/risky-model` exits 1, `python -m modelgate --version`, and the Python API tests
 #    (python/tests, pytest from PyPI) against examples/ and tests/fixtures/; the README's
-#    pre-commit hook (`repo: local`, `language: python`, the wheel); with a Python 3.8 from pyenv,
-#    the API once more under the oldest supported interpreter.
+#    pre-commit hook (`repo: local`, `language: python`, the wheel); `uvx --from` and `pipx run
+#    --spec` with the wheel; with a Python 3.8 from pyenv, the API once more under the oldest
+#    supported interpreter.
 #
 # Environment: PYTHON (the interpreter for the venvs; default python3, >= 3.10 for twine),
 # MG_WHEEL_DIR (where the wheel and sdist are written; default target/wheels). Prints the
 # wheel's path and size. Needs PyPI (maturin hash-pinned by python/build-requirements.txt,
-# twine and pytest by version).
+# twine, pytest, pre-commit, uv and pipx by version).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,6 +34,8 @@ MATURIN_REQS=python/build-requirements.txt
 PYTEST_VERSION=${PYTEST_VERSION:-8.3.5}
 TWINE_VERSION=${TWINE_VERSION:-7.0.0}
 PRE_COMMIT_VERSION=${PRE_COMMIT_VERSION:-4.3.0}
+UV_VERSION=${UV_VERSION:-0.13.9}
+PIPX_VERSION=${PIPX_VERSION:-1.18.4}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 out=${MG_WHEEL_DIR:-target/wheels}
@@ -170,6 +173,19 @@ rm "$repo/pytorch_model.bin"
 pre_commit || { cat "$work/pre-commit.out" >&2; echo "pre-commit (wheel hook) failed on a clean model" >&2; exit 1; }
 echo "pre-commit, repo: local + language: python + the wheel: the pickle blocked, the clean model passed"
 step "pre-commit hook"
+
+# The README's runners without an install: uv's `uvx --from` and `pipx run --spec` (the
+# distribution's name is not the command's), each with this build's wheel for the PyPI name.
+pip_q "$tools" "uv==$UV_VERSION" "pipx==$PIPX_VERSION"
+wheel_abs="$(cd "$(dirname "$wheel")" && pwd)/$(basename "$wheel")"
+code=0
+UV_CACHE_DIR="$work/uv-cache" "$tools/$bindir/uvx" --from "$wheel_abs" modelgate scan --quiet \
+  examples/risky-model >"$work/uvx.out" 2>&1 || code=$?
+[ "$code" = 1 ] || { cat "$work/uvx.out" >&2; echo "uvx ... scan examples/risky-model exited $code, expected 1" >&2; exit 1; }
+PIPX_HOME="$work/pipx" "$tools/$bindir/pipx" run --spec "$wheel_abs" modelgate scan --quiet \
+  examples/clean-model >"$work/pipx.out" 2>&1 || { cat "$work/pipx.out" >&2; echo "pipx run ... scan examples/clean-model failed" >&2; exit 1; }
+echo "uvx --from <wheel> modelgate scan examples/risky-model: exit 1; pipx run --spec <wheel> modelgate scan examples/clean-model: exit 0"
+step "uvx and pipx run"
 
 # The oldest Python the package supports (requires-python >= 3.8), when pyenv has one.
 py38="$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")/versions/3.8.18/bin/python3"
