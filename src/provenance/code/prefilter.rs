@@ -756,6 +756,11 @@ mod tests {
         files_under(&root.join("examples"), &mut files);
         // The unit tests' inline sources (other modules than this one build them too).
         files_under(&root.join("src"), &mut files);
+        // The hostile-Python corpus (issue 37) is built to exhaust the judge, 200 KB files of
+        // 100,000 brackets: it doubles this test's time and has a test of its own
+        // (`tests/hostile_python`); the differential `code` fuzz target covers such shapes.
+        let hostile = root.join("tests/fixtures/hostile-python");
+        files.retain(|p| !p.starts_with(&hostile));
         let (mut py, mut nb, mut literals, mut passed, mut selected) = (0, 0, 0, 0, 0);
         for path in &files {
             let Ok(bytes) = std::fs::read(path) else {
