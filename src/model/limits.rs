@@ -158,7 +158,7 @@ limits! {
         "evaluation steps the code judge spends on one Python file (names, strings, blobs)";
     code_eval_bytes = 64 * MIB, [0, ANY],
         "bytes of strings, blobs and decoded payloads the code judge builds for one Python file";
-    code_eval_depth = 64, [1, 256],
+    code_eval_depth = 64, [1, 128],
         "nesting of expressions the code judge follows (names, calls, strings, decoded code)";
     // Issue 31: Python bytecode and native objects.
     bytecode_bytes = 64 * MIB, [0, ANY], "`.pyc` files read into memory to walk their marshal data";

@@ -1067,3 +1067,52 @@ fn every_way_to_reach_a_c_function_is_judged_issue_39() {
     let src = "import ctypes\nctypes.cdll['libgomp.so.1'].omp_get_max_threads()\n";
     assert_eq!(worst(src, Capability::ProcessExecution), None, "{src}");
 }
+
+#[test]
+fn the_deepest_evaluation_the_table_allows_fits_a_worker_stack() {
+    // Rayon's workers have the standard 2 MiB stacks; the largest `code_eval_depth` a policy
+    // may set must fit one, in a debug build too, through every recursion of the evaluator.
+    let max = crate::model::limits::limit_spec("code_eval_depth").map_or(0, |s| s.max);
+    let limits = Limits {
+        eval: crate::provenance::code::budget::Limits {
+            max_depth: usize::try_from(max).unwrap_or(usize::MAX),
+            ..crate::provenance::code::budget::Limits::default()
+        },
+        ..Limits::default()
+    };
+    let sources = [
+        format!("exec({}'x'{})\n", "'a'+(".repeat(1_000), ")".repeat(1_000)),
+        format!(
+            "exec({}'x'{})\n",
+            "''.join([".repeat(1_000),
+            "])".repeat(1_000)
+        ),
+        format!(
+            "exec({}'x'{})\n",
+            "'{}'.format(".repeat(1_000),
+            ")".repeat(1_000)
+        ),
+        format!("exec({}'x'{})\n", "f'{{".repeat(200), "}}'".repeat(200)),
+        format!(
+            "import base64\nexec({}'eA=='{})\n",
+            "base64.b64decode(".repeat(1_000),
+            ")".repeat(1_000)
+        ),
+        format!(
+            "import os\n{}os.system(n999)\n",
+            (0..1_000)
+                .map(|i| format!("n{i} = getattr(n{}, 'x').strip()\n", i + 1))
+                .collect::<String>()
+        ),
+    ];
+    for src in sources {
+        let limits = limits.clone();
+        let found = std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || analyze(&src, &limits))
+            .expect("thread")
+            .join()
+            .expect("no overflow");
+        assert!(!found.sites.is_empty());
+    }
+}
