@@ -16,6 +16,13 @@
 #   BENCH_KEEP    1 to keep BENCH_DIR afterwards (it is deleted otherwise) [0]
 #   BENCH_BIN     a modelgate binary to measure instead of building one  [target/release/modelgate]
 #                 (to compare two builds back to back on a busy machine)
+#   BENCH_PYC     .pyc files to time one by one, each alone in a folder with a config.json (so
+#                 it is judged as model code) and its source beside it when there is one   []
+#
+# The standard library tree holds the interpreter's __pycache__: its "code excluded" row is the
+# bytecode reader and the .pyc-to-source match on ~15k .pyc files (issue 37: within 1.5x
+# sha256sum). A large real one to pass in BENCH_PYC: sympy's
+# polys/benchmarks/__pycache__/bench_solvers.cpython-311.pyc (1.5 MB; sympy==1.13.3).
 #
 # Every tree is read once (cat > /dev/null) before the timed runs, so all tools are measured on
 # a warm page cache: the numbers compare hashing and parsing, not the disk. The hashing tools
@@ -113,4 +120,17 @@ for TREE in "${TREES[@]}"; do
   # Exit 1 (denied findings) is expected; only the timings matter here.
   { "$MG" scan --no-git --verbose --format json -o /dev/null "$TREE" 2>&1 >/dev/null || true; } |
     grep -E '^(walk|read stage|provenance|policy|render|files):' | sed 's/^/    /'
+done
+
+# Single .pyc files (BENCH_PYC): the time of one scan of each, with its source when it is there.
+for PYC in ${BENCH_PYC:-}; do
+  ONE=$DIR/pyc-one
+  rm -rf "$ONE"; mkdir -p "$ONE/__pycache__"
+  cp "$PYC" "$ONE/__pycache__/"
+  SRC=$(dirname "$(dirname "$PYC")")/$(basename "$PYC" | cut -d. -f1).py
+  [ -f "$SRC" ] && cp -p "$SRC" "$ONE/"
+  echo '{}' > "$ONE/config.json"
+  measure bash -c "scan --exclude '**/*.py' '$ONE'"
+  echo
+  echo "$(basename "$PYC") ($(stat -c %s "$PYC") bytes$([ -f "$SRC" ] && echo ", source beside it")): $(printf '%.2f' "$MED") s (runs: $ALL)"
 done

@@ -685,10 +685,27 @@ fn escaped(s: &str) -> String {
     out
 }
 
+/// Below this many (patterns x text bytes), [`occurring`] searches for each pattern on its own
+/// (vectorised substring search, tens of milliseconds at most): most modules, whose automaton
+/// would cost more to build than the searches. Above it, the cost of one pass.
+const SEARCH_BYTES: usize = 1 << 27;
+
 /// Which of `patterns` occur in `text`, in one pass over the text with an Aho-Corasick
 /// automaton of the patterns: time proportional to the text and the patterns, not their
 /// product. Each automaton state's matches are collected the first time the scan reaches it.
 fn occurring(patterns: &[&str], text: &[u8]) -> Vec<bool> {
+    if patterns.len().saturating_mul(text.len()) <= SEARCH_BYTES {
+        // Small enough that a search per pattern is cheaper than building an automaton.
+        return patterns
+            .iter()
+            .map(|p| memchr::memmem::find(text, p.as_bytes()).is_some())
+            .collect();
+    }
+    occurring_in_one_pass(patterns, text)
+}
+
+/// [`occurring`] with an automaton of the patterns: one pass over the text.
+fn occurring_in_one_pass(patterns: &[&str], text: &[u8]) -> Vec<bool> {
     use aho_corasick::automaton::Automaton;
     use aho_corasick::{Anchored, nfa::contiguous};
     let mut found = vec![false; patterns.len()];
@@ -965,18 +982,20 @@ mod tests {
     #[test]
     fn every_occurring_pattern_is_found_in_one_pass() {
         let pats = ["a", "aa", "aaa", "ab", "b", "ba", "zzz"];
-        assert_eq!(
-            occurring(&pats, b"xaaab"),
-            [true, true, true, true, true, false, false]
-        );
-        // Patterns that are suffixes of each other, over a long run: each automaton state's
-        // matches are collected once, not at every byte.
-        let long: Vec<String> = (1..=200).map(|n| "a".repeat(n)).collect();
-        let refs: Vec<&str> = long.iter().map(String::as_str).collect();
-        let found = occurring(&refs, "a".repeat(100_000).as_bytes());
-        assert!(found.iter().all(|&f| f));
-        let found = occurring(&refs, "a".repeat(150).as_bytes());
-        assert_eq!(found.iter().filter(|&&f| f).count(), 150);
+        for search in [occurring, occurring_in_one_pass] {
+            assert_eq!(
+                search(&pats, b"xaaab"),
+                [true, true, true, true, true, false, false]
+            );
+            // Patterns that are suffixes of each other, over a long run: each automaton
+            // state's matches are collected once, not at every byte.
+            let long: Vec<String> = (1..=200).map(|n| "a".repeat(n)).collect();
+            let refs: Vec<&str> = long.iter().map(String::as_str).collect();
+            let found = search(&refs, "a".repeat(100_000).as_bytes());
+            assert!(found.iter().all(|&f| f));
+            let found = search(&refs, "a".repeat(150).as_bytes());
+            assert_eq!(found.iter().filter(|&&f| f).count(), 150);
+        }
     }
 
     /// A module of one code object holding `names`, `consts` and instructions `code`.
