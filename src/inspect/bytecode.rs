@@ -911,6 +911,19 @@ mod tests {
     use super::super::marshal::{Limits, parse_pyc};
     use super::*;
 
+    #[test]
+    fn a_hundred_thousand_nested_code_objects_resolve_in_a_loop() {
+        // Issue 37: `when` of each code object follows its parents; a recursion would
+        // overflow the stack on this nest.
+        let blob = super::super::marshal::tests::nested_code_objects(100_000);
+        let deep = Limits {
+            max_depth: 1_000_000,
+            max_objects: 10_000_000,
+        };
+        let m = super::super::marshal::loads(&blob, 11, &deep).unwrap();
+        assert!(resolve(&m, 11).is_empty());
+    }
+
     const OS_SYSTEM: &[u8] =
         include_bytes!("../../tests/fixtures/bytecode/os_system.cpython-311.pyc");
     const OS_SYSTEM_HASH: &[u8] =

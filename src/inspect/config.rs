@@ -160,7 +160,7 @@ fn to_json(v: &serde_norway::Value) -> Value {
 /// Checks a JSON document's `_target_` keys. Documents that cannot mention `_target_` (not even
 /// through a `\u` escape) are not parsed.
 pub fn check_json(ctx: &mut Ctx<'_>, bytes: &[u8], member: Option<&str>) {
-    if !contains(bytes, b"_target_") && !contains(bytes, b"\\u") {
+    if !json_may_name_target(bytes) {
         return;
     }
     // serde_json's own recursion limit (128) bounds nesting; Python's `json` reads deeper
@@ -170,6 +170,12 @@ pub fn check_json(ctx: &mut Ctx<'_>, bytes: &[u8], member: Option<&str>) {
         Err(e) if is_depth_error(&e.to_string()) => too_deep(ctx, "json_depth", true, member),
         Err(_) => {}
     }
+}
+
+/// Whether `check_json` parses the document: it could name a `_target_`, literally or through
+/// a `\u` escape.
+fn json_may_name_target(bytes: &[u8]) -> bool {
+    contains(bytes, b"_target_") || contains(bytes, b"\\u")
 }
 
 /// Issue 39: records the fields of a JSON config that make a loader fetch or import code
@@ -190,7 +196,11 @@ pub fn check_loader_code(ctx: &mut Ctx<'_>, bytes: &[u8]) {
         Ok(v) => v,
         // serde_json refuses nesting deeper than 128; Python's json module does not.
         Err(e) if e.to_string().contains("recursion limit") => {
-            loader_config_too_deep(ctx, "the document");
+            // A document that could name a `_target_` already has its SCAN004 from the
+            // `_target_` check (one depth finding per file).
+            if !json_may_name_target(bytes) {
+                loader_config_too_deep(ctx, "the document");
+            }
             return;
         }
         Err(_) => return,

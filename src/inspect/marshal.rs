@@ -1270,4 +1270,4 @@ pub mod opcodes {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
