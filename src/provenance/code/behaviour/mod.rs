@@ -693,7 +693,10 @@ impl<'s> Analyzer<'s, '_, '_> {
             Err(Refused::Cycle) => return Vec::new(),
             // Past a limit the aliases still count (an import resolves without evaluating
             // anything): a sink reached after the budget ran out is still a sink.
-            Err(Refused::Limit) => return self.sc.resolve(node),
+            Err(Refused::Limit) if matches!(node.kind(), "identifier" | "attribute") => {
+                return self.sc.resolve(node);
+            }
+            Err(Refused::Limit) => return Vec::new(),
         };
         let mut names = self.resolve_entered(node);
         if names.len() > MAX_NAMES {
