@@ -21,6 +21,7 @@ use crate::knowledge::{self, Verdict, loaders};
 use crate::model::finding::{Location, Severity};
 use crate::model::limits::usize_of;
 use crate::model::rules::RuleId;
+use crate::provenance::yaml::{self, YamlError};
 use crate::provenance::{card, loader_code};
 
 /// Advisories for code execution through `_target_` in configs shipped with a model.
@@ -54,7 +55,9 @@ fn prefix(member: Option<&str>) -> (String, Location, String) {
 pub fn check_yaml(ctx: &mut Ctx<'_>, bytes: &[u8], member: Option<&str>) {
     let text = String::from_utf8_lossy(bytes);
     check_tags(ctx, &text, member);
-    // serde_norway bounds nesting (128) and rejects alias expansion bombs; a document it cannot
+    // serde_norway bounds nesting (128) and alias replays, `yaml::parse` what the replays build
+    // (`yaml_nodes`, said whether or not the document names a `_target_`: the bomb is the
+    // finding); a document it cannot
     // read is simply not a config Hydra could instantiate either, except one refused for its
     // depth alone: PyYAML reads deeper documents, so that is a limit, said (issue 37).
     // The parser reads the whole document before it refuses its depth, at some microseconds a
@@ -66,17 +69,38 @@ pub fn check_yaml(ctx: &mut Ctx<'_>, bytes: &[u8], member: Option<&str>) {
         }
         return;
     }
-    let value: serde_norway::Value = match serde_norway::from_str(&text) {
+    let value = match yaml::parse(&text, ctx.cfg.limits.yaml_nodes) {
         Ok(v) => v,
-        Err(e) if is_depth_error(&e.to_string()) => {
+        Err(YamlError::TooManyNodes) => {
+            too_many_nodes(ctx, member);
+            return;
+        }
+        Err(YamlError::Parse(e)) if is_depth_error(&e.to_string()) => {
             if may_instantiate(bytes) {
                 too_deep(ctx, "yaml_depth", true, member);
             }
             return;
         }
-        Err(_) => return,
+        Err(YamlError::Parse(_)) => return,
     };
     check_value(ctx, &to_json(&value), member, "yaml_depth");
+}
+
+/// SCAN004 naming `yaml_nodes`: the document's aliases expand past the limit, so it was not
+/// built and its `_target_` keys were not checked.
+fn too_many_nodes(ctx: &mut Ctx<'_>, member: Option<&str>) {
+    let (key_prefix, loc, within) = prefix(member);
+    let limit = ctx.cfg.limits.yaml_nodes;
+    let cfg = ctx.cfg;
+    let d = ctx.detect(
+        RuleId::LimitExceeded,
+        format!("{key_prefix}yaml_nodes"),
+        format!(
+            "YAML config{within} expands (through aliases) past the yaml_nodes limit ({limit} nodes); it was not read and its `_target_` keys were not checked"
+        ),
+        loc,
+    );
+    super::context::name_limit(d, cfg, "yaml_nodes");
 }
 
 /// Whether a parser's error is its nesting limit (serde_json and serde_norway both start their
@@ -120,12 +144,11 @@ fn too_deep(ctx: &mut Ctx<'_>, limit: &str, by_parser: bool, member: Option<&str
 }
 
 /// A YAML document as a JSON value (for descriptors such as MLflow's `MLmodel`); `None` when
-/// it does not parse. Nesting is bounded by the parser.
-pub fn yaml_value(bytes: &[u8]) -> Option<Value> {
+/// it does not parse or expands past `max_nodes` nodes ([`check_yaml`] says so). Nesting is
+/// bounded by the parser.
+pub fn yaml_value(bytes: &[u8], max_nodes: u64) -> Option<Value> {
     let text = String::from_utf8_lossy(bytes);
-    serde_norway::from_str::<serde_norway::Value>(&text)
-        .ok()
-        .map(|v| to_json(&v))
+    yaml::parse(&text, max_nodes).ok().map(|v| to_json(&v))
 }
 
 /// YAML to JSON for the walk. Keys that are not strings (numbers, `null`, sequences) are spelled
@@ -535,6 +558,26 @@ mod tests {
         // Deep arrays without any `_target_` hide nothing: not parsed, not reported.
         let plain = format!("{}{}", "[".repeat(n), "]".repeat(n));
         assert!(run(|c| check_json(c, plain.as_bytes(), None)).is_empty());
+    }
+
+    #[test]
+    fn a_yaml_alias_bomb_is_scan004_yaml_nodes_and_not_built_issue_37() {
+        let bomb = crate::provenance::yaml::alias_bomb(1000, 5000);
+        let d = run(|c| check_yaml(c, bomb.as_bytes(), None));
+        let hit = limits_hit(&d);
+        assert_eq!(hit.len(), 1, "{d:?}");
+        assert_eq!(hit[0].0, "yaml_nodes");
+        assert!(hit[0].1.contains("1000000 nodes"), "{}", hit[0].1);
+        assert_eq!(yaml_value(bomb.as_bytes(), 1_000_000), None);
+        // Anchors a real config uses still parse, and their `_target_` is still seen.
+        let hydra = b"base: &b\n  _target_: os.system\nmodel: *b\nother: *b\n";
+        let d = run(|c| check_yaml(c, hydra, None));
+        assert!(limits_hit(&d).is_empty(), "{d:?}");
+        assert!(
+            d.iter().any(|x| x.rule == RuleId::ConfigInstantiatesCode),
+            "{d:?}"
+        );
+        assert!(yaml_value(hydra, 1_000_000).is_some());
     }
 
     #[test]

@@ -449,7 +449,9 @@ pub fn inspect_mlmodel(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<()>
         return Ok(());
     }
     super::config::check_yaml(ctx, &bytes, None);
-    let Some(m) = super::config::yaml_value(&bytes).and_then(|v| package::parse_mlmodel(&v)) else {
+    let Some(m) = super::config::yaml_value(&bytes, ctx.cfg.limits.yaml_nodes)
+        .and_then(|v| package::parse_mlmodel(&v))
+    else {
         return Ok(());
     };
     ctx.fact(Fact::Mlflow, facts_of(&m));

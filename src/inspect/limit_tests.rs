@@ -205,6 +205,13 @@ fn cases() -> Vec<Case> {
             Scan,
         ),
         c(
+            "yaml_nodes",
+            5,
+            "model_config.yaml",
+            b"a: &a [x, y]\nb: *a\n".to_vec(),
+            Scan,
+        ),
+        c(
             "json_bytes",
             10,
             ".gitattributes",

@@ -493,6 +493,7 @@ pub fn inspect_card(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<Option
     };
     let limits = card::Limits {
         max_front_matter_bytes: usize::try_from(ctx.cfg.limits.yaml_bytes).unwrap_or(usize::MAX),
+        max_yaml_nodes: ctx.cfg.limits.yaml_nodes,
         ..card::Limits::default()
     };
     let facts = card::parse_card(&text, &limits);
@@ -508,6 +509,18 @@ pub fn inspect_card(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<Option
             Location::default(),
         );
         super::context::name_limit(d, cfg, "yaml_bytes");
+    }
+    if let card::FrontMatterState::TooManyNodes { limit } = &facts.front_matter {
+        let cfg = ctx.cfg;
+        let d = ctx.detect(
+            RuleId::LimitExceeded,
+            "yaml_nodes",
+            format!(
+                "model card front matter expands (through YAML aliases) past the yaml_nodes limit ({limit} nodes); it was not read"
+            ),
+            Location::default(),
+        );
+        super::context::name_limit(d, cfg, "yaml_nodes");
     }
     let mut v = serde_json::to_value(&facts).unwrap_or(Value::Null);
     // The SPDX form of each license, for the SBOM.

@@ -130,6 +130,10 @@ limits! {
     json_depth = 128, [0, MAX_JSON_DEPTH], "nesting depth of JSON documents";
     // The YAML parser refuses deeper documents itself (issue 37), so this can only be lowered.
     yaml_depth = 128, [0, 128], "nesting depth of YAML configs (the YAML parser stops at 128)";
+    // The YAML parser bounds alias replays, not what they build: a few KiB of aliases can
+    // expand to millions of nodes (issue 37). A node is about 100 bytes in memory.
+    yaml_nodes = 1_000_000, [0, ANY],
+        "nodes of one YAML document once its aliases are expanded (configs, card front matter)";
     loader_fields = 4096, [0, ANY],
         "config fields that make a loader fetch or import code, kept from one config file";
     json_bytes = 64 * MIB, [0, ANY], "config, index and notebook files read into memory";

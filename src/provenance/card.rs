@@ -7,7 +7,8 @@
 //! cannot read it cannot tell a research-only or non-commercial model from an Apache-2.0 one.
 //! The front matter is untrusted YAML, so it is size-capped before parsing, and parsed with
 //! `serde_norway`, which rejects alias expansion past 100 events per input event (the
-//! "billion laughs" bomb) and nesting deeper than 128. Nothing is rendered or executed; YAML
+//! "billion laughs" bomb) and nesting deeper than 128, after `provenance::yaml` has counted the
+//! nodes its aliases expand to (`max_yaml_nodes`). Nothing is rendered or executed; YAML
 //! tags such as `!!python/object` are data.
 //!
 //! Front matter is recognised as the Hub does: optional leading blank lines, a line `---`, the
@@ -18,6 +19,8 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 use serde_norway::Value;
+
+use super::yaml::YamlError;
 
 /// Caps on the work done for one model card.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,6 +35,8 @@ pub struct Limits {
     pub max_value_chars: usize,
     /// Top-level front matter keys examined.
     pub max_fields: usize,
+    /// Nodes of the front matter once its aliases are expanded; a larger one is not built.
+    pub max_yaml_nodes: u64,
 }
 
 impl Default for Limits {
@@ -42,6 +47,7 @@ impl Default for Limits {
             max_list_items: 256,
             max_value_chars: 512,
             max_fields: 512,
+            max_yaml_nodes: 1_000_000,
         }
     }
 }
@@ -62,6 +68,11 @@ pub enum FrontMatterState {
         /// The limit.
         limit: usize,
     },
+    /// Front matter whose aliases expand past `max_yaml_nodes` nodes; not built.
+    TooManyNodes {
+        /// The limit.
+        limit: u64,
+    },
     /// Not valid YAML, or not a mapping. Line and column are 1-based in the card file.
     Invalid {
         /// The parser's message, without its own position.
@@ -76,12 +87,14 @@ pub enum FrontMatterState {
 }
 
 impl FrontMatterState {
-    /// Stable sub-code: `absent`, `unterminated`, `too-large`, `invalid-yaml` or `present`.
+    /// Stable sub-code: `absent`, `unterminated`, `too-large`, `too-many-nodes`,
+    /// `invalid-yaml` or `present`.
     pub fn code(&self) -> &'static str {
         match self {
             Self::Absent => "absent",
             Self::Unterminated => "unterminated",
             Self::TooLarge { .. } => "too-large",
+            Self::TooManyNodes { .. } => "too-many-nodes",
             Self::Invalid { .. } => "invalid-yaml",
             Self::Present => "present",
         }
@@ -326,9 +339,15 @@ fn read_front_matter(yaml: &str, first_line: usize, limits: &Limits, facts: &mut
         };
         return;
     }
-    let value: Value = match serde_norway::from_str(yaml) {
+    let value: Value = match super::yaml::parse(yaml, limits.max_yaml_nodes) {
         Ok(value) => value,
-        Err(err) => {
+        Err(YamlError::TooManyNodes) => {
+            facts.front_matter = FrontMatterState::TooManyNodes {
+                limit: limits.max_yaml_nodes,
+            };
+            return;
+        }
+        Err(YamlError::Parse(err)) => {
             let (line, column) = err.location().map_or((0, 1), |l| (l.line(), l.column()));
             let message = err.to_string();
             // The parser's own " at line N column M" counts from the front matter, not the file.
@@ -851,6 +870,9 @@ pub fn check_card(
         FrontMatterState::Absent => " (the card has no front matter)",
         FrontMatterState::Unterminated => " (the card's front matter is not terminated)",
         FrontMatterState::TooLarge { .. } => " (the card's front matter is over the size limit)",
+        FrontMatterState::TooManyNodes { .. } => {
+            " (the card's front matter expands past the yaml_nodes limit)"
+        }
         FrontMatterState::Invalid { .. } => " (the card's front matter is not valid yaml)",
     };
     for field in required_fields {
@@ -1052,6 +1074,22 @@ mod tests {
         assert_eq!((*line, *column), (4, 9), "{message}");
         assert!(*column >= 1);
         assert_eq!(facts.front_matter.code(), "invalid-yaml");
+    }
+
+    #[test]
+    fn front_matter_whose_aliases_expand_past_the_budget_is_not_built() {
+        let bomb = super::super::yaml::alias_bomb(1000, 5000);
+        let facts = parse(&format!("---\nlicense: mit\n{bomb}---\n# m\n"));
+        assert_eq!(
+            facts.front_matter,
+            FrontMatterState::TooManyNodes { limit: 1_000_000 }
+        );
+        assert_eq!(facts.front_matter.code(), "too-many-nodes");
+        assert!(facts.license.is_empty());
+        // Anchors as cards use them (one list for two fields) are read.
+        let facts = parse("---\nlicense: mit\ndatasets: &d [a, b]\ntags: *d\n---\n");
+        assert_eq!(facts.front_matter, FrontMatterState::Present);
+        assert_eq!(facts.tags, ["a", "b"]);
     }
 
     #[test]

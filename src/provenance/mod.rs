@@ -11,3 +11,4 @@ pub mod hfcache;
 pub mod lfs;
 pub mod loader_code;
 pub mod notebook;
+pub mod yaml;
