@@ -125,3 +125,65 @@ fn a_fat_macho_that_contains_itself_is_read_once() {
         "mach-o-fat"
     );
 }
+
+/// A list of `items` anchored once and referenced `refs` times, under `key`.
+fn alias_bomb(items: usize, refs: usize) -> String {
+    let mut s = String::from("base: &a\n");
+    for i in 0..items {
+        s.push_str(&format!("  - item{i}\n"));
+    }
+    s.push_str("refs:\n");
+    s.push_str(&"  - *a\n".repeat(refs));
+    s
+}
+
+#[test]
+fn yaml_alias_bombs_in_configs_and_cards_give_scan004_yaml_nodes_not_memory() {
+    // Five million nodes from 46 KB: built, this took 856 MB and 38 s (debug build). Refused
+    // before it is built, it is a finding naming the limit, and the scan goes on.
+    let bomb = alias_bomb(1000, 5000);
+    let repo = Repo::new();
+    repo.file("m/model_config.yaml", &bomb)
+        .file("m/MLmodel", format!("flavors: {{}}\n{bomb}"))
+        .file(
+            "m/README.md",
+            format!("---\nlicense: mit\n{bomb}---\n# m\n"),
+        )
+        .file("m/after.txt", "z");
+    let (code, r) = scan_json(repo.path(), &[]);
+    assert_eq!(code, 1, "{:#}", r["findings"]);
+    let mut on: Vec<String> = limit_hits(&r, "yaml_nodes")
+        .iter()
+        .map(|f| f["path"].as_str().unwrap().to_string())
+        .collect();
+    on.sort();
+    assert_eq!(
+        on,
+        ["m/MLmodel", "m/README.md", "m/model_config.yaml"],
+        "{:#}",
+        r["findings"]
+    );
+    assert_eq!(
+        file(&r, "m/README.md")["facts"]["card"]["front_matter"]["state"],
+        "too-many-nodes"
+    );
+    assert_eq!(file(&r, "m/after.txt")["sha256"], sha256_hex(b"z").as_str());
+    // Anchors as real configs and cards use them parse and are read.
+    let repo = Repo::new();
+    repo.file(
+        "m/model_config.yaml",
+        "base: &b\n  _target_: os.system\nmodel: *b\n",
+    )
+    .file(
+        "m/README.md",
+        "---\nlicense: mit\ndatasets: &d [a]\ntags: *d\n---\n# m\n",
+    );
+    let (_, r) = scan_json(repo.path(), &[]);
+    assert!(
+        limit_hits(&r, "yaml_nodes").is_empty(),
+        "{:#}",
+        r["findings"]
+    );
+    assert_eq!(findings(&r, "CFG001").len(), 1, "{:#}", r["findings"]);
+    assert_eq!(file(&r, "m/README.md")["facts"]["card"]["tags"][0], "a");
+}
