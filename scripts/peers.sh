@@ -180,3 +180,69 @@ for name, i in tools:
 missed_all = [r[0] for r in mal if not r[1][0]]
 print(f"\nmalicious folders modelgate does not deny ({len(missed_all)}): " + (", ".join(missed_all) or "none"))
 PY
+
+# Chat templates side by side (issue 40): the template scanners on PyPI, pinned (all three exist
+# there: `pip download --no-deps` found glyphhound 0.1.0, c4nary 0.3.1 and ggufdoctor 0.3.0),
+# on the template corpus of tests/fixtures/chat_templates (real templates, published SSTI
+# payloads). glyphhound reads a raw template file; c4nary and ggufdoctor read only GGUF files, so
+# each template is also written as a minimal GGUF (version 3, no tensors, one
+# `tokenizer.chat_template` string). modelgate scans a folder holding the template as
+# `chat_template.jinja`. Flagged: a non-zero exit (glyphhound's default threshold, c4nary
+# `--fail-on fail`, ggufdoctor `--fail-on error`, modelgate's deny). PEERS_SKIP_TEMPLATES=1 skips.
+if [ "${PEERS_SKIP_TEMPLATES:-}" != 1 ]; then
+  tvenv="${PEERS_VENV:-$work/venv}"
+  if [ ! -x "$tvenv/bin/glyphhound" ] || [ ! -x "$tvenv/bin/c4nary" ] || [ ! -x "$tvenv/bin/ggufdoctor" ]; then
+    echo "== installing glyphhound 0.1.0, c4nary 0.3.1, ggufdoctor 0.3.0 into $tvenv" >&2
+    [ -x "$tvenv/bin/pip" ] || python3 -m venv "$tvenv"
+    "$tvenv/bin/pip" install --quiet --disable-pip-version-check \
+      glyphhound==0.1.0 c4nary==0.3.1 ggufdoctor==0.3.0 >&2
+  fi
+  python3 - "$bin" "$tvenv" "$work" <<'PY'
+import os, struct, subprocess, sys
+
+binary, venv, work = sys.argv[1:4]
+root = "tests/fixtures/chat_templates"
+
+def gguf(template):
+    def s(text):
+        b = text.encode("utf-8")
+        return struct.pack("<Q", len(b)) + b
+    return (b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + s("tokenizer.chat_template")
+            + struct.pack("<I", 8) + s(template))
+
+def flagged(cmd):
+    r = subprocess.run(cmd, capture_output=True, timeout=300)
+    return r.returncode != 0
+
+rows = []
+for label in ("benign", "malicious"):
+    with open(os.path.join(root, f"{label}.txt"), encoding="utf-8") as f:
+        corpus = f.read().split("\n=====\n")
+    for i, template in enumerate(corpus):
+        case = os.path.join(work, "templates", f"{label}-{i:02d}")
+        os.makedirs(case, exist_ok=True)
+        with open(os.path.join(case, "chat_template.jinja"), "w", encoding="utf-8") as f:
+            f.write(template)
+        with open(os.path.join(work, "templates", f"{label}-{i:02d}.gguf"), "wb") as f:
+            f.write(gguf(template))
+        jinja = os.path.join(case, "chat_template.jinja")
+        model = case + ".gguf"
+        rows.append((label, i, (
+            flagged([binary, "scan", case, "--no-git"]),
+            flagged([f"{venv}/bin/glyphhound", "scan", "--source", "file", jinja]),
+            flagged([f"{venv}/bin/c4nary", "scan", "--fail-on", "fail", model]),
+            flagged([f"{venv}/bin/ggufdoctor", "--fail-on", "error", model]),
+        )))
+tools = ("modelgate", "glyphhound", "c4nary", "ggufdoctor")
+mal = [r for r in rows if r[0] == "malicious"]
+good = [r for r in rows if r[0] == "benign"]
+print(f"\nchat templates: {len(mal)} malicious, {len(good)} benign ({root})\n")
+print("| tool | malicious flagged | benign flagged (false alarms) |")
+print("|---|---|---|")
+for i, name in enumerate(tools):
+    print(f"| {name} | {sum(r[2][i] for r in mal)}/{len(mal)} | {sum(r[2][i] for r in good)}/{len(good)} |")
+for i, name in enumerate(tools[1:], 1):
+    missed = [f"malicious-{r[1]:02d}" for r in mal if r[2][i] and not r[2][0]]
+    print(f"\nmalicious templates {name} flags and modelgate does not deny: " + (", ".join(missed) or "none"))
+PY
+fi

@@ -472,6 +472,7 @@ pub fn text_format(rel: &str) -> Format {
         "yaml" | "yml" => Format::Yaml,
         "toml" => Format::Toml,
         "md" | "markdown" => Format::Markdown,
+        "jinja" => Format::Jinja,
         _ => Format::Text,
     }
 }
@@ -509,6 +510,9 @@ pub fn kind_of(rel: &str, format: Format) -> Kind {
         || lower.ends_with(".tiktoken")
         || (ext == "model" && lower.contains("spiece"))
         || lower == "sentencepiece.bpe.model"
+        // Chat templates: transformers saves them with the tokenizer or processor.
+        || ext == "jinja"
+        || lower == "chat_template.json"
     {
         return Kind::Tokenizer;
     }

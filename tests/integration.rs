@@ -465,6 +465,7 @@ mod action;
 mod architecture;
 mod baseline;
 mod behaviour;
+mod chat_templates;
 mod configs;
 mod engine;
 mod hostile;

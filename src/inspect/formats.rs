@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::context::Ctx;
 use super::problem::{Problem, ProblemKind};
 use super::read::{Positioned, ReadSeek};
-use super::{gguf, hdf5, keras, onnx, package, polyglot, tf, tflite};
+use super::{gguf, hdf5, keras, onnx, package, polyglot, template, tf, tflite};
 use crate::classify::Format;
 use crate::model::finding::Location;
 use crate::model::rules::RuleId;
@@ -510,4 +510,69 @@ fn streamed_only(ctx: &mut Ctx<'_>, format: Format) -> Format {
         Location::default(),
     );
     format
+}
+
+/// A `.jinja` file (`chat_template.jinja`, `additional_chat_templates/<name>.jinja`): one chat
+/// template, judged like a GGUF one (FMT005). Read up to the template size the judge looks at
+/// (one byte more, to see a longer file); the rest is reported as not scanned.
+pub fn inspect_jinja(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<()> {
+    let cap = template::MAX_TEMPLATE_BYTES as u64 + 1;
+    let (bytes, _) = super::read::read_bounded(r, cap)?;
+    let text = String::from_utf8_lossy(&bytes);
+    let name = template::jinja_name(ctx.rel).to_owned();
+    let origin = template::Origin {
+        carrier: None,
+        offset: Some(0),
+    };
+    let problems = template::judge(&text, &name, origin);
+    ctx.fact(Fact::ChatTemplates, json!([name]));
+    record_problems(ctx, &problems, RuleId::GgufTemplateSuspicious, None, &[]);
+    Ok(())
+}
+
+/// The chat templates a JSON file carries (`chat_template` in `tokenizer_config.json`,
+/// `chat_template.json`, processor configs): each judged by name (FMT005). Only a carrier by name,
+/// or a document that spells the key, is parsed again.
+pub fn check_json_templates(ctx: &mut Ctx<'_>, bytes: &[u8]) {
+    let name = crate::classify::basename(ctx.rel);
+    let spelled = bytes.windows(13).any(|w| w == b"chat_template");
+    if !template::JSON_CARRIERS.contains(&name) && !spelled {
+        return;
+    }
+    // A document the JSON parser refuses is reported (or not) by the config checks.
+    let Ok(doc) = serde_json::from_slice::<Value>(bytes) else {
+        return;
+    };
+    let (templates, skipped) = template::json_templates(&doc);
+    if templates.is_empty() {
+        return;
+    }
+    let mut problems = Vec::new();
+    let mut names = Vec::new();
+    for t in &templates {
+        let carrier = format!("{} field `{}`", ctx.rel, t.field);
+        let origin = template::Origin {
+            carrier: Some(&carrier),
+            offset: None,
+        };
+        problems.extend(
+            template::judge(t.template, &t.name, origin)
+                .into_iter()
+                .map(|p| p.with("field", t.field.clone())),
+        );
+        names.push(t.name.clone());
+    }
+    if skipped > 0 {
+        problems.push(Problem::limit(
+            "too-many-templates",
+            format!(
+                "{} holds {} more chat templates than the {} judged; they were not scanned",
+                ctx.rel,
+                skipped,
+                template::MAX_TEMPLATES_PER_FILE
+            ),
+        ));
+    }
+    ctx.fact(Fact::ChatTemplates, json!(names));
+    record_problems(ctx, &problems, RuleId::GgufTemplateSuspicious, None, &[]);
 }

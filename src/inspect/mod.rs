@@ -31,6 +31,7 @@ pub mod read;
 pub mod safetensors;
 pub mod source;
 pub mod tar;
+pub mod template;
 pub mod tf;
 pub mod tflite;
 pub mod torchscript;
@@ -454,6 +455,7 @@ fn inspect_text(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, format: Format) -> io::R
             ctx.card = source::inspect_card(ctx, r)?;
             return Ok(());
         }
+        Format::Jinja => return formats::inspect_jinja(ctx, r),
         Format::Json if name == "config.json" || name == "tokenizer_config.json" => {
             return source::inspect_config(ctx, r);
         }
@@ -490,8 +492,9 @@ fn inspect_config_text(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, format: Format) -
     // Large JSON data files (datasets, vocabularies) are common and were never read; a YAML file
     // past the limit is not, and could pad a `_target_` out of reach.
     // A config a loader reads by name is never skipped that way (issue 39).
-    let loader_config =
-        crate::knowledge::loaders::LOADER_CONFIG_NAMES.contains(&classify::basename(ctx.rel));
+    let loader_config = crate::knowledge::loaders::LOADER_CONFIG_NAMES
+        .contains(&classify::basename(ctx.rel))
+        || template::JSON_CARRIERS.contains(&classify::basename(ctx.rel));
     if more && format == Format::Json && !wants_text(ctx.rel) && !loader_config {
         ctx.fact(Fact::ConfigUnchecked, "json_bytes");
         return Ok(());
@@ -512,6 +515,7 @@ fn inspect_config_text(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, format: Format) -
     } else {
         config::check_json(ctx, &bytes, None);
         config::check_loader_code(ctx, &bytes);
+        formats::check_json_templates(ctx, &bytes);
     }
     if wants_text(ctx.rel) {
         ctx.text = Some(bytes);

@@ -550,6 +550,7 @@ pub fn inspect_config(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<()> 
     }
     super::config::check_json(ctx, &bytes, None);
     super::config::check_loader_code(ctx, &bytes);
+    super::formats::check_json_templates(ctx, &bytes);
     let limits = automap::Limits {
         max_json_bytes: usize::try_from(limit).unwrap_or(usize::MAX),
         ..automap::Limits::default()

@@ -109,6 +109,7 @@ facts! {
     ConfigError = "config_error", "config.json: why it could not be read";
     ConfigTargets = "config_targets", "Hydra-style _target_ names in a config";
     ConfigUnchecked = "config_unchecked", "why a config's instantiation keys were not checked";
+    ChatTemplates = "chat_templates", "chat templates a tokenizer/processor config or `.jinja` file carries, by name (`default`, `tool_use`), each judged by FMT005";
     LoaderCode = "loader_code", "config fields that make a loader fetch or import code: loader, field, JSON path, value, target (issue 39)";
     // Repository level (`repository.roots[]`).
     Huggingface = "huggingface", "repository: the Hugging Face cache's identity and snapshots";

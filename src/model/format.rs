@@ -93,6 +93,7 @@ formats! {
     Yaml => "yaml", "YAML";
     Toml => "toml", "TOML";
     Markdown => "markdown", "Markdown";
+    Jinja => "jinja", "Jinja template (`chat_template.jinja`, `additional_chat_templates/*.jinja`): a chat template, judged by FMT005";
     Text => "text", "other UTF-8 text";
     Empty => "empty", "empty file";
     Symlink => "symlink", "a symlink that was not followed";

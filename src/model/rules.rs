@@ -138,8 +138,8 @@ rules! {
         "ONNX external data path absolute or outside the repository",
         "The ONNX model references external tensor data by an absolute path, a path that escapes the repository, or a file that does not exist. A loader would read whatever file that path names.";
     GgufTemplateSuspicious => "FMT005", "gguf-template-suspicious", Critical, "format",
-        "GGUF chat template with code-execution constructs",
-        "The GGUF chat template uses Jinja constructs that reach Python internals (dunder attributes, globals, imports). Rendering it with an unsandboxed Jinja environment runs code (CVE-2024-34359).";
+        "chat template (GGUF, tokenizer/processor config, `.jinja`) with code-execution constructs",
+        "The chat template (GGUF `tokenizer.chat_template`, `chat_template` in `tokenizer_config.json`, `chat_template.json` or a processor config, a `.jinja` file) uses Jinja constructs that reach Python internals (dunder attributes, globals, imports). Rendering it with an unsandboxed Jinja environment runs code (CVE-2024-34359).";
     TfUnsafeOp => "FMT006", "tf-unsafe-op", High, "format",
         "TF SavedModel/graph with PyFunc or file-system ops",
         "The TensorFlow graph contains PyFunc-style ops (which call Python) or file-system ops, which can read or write files when the graph runs.";

@@ -245,3 +245,35 @@ pub fn sha256_hex(data: &[u8]) -> String {
         .map(|b| format!("{b:02x}"))
         .collect()
 }
+
+/// A `tokenizer_config.json` whose `chat_template` is `template` (a string).
+pub fn tokenizer_config_with_template(template: &str) -> String {
+    serde_json::json!({
+        "tokenizer_class": "PreTrainedTokenizerFast",
+        "bos_token": "<s>",
+        "chat_template": template,
+    })
+    .to_string()
+}
+
+/// A `tokenizer_config.json` with named chat templates (`[{"name", "template"}]`, transformers'
+/// form when a tokenizer has several).
+pub fn tokenizer_config_with_named_templates(templates: &[(&str, &str)]) -> String {
+    let list: Vec<Value> = templates
+        .iter()
+        .map(|(name, template)| serde_json::json!({"name": name, "template": template}))
+        .collect();
+    serde_json::json!({"tokenizer_class": "PreTrainedTokenizerFast", "chat_template": list})
+        .to_string()
+}
+
+/// A JSON object `{"chat_template": template}` plus `extra` fields (`chat_template.json`,
+/// `processor_config.json`, `preprocessor_config.json`).
+pub fn chat_template_json(template: &str, extra: &[(&str, &str)]) -> String {
+    let mut map = serde_json::Map::new();
+    for (k, v) in extra {
+        map.insert((*k).to_string(), Value::String((*v).to_string()));
+    }
+    map.insert("chat_template".into(), Value::String(template.to_string()));
+    Value::Object(map).to_string()
+}

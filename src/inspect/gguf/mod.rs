@@ -21,9 +21,7 @@ use thiserror::Error;
 
 use super::problem::{Problem, ProblemKind, excerpt};
 
-mod template;
-
-pub use template::{Indicator, TemplateHit, scan_template};
+pub use super::template::{Indicator, TemplateHit, scan_template};
 
 /// Bounds for the GGUF header walk.
 #[derive(Debug, Clone)]
@@ -63,14 +61,14 @@ impl From<&crate::model::limits::Limits> for Limits {
             max_kv: l.gguf_kv_count,
             max_key_len: 256,
             max_string_len: 64 * 1024,
-            max_template_len: 1 << 20,
+            max_template_len: super::template::MAX_TEMPLATE_BYTES as u64,
             max_array_len: 1 << 24,
             max_array_depth: 4,
             max_tensor_name_len: 256,
             // A format rule (ggml tensors have at most 4 dimensions), not a resource limit.
             max_dims: 4,
             max_header_bytes: l.gguf_metadata_bytes,
-            max_template_hits: 16,
+            max_template_hits: super::template::MAX_TEMPLATE_HITS,
             max_tensor_problems: 64,
         }
     }
@@ -618,25 +616,15 @@ fn read_template(
             .with("template", excerpt(name, 100)),
         );
     }
-    for hit in scan_template(&text, limits.max_template_hits) {
-        problems.push(
-            Problem::new(
-                ProblemKind::Unsafe,
-                "template-suspicious",
-                format!(
-                    "chat template '{}' {} at byte {}: {}",
-                    excerpt(name, 100),
-                    hit.indicator.describe(),
-                    hit.offset,
-                    hit.excerpt
-                ),
-                Some(start.saturating_add(hit.offset as u64)),
-            )
-            .with("template", excerpt(name, 100))
-            .with("indicator", hit.indicator.code())
-            .with("excerpt", hit.excerpt),
-        );
-    }
+    let origin = super::template::Origin {
+        carrier: None,
+        offset: Some(start),
+    };
+    problems.extend(
+        super::template::judge(&text, name, origin)
+            .into_iter()
+            .take(limits.max_template_hits),
+    );
     Ok(())
 }
 

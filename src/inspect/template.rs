@@ -1,8 +1,37 @@
-//! The chat-template scanner: a static look at the Jinja a GGUF file ships, for the constructs
-//! server-side template injection payloads need (CVE-2024-34359). Nothing is rendered: the text
-//! is lexed just far enough to tell code from comments and plain text.
+//! The chat-template judge (FMT005): a static look at the Jinja chat templates a model ships, for
+//! the constructs server-side template injection payloads need (CVE-2024-34359). Nothing is
+//! rendered: the text is lexed just far enough to tell code from comments and plain text.
+//!
+//! Templates ship in GGUF metadata (`tokenizer.chat_template[.<name>]`, read by the GGUF
+//! inspector) and, in Hugging Face folders, as `chat_template` in `tokenizer_config.json` (a
+//! string, or a list of `{"name", "template"}`), `chat_template.json` and processor configs
+//! (`{"chat_template": ...}`), `chat_template.jinja`, `additional_chat_templates/<name>.jinja`
+//! and other `*.jinja` files. Every carrier goes through [`judge`], so one heuristic decides.
 
-use crate::inspect::problem::excerpt;
+use serde_json::Value;
+
+use crate::inspect::problem::{Problem, ProblemKind, excerpt};
+
+/// Longest template judged, whatever carries it (GGUF metadata, a JSON string, a `.jinja` file):
+/// real templates are a few KiB to some tens of KiB. A longer one is judged up to this size and
+/// the rest is reported as not scanned (SCAN004).
+pub const MAX_TEMPLATE_BYTES: usize = 1 << 20;
+
+/// Most findings reported per template.
+pub const MAX_TEMPLATE_HITS: usize = 16;
+
+/// Most templates judged in one JSON file (a list of named templates); the rest are reported as
+/// not scanned. Real files hold one to three (`default`, `tool_use`, `rag`).
+pub const MAX_TEMPLATES_PER_FILE: usize = 64;
+
+/// JSON files that carry a chat template by name (transformers reads each): they are judged even
+/// when they would be too large for the ordinary config checks.
+pub const JSON_CARRIERS: &[&str] = &[
+    "tokenizer_config.json",
+    "chat_template.json",
+    "processor_config.json",
+    "preprocessor_config.json",
+];
 
 /// Which suspicious construct a template contains.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -44,7 +73,7 @@ impl Indicator {
     }
 
     /// A phrase for finding messages: "chat template 'x' <phrase> at byte n".
-    pub(super) fn describe(self) -> &'static str {
+    pub fn describe(self) -> &'static str {
         match self {
             Self::DunderAccess => "accesses a python dunder attribute",
             Self::DunderString => "names a python dunder attribute in a string",
@@ -186,7 +215,10 @@ pub fn scan_template(template: &str, max_hits: usize) -> Vec<TemplateHit> {
             || ((t == "request" || t == "config") && matches!(id.next, Some('.' | '[' | '|')))
         {
             Some(Indicator::Gadget)
-        } else if PYTHON_NAMES.contains(&t) || (t == "system" && id.prev == Some('.')) {
+        } else if PYTHON_NAMES.contains(&t)
+            // `os.system(...)`; `ns.system = ...` (a namespace's field) is ordinary.
+            || (t == "system" && id.prev == Some('.') && id.next == Some('('))
+        {
             Some(Indicator::PythonName)
         } else {
             None
@@ -302,6 +334,162 @@ pub fn scan_template(template: &str, max_hits: usize) -> Vec<TemplateHit> {
     hits.dedup_by(|a, b| a.offset == b.offset && a.indicator == b.indicator);
     hits.truncate(max_hits);
     hits
+}
+
+/// Where a chat template was found, for the finding's message and offset.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Origin<'a> {
+    /// The file and field that carry it (`tokenizer_config.json` `chat_template[1]`), or `None`
+    /// when the finding's own file says it all (GGUF metadata, a `.jinja` file).
+    pub carrier: Option<&'a str>,
+    /// Offset of the template's first byte in the file, when the file stores it verbatim.
+    pub offset: Option<u64>,
+}
+
+/// Judges one chat template: a `template-suspicious` problem ([`ProblemKind::Unsafe`], FMT005)
+/// per suspicious construct, naming the template, its carrier and the line within the template;
+/// evidence `template`, `indicator`, `line`, `excerpt` (and `field` for a JSON carrier). A
+/// template longer than [`MAX_TEMPLATE_BYTES`] is judged up to that size and a
+/// `template-too-large` limit problem says so.
+pub fn judge(template: &str, name: &str, origin: Origin<'_>) -> Vec<Problem> {
+    let name = excerpt(name, 100);
+    let within = origin
+        .carrier
+        .map(|c| format!(" in {}", excerpt(c, 200)))
+        .unwrap_or_default();
+    let mut problems = Vec::new();
+    let mut text = template;
+    if text.len() > MAX_TEMPLATE_BYTES {
+        let mut cut = MAX_TEMPLATE_BYTES;
+        while cut > 0 && !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text = text.get(..cut).unwrap_or("");
+        problems.push(
+            Problem::new(
+                ProblemKind::LimitExceeded,
+                "template-too-large",
+                format!(
+                    "chat template '{name}'{within} is {} bytes; only the first {cut} were scanned",
+                    template.len()
+                ),
+                origin.offset,
+            )
+            .with("template", name.clone()),
+        );
+    }
+    for hit in scan_template(text, MAX_TEMPLATE_HITS) {
+        let line = line_of(text, hit.offset);
+        let mut p = Problem::new(
+            ProblemKind::Unsafe,
+            "template-suspicious",
+            format!(
+                "chat template '{name}'{within} {} at line {line}: {}",
+                hit.indicator.describe(),
+                hit.excerpt
+            ),
+            origin.offset.map(|o| o.saturating_add(hit.offset as u64)),
+        )
+        .with("template", name.clone())
+        .with("indicator", hit.indicator.code())
+        .with("line", line.to_string())
+        .with("excerpt", hit.excerpt);
+        if let Some(carrier) = origin.carrier {
+            p = p.with("carrier", excerpt(carrier, 200));
+        }
+        problems.push(p);
+    }
+    problems
+}
+
+/// 1-based line of byte `offset` in `text`.
+fn line_of(text: &str, offset: usize) -> usize {
+    let before = text.get(..offset).unwrap_or(text);
+    before.bytes().filter(|b| *b == b'\n').count() + 1
+}
+
+/// One chat template a JSON document carries: its name, the field that holds it and the text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JsonTemplate<'v> {
+    /// `default` for a plain string, else the name given in the file.
+    pub name: String,
+    /// Where it sits (`chat_template`, `chat_template[1]`, `chat_template.tool_use`).
+    pub field: String,
+    /// The Jinja text.
+    pub template: &'v str,
+}
+
+/// The chat templates of a JSON document's top-level `chat_template` field, as transformers reads
+/// it: a string (`default`), a list of `{"name": ..., "template": ...}`, or an object from name to
+/// template. At most [`MAX_TEMPLATES_PER_FILE`] are returned; the second value counts the
+/// templates left out.
+pub fn json_templates(doc: &Value) -> (Vec<JsonTemplate<'_>>, usize) {
+    let mut taken = 0;
+    let mut skipped = 0;
+    // Names and fields are built only for the templates kept: a list of a million entries
+    // costs a count, not a million strings.
+    let mut add = |value: &'_ Value, name: &dyn Fn() -> (String, String)| {
+        value.as_str()?;
+        if taken >= MAX_TEMPLATES_PER_FILE {
+            skipped += 1;
+            return None;
+        }
+        taken += 1;
+        Some(name())
+    };
+    let mut kept: Vec<(String, String, &Value)> = Vec::new();
+    match doc.get("chat_template") {
+        Some(v @ Value::String(_)) => {
+            if let Some((n, f)) = add(v, &|| ("default".into(), "chat_template".into())) {
+                kept.push((n, f, v));
+            }
+        }
+        Some(Value::Array(items)) => {
+            for (i, item) in items.iter().enumerate() {
+                let Some(v) = item.get("template") else {
+                    continue;
+                };
+                let name = item
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("default");
+                if let Some((n, f)) = add(v, &|| (name.to_owned(), format!("chat_template[{i}]"))) {
+                    kept.push((n, f, v));
+                }
+            }
+        }
+        Some(Value::Object(map)) => {
+            for (name, v) in map {
+                if let Some((n, f)) = add(v, &|| (name.clone(), format!("chat_template.{name}"))) {
+                    kept.push((n, f, v));
+                }
+            }
+        }
+        _ => {}
+    }
+    let out = kept
+        .into_iter()
+        .filter_map(|(name, field, v)| {
+            Some(JsonTemplate {
+                name,
+                field,
+                template: v.as_str()?,
+            })
+        })
+        .collect();
+    (out, skipped)
+}
+
+/// The template name a `.jinja` file stands for: `default` for `chat_template.jinja`, else its
+/// stem (`additional_chat_templates/tool_use.jinja` is `tool_use`).
+pub fn jinja_name(rel: &str) -> &str {
+    let base = rel.rsplit('/').next().unwrap_or(rel);
+    let stem = base.strip_suffix(".jinja").unwrap_or(base);
+    if stem == "chat_template" {
+        "default"
+    } else {
+        stem
+    }
 }
 
 fn has_dunder(text: &str) -> bool {
@@ -499,7 +687,7 @@ mod tests {
     /// with tools and namespace, Command-R/Aya, Phi-3, Zephyr, DeepSeek): none may be flagged.
     #[test]
     fn does_not_flag_real_chat_templates() {
-        let corpus = include_str!("../../../tests/fixtures/chat_templates/benign.txt");
+        let corpus = include_str!("../../tests/fixtures/chat_templates/benign.txt");
         let mut count = 0;
         for template in corpus.split("\n=====\n") {
             count += 1;
@@ -511,7 +699,7 @@ mod tests {
 
     #[test]
     fn flags_published_ssti_payloads() {
-        let corpus = include_str!("../../../tests/fixtures/chat_templates/malicious.txt");
+        let corpus = include_str!("../../tests/fixtures/chat_templates/malicious.txt");
         let mut count = 0;
         for template in corpus.split("\n=====\n") {
             count += 1;
@@ -548,6 +736,113 @@ mod tests {
         let template = piece.repeat(20_000);
         let hits = scan_template(&template, 16);
         assert_eq!(hits.len(), 16);
+    }
+
+    #[test]
+    fn judge_names_template_carrier_and_line() {
+        let origin = Origin {
+            carrier: Some("tokenizer_config.json field `chat_template[1]`"),
+            offset: None,
+        };
+        let problems = judge(
+            "hello\n{{ cycler.__init__.__globals__ }}",
+            "tool_use",
+            origin,
+        );
+        let first = problems.first().expect("flagged");
+        assert_eq!(first.code, "template-suspicious");
+        assert_eq!(first.kind, ProblemKind::Unsafe);
+        assert_eq!(first.detail("template"), Some("tool_use"));
+        assert_eq!(first.detail("line"), Some("2"));
+        assert!(
+            first
+                .message
+                .contains("'tool_use' in tokenizer_config.json")
+        );
+        assert_eq!(first.offset, None);
+        // A verbatim carrier keeps file offsets.
+        let at = Origin {
+            carrier: None,
+            offset: Some(100),
+        };
+        let problems = judge("{{ x.__class__ }}", "default", at);
+        assert_eq!(problems.first().and_then(|p| p.offset), Some(105));
+    }
+
+    #[test]
+    fn judge_bounds_a_huge_template_and_says_so() {
+        let mut text = "a".repeat(MAX_TEMPLATE_BYTES);
+        text.push_str("{{ x.__class__ }}");
+        let problems = judge(&text, "default", Origin::default());
+        let codes: Vec<&str> = problems.iter().map(|p| p.code).collect();
+        assert_eq!(codes, ["template-too-large"]);
+        // A multi-byte character across the cut does not panic.
+        let text = format!("{}é{{{{ x }}}}", "a".repeat(MAX_TEMPLATE_BYTES - 1));
+        assert_eq!(judge(&text, "d", Origin::default()).len(), 1);
+    }
+
+    #[test]
+    fn json_templates_reads_every_shape_transformers_does() {
+        let doc = serde_json::json!({"chat_template": "{{ a }}"});
+        let (t, skipped) = json_templates(&doc);
+        assert_eq!((t.len(), skipped), (1, 0));
+        assert_eq!(
+            (t[0].name.as_str(), t[0].field.as_str()),
+            ("default", "chat_template")
+        );
+        let doc = serde_json::json!({"chat_template": [
+            {"name": "default", "template": "{{ a }}"},
+            {"name": "tool_use", "template": "{{ b }}"},
+            {"name": "broken", "template": 3},
+            "not an object"
+        ]});
+        let (t, _) = json_templates(&doc);
+        let names: Vec<(&str, &str)> = t
+            .iter()
+            .map(|t| (t.name.as_str(), t.field.as_str()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("default", "chat_template[0]"),
+                ("tool_use", "chat_template[1]")
+            ]
+        );
+        let doc = serde_json::json!({"chat_template": {"rag": "{{ c }}"}});
+        assert_eq!(json_templates(&doc).0[0].field, "chat_template.rag");
+        assert!(
+            json_templates(&serde_json::json!({"model_type": "x"}))
+                .0
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn json_templates_keeps_a_bounded_number() {
+        let items: Vec<Value> = (0..MAX_TEMPLATES_PER_FILE + 5)
+            .map(|i| serde_json::json!({"name": format!("t{i}"), "template": "x"}))
+            .collect();
+        let doc = serde_json::json!({ "chat_template": items });
+        let (t, skipped) = json_templates(&doc);
+        assert_eq!((t.len(), skipped), (MAX_TEMPLATES_PER_FILE, 5));
+    }
+
+    #[test]
+    fn jinja_names() {
+        assert_eq!(jinja_name("chat_template.jinja"), "default");
+        assert_eq!(
+            jinja_name("m/additional_chat_templates/tool_use.jinja"),
+            "tool_use"
+        );
+        assert_eq!(jinja_name("x/rag.jinja"), "rag");
+    }
+
+    #[test]
+    fn a_namespace_field_named_system_is_not_os_system() {
+        let ok = "{%- set ns = namespace(system='') -%}{%- set ns.system = m -%}{{ ns.system }}";
+        assert!(scan_template(ok, 8).is_empty());
+        let hits = scan_template("{{ x.os.system('id') }}", 8);
+        assert!(hits.iter().any(|h| h.indicator == Indicator::PythonName));
     }
 
     proptest::proptest! {
