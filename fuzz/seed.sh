@@ -108,4 +108,7 @@ for f in "$root"/tests/fixtures/behaviour/*/*/*.py; do
   cp -f "$f" "$corpus/behaviour/$name"
 done
 
+# code: the few-line Python shapes of the behaviour seeds (cycles, bombs, hidden payloads).
+cp -f seeds/behaviour/tiny-*.py "$corpus/code/"
+
 for t in $targets; do echo "$t: $(ls "$corpus/$t" | wc -l) files"; done

@@ -6,6 +6,12 @@
 //! analysis is deterministic, `scan_and_analyze` (one parse shared with the call scan) finds
 //! the same sites as `analyze` and the same calls as the call scan, every site lies within the
 //! source, and tight limits still end cleanly.
+//!
+//! Cost: every input is analysed once as source and once wrapped (three parses, the nested
+//! analysis included). The cross-checks, which parse it six more times, run on inputs of at
+//! most [`CROSS_CHECK_BYTES`] only, where the evaluator's cycles and bombs live anyway; run the
+//! target with `-max_len=512` and `-dict=dict/python.dict` (fuzz/README.md) to stay above a
+//! thousand executions a second.
 #![no_main]
 
 use std::io::Write;
@@ -58,9 +64,23 @@ fn wrapped(selector: u8, text: &str) -> String {
     }
 }
 
-fn check(text: &str, limits: &Limits) {
-    let first = behaviour::analyze(text, limits);
-    assert_eq!(first, behaviour::analyze(text, limits), "not deterministic");
+/// Largest input that also gets the cross-checks (determinism, `scan_and_analyze` against the
+/// separate entry points, tight limits): they multiply the cost of an iteration by four.
+const CROSS_CHECK_BYTES: usize = 128;
+
+/// Every site lies within the source.
+fn check_sites(text: &str, found: &behaviour::Behaviour) {
+    let lines = text.split('\n').count();
+    for site in &found.sites {
+        assert!(site.line >= 1 && site.line <= lines, "{site:?}");
+        assert!(site.column >= 1, "{site:?}");
+    }
+    let _ = found.capabilities();
+}
+
+/// The analysis is deterministic and the one-parse entry point agrees with the separate ones.
+fn cross_check(text: &str, limits: &Limits, first: &behaviour::Behaviour) {
+    assert_eq!(*first, behaviour::analyze(text, limits), "not deterministic");
     let (report, shared) = scan_and_analyze(text, limits);
     assert_eq!(shared.sites, first.sites, "scan_and_analyze differs from analyze");
     if may_report(text.as_bytes()) {
@@ -68,12 +88,6 @@ fn check(text: &str, limits: &Limits) {
     } else {
         assert!(report.calls.is_empty());
     }
-    let lines = text.split('\n').count();
-    for site in &first.sites {
-        assert!(site.line >= 1 && site.line <= lines, "{site:?}");
-        assert!(site.column >= 1, "{site:?}");
-    }
-    let _ = first.capabilities();
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -81,9 +95,17 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let text = String::from_utf8_lossy(data);
+    let hidden = wrapped(selector, &text);
     let limits = Limits::default();
-    check(&text, &limits);
-    check(&wrapped(selector, &text), &limits);
+    let plain = behaviour::analyze(&text, &limits);
+    check_sites(&text, &plain);
+    let of_hidden = behaviour::analyze(&hidden, &limits);
+    check_sites(&hidden, &of_hidden);
+    if data.len() > CROSS_CHECK_BYTES {
+        return;
+    }
+    cross_check(&text, &limits, &plain);
+    cross_check(&hidden, &limits, &of_hidden);
     // Tight budgets: the analysis stops early, cleanly, and says so or finishes.
     let tight = Limits {
         max_nodes: 200,

@@ -1,0 +1,2 @@
+x = "{}".format(x)
+exec(x)

@@ -1,0 +1,2 @@
+line = line.rstrip()
+exec(line)

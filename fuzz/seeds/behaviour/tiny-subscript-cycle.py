@@ -1,0 +1,2 @@
+cfg = {"k": cfg["k"]}
+exec(cfg["k"] if cfg else cfg)

@@ -1,0 +1,4 @@
+a = c
+b = a
+c = b
+eval(c)

@@ -1,0 +1,3 @@
+a = b.strip()
+b = a.lower()
+exec(a)
