@@ -165,7 +165,7 @@ fn dotted(base: &str, attr: &str) -> Option<Text> {
 /// Every dotted name the module's code objects load, resolved through their imports (see the
 /// module documentation). Sorted by code object, then offset. One pass over each code object's
 /// instructions with constant work per instruction (names are numbered once, dotted names are
-/// at most [`MAX_DOTTED`] bytes, lines come from one pass over the line table).
+/// at most `MAX_DOTTED` bytes, lines come from one pass over the line table).
 pub fn resolve(module: &Module, minor: u8) -> Vec<Site> {
     let Some(table) = opcodes::table(minor) else {
         return Vec::new();
@@ -775,7 +775,7 @@ enum Unexplained {
 /// (string constants also count when they appear with Python's escapes for `\n`, `\t`, `\\`
 /// and quotes, as a literal spells them, or when each of their lines does). Code object names
 /// in angle brackets (`<module>`, `<lambda>`, `<listcomp>`) are the compiler's. When the names
-/// and strings outweigh the source ([`PATTERN_RATIO`]), says how many bytes they hold.
+/// and strings outweigh the source (`PATTERN_RATIO`), says how many bytes they hold.
 pub fn first_unexplained(module: &Module, source: &str) -> Option<String> {
     match unexplained(module, source)? {
         Unexplained::Missing(s) => Some(s),

@@ -72,7 +72,7 @@ impl Indicator {
         }
     }
 
-    /// A phrase for finding messages: "chat template 'x' <phrase> at byte n".
+    /// A phrase for finding messages: "chat template 'x' `<phrase>` at byte n".
     pub fn describe(self) -> &'static str {
         match self {
             Self::DunderAccess => "accesses a python dunder attribute",

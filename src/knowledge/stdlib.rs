@@ -14,7 +14,7 @@
 //!
 //! - A module row covers the module and its submodules unless a longer row names one, like the
 //!   dangerous table's prefixes. A row for `X.__main__` is implied: importing a package's
-//!   `__main__` runs its command-line program ([`main_module`]).
+//!   `__main__` runs its command-line program (`main_module`).
 //! - A capability class covers every name under the module, public or private, dotted or not:
 //!   nothing in `subprocess` is safe to call.
 //! - [`Class::Value`] covers only the module's *public callables as the inventory lists them*

@@ -272,12 +272,12 @@ static DEFAULTS: LazyLock<(BTreeMap<RuleId, Action>, BTreeMap<RuleId, Grading>)>
         }
     });
 
-/// The level of every rule when a policy does not set it (see [`DEFAULTS`]).
+/// The level of every rule when a policy does not set it (see `DEFAULTS`).
 pub fn default_levels() -> &'static BTreeMap<RuleId, Action> {
     &DEFAULTS.0
 }
 
-/// The grading of every rule when a policy does not set it (see [`DEFAULTS`]).
+/// The grading of every rule when a policy does not set it (see `DEFAULTS`).
 pub fn default_gradings() -> &'static BTreeMap<RuleId, Grading> {
     &DEFAULTS.1
 }
