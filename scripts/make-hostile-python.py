@@ -166,12 +166,16 @@ case("nesting-decoders-5000", "exec", "`exec(d(d(...)))` with `from base64 impor
      "from base64 import b64decode as d\nexec(" + "d(" * 5000 + '"aWQ="' + ")" * 5000 + ")\n")
 case("nesting-unary-50000", "exec", "`x = - - - ... 1`, 50,000 operators, then `exec(x)`",
      "x = " + "-" * 50_000 + "1\nexec(x)\n")
-# Known gap (issue 37 note): tree-sitter-python's scanner keeps at most 255 open string
-# delimiters, so f-strings nested deeper misparse with no syntax error and the `exec` is not
-# seen (260 levels are reported, 280 are not). The case stays to prove a report and no crash;
-# its sink goes back to `exec` when the judge treats that depth as a limit.
-case("nesting-fstrings-1000", "-", "f-strings nested 1,000 deep (Python 3.12 syntax; known gap: the sink is not seen past 255 levels)",
+# tree-sitter-python's scanner keeps at most 255 open string delimiters, so f-strings nested
+# deeper misparse with no syntax error. CPython refuses the 150th nested f-string (3.12+), and the
+# judge blanks every f-string from that level on (a value computed at run time): the sink stays.
+case("nesting-fstrings-1000", "exec", "f-strings nested 1,000 deep (Python 3.12 syntax; CPython refuses 150 levels)",
      "exec(" + 'f"{' * 1000 + '"a"' + '}"' * 1000 + ")\n")
+case("nesting-fstrings-149", "exec", "f-strings nested 149 deep, the most CPython 3.12 accepts",
+     "exec(" + 'f"{' * 149 + '"a"' + '}"' * 149 + ")\n")
+case("nesting-fstrings-300-multiline", "os.system",
+     "triple-quoted f-strings nested 300 deep across lines, with specs and `!r`",
+     "import os\nos.system(" + "f\"\"\"{\n" * 300 + "'a'!r:>{w}" + "\n}\"\"\"" * 300 + ")\n")
 case("nesting-subscripts-10000", "exec", "`x[0][0][0]...`, 10,000 subscripts",
      'x = "a"\nexec(x' + "[0]" * 10_000 + ")\n")
 case("nesting-attributes-20000", "exec", "`x.a.a.a...`, 20,000 attributes",

@@ -82,10 +82,14 @@ impl<'s> Scanner<'s, '_> {
     pub(super) fn collect_bindings(&mut self, root: Node<'s>) -> bool {
         let mut ok = true;
         let mut found: Vec<Node<'s>> = Vec::new();
+        let strings = self.recovered_strings(root);
         walk(root, |node| {
             if !self.count_node() {
                 ok = false;
                 return false;
+            }
+            if super::prefilter::is_quiet(&strings, node.start_byte()) {
+                return true;
             }
             if matches!(
                 Kind::of(node),

@@ -33,6 +33,7 @@ pub mod behaviour;
 mod bindings;
 pub mod budget;
 pub mod decode;
+mod fstrings;
 pub mod hub;
 mod literals;
 mod loaders;
@@ -245,6 +246,10 @@ pub fn scan_python(source: &str, limits: &Limits) -> CodeReport {
 /// do not parse cleanly, or the selection could be wrong, the whole source is parsed instead.
 pub fn scan_python_statements(source: &str, limits: &Limits) -> CodeReport {
     let mut bindings = Bindings::default();
+    if fstrings::clamp(source).1 {
+        // Statement selection reads the source as written; this one is parsed blanked, whole.
+        return scan_python_with(source, limits, &mut bindings);
+    }
     match select::select(source, limits) {
         Ok(selection) => scan_selection_with(source, &selection, limits, &mut bindings),
         Err(_) => scan_python_with(source, limits, &mut bindings),
@@ -297,6 +302,8 @@ pub(super) fn scan_selection_with(
 /// call scan ([`scan_python`]'s items, empty when [`may_report`] rejects the bytes, as there) and
 /// the capability sites ([`behaviour::analyze`]) share the tree and the import bindings.
 pub fn scan_and_analyze(source: &str, limits: &Limits) -> (CodeReport, behaviour::Behaviour) {
+    let (clamped, blanked) = fstrings::clamp(source);
+    let source = &*clamped;
     let tree = match parse(source, limits) {
         Ok(tree) => tree,
         Err(by) => {
@@ -313,7 +320,7 @@ pub fn scan_and_analyze(source: &str, limits: &Limits) -> (CodeReport, behaviour
         }
     };
     let root = tree.root_node();
-    let errors = syntax_errors(source, root);
+    let errors = blanked || syntax_errors(source, root);
     let mut bindings = Bindings::default();
     let mut scanner = Scanner {
         source,
@@ -428,6 +435,8 @@ pub(super) fn scan_python_with(
     limits: &Limits,
     bindings: &mut Bindings,
 ) -> CodeReport {
+    let (clamped, blanked) = fstrings::clamp(source);
+    let source = &*clamped;
     let mut report = CodeReport::default();
     let tree = match parse(source, limits) {
         Ok(tree) => tree,
@@ -438,7 +447,7 @@ pub(super) fn scan_python_with(
         }
     };
     let root = tree.root_node();
-    report.syntax_errors = syntax_errors(source, root);
+    report.syntax_errors = blanked || syntax_errors(source, root);
 
     let mut scanner = Scanner {
         source,
@@ -550,6 +559,8 @@ pub struct CallList {
 
 /// Lists every call in `source`. Never panics; nothing is evaluated.
 pub fn list_calls(source: &str, limits: &Limits) -> CallList {
+    let (clamped, blanked) = fstrings::clamp(source);
+    let source = &*clamped;
     let mut out = CallList::default();
     let tree = match parse(source, limits) {
         Ok(tree) => tree,
@@ -559,7 +570,7 @@ pub fn list_calls(source: &str, limits: &Limits) -> CallList {
         }
     };
     let root = tree.root_node();
-    out.syntax_errors = syntax_errors(source, root);
+    out.syntax_errors = blanked || syntax_errors(source, root);
     let mut bindings = Bindings::default();
     let mut scanner = Scanner {
         source,
@@ -823,18 +834,34 @@ impl<'s> Scanner<'s, '_> {
     /// (issue 22). The node budget counts as if the tree were walked twice: pass 2 would stop
     /// after visiting `max_nodes - n` nodes of an `n`-node tree, so only the calls and pairs
     /// among those are analysed.
+    /// The comments and plain string bodies of a source whose parse has errors (empty
+    /// otherwise). tree-sitter's error recovery lexes a string's body as code (`'o/m'` after a
+    /// broken line holds the identifiers `o` and `m`); Python never does, so nothing starting
+    /// there is an import, an assignment or a call. The pre-filter ignores the same ranges.
+    fn recovered_strings(&self, root: Node<'s>) -> Vec<std::ops::Range<usize>> {
+        let mut quiet = Vec::new();
+        if root.has_error() {
+            let _ = literals::quiet_ranges(self.source.as_bytes(), &mut quiet);
+        }
+        quiet
+    }
+
     fn collect_bindings_and_items(&mut self, root: Node<'s>) {
         self.round_trips.root.set(Some(root));
         let mut found: Vec<Node<'s>> = Vec::new();
         let mut items: Vec<(usize, Node<'s>)> = Vec::new();
         let mut visited = 0usize;
         let mut ok = true;
+        let strings = self.recovered_strings(root);
         walk(root, |node| {
             if !self.count_node() {
                 ok = false;
                 return false;
             }
             visited = visited.saturating_add(1);
+            if prefilter::is_quiet(&strings, node.start_byte()) {
+                return true;
+            }
             match Kind::of(node) {
                 Kind::ImportStatement
                 | Kind::ImportFromStatement

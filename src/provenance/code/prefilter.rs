@@ -222,7 +222,13 @@ pub(super) fn bounded(source: &[u8], start: usize, end: usize, bound: Bound) -> 
     if i == start || start - i >= MAX_LOOKBACK {
         return true;
     }
-    source.get(i).is_some_and(u8::is_ascii_digit)
+    // tree-sitter-python's `type_conversion` token is `![a-z]` (the `!r` of an f-string
+    // field), and its error recovery lexes it anywhere: `''!rload(p)` has `load` as an
+    // identifier.
+    let after_conversion = start - i == 1
+        && source[i].is_ascii_lowercase()
+        && i.checked_sub(1).and_then(|p| source.get(p)) == Some(&b'!');
+    after_conversion || source.get(i).is_some_and(u8::is_ascii_digit)
 }
 
 #[derive(Default)]
@@ -635,6 +641,26 @@ mod tests {
     }
 
     #[test]
+    fn string_bodies_lexed_as_code_by_error_recovery_are_ignored_on_both_paths() {
+        // After a broken line tree-sitter lexes the body of `'…'` as code (found by the
+        // property tests below); Python never runs it, and neither path reports it.
+        for src in [
+            "from allow_pickle=Trueremote_code\ntrust_remote_code,'o/m'",
+            "from allow_pickle=Trueremote_code\ntrust_remote_code,'torch.load(p)'",
+            "from x=y\nz,'import torch as t' ; t.load(p)",
+            "from x=y\nz,'from_pretrained(p)'",
+        ] {
+            assert_same(src);
+        }
+        let off = scan_python_unfiltered(
+            "from x=y\nz,'torch.load(p)'\nimport torch\ntorch.load(q)",
+            &Limits::default(),
+        );
+        assert_eq!(off.calls.len(), 1, "{:?}", off.calls);
+        assert_eq!(off.calls[0].excerpt, "(q)");
+    }
+
+    #[test]
     fn bounds_identifiers_as_the_lexer_does() {
         let b = |s: &str, start: usize, end: usize| {
             bounded(s.as_bytes(), start, end, Bound::Identifier)
@@ -648,6 +674,11 @@ mod tests {
         // A number literal ends where an identifier starts.
         assert!(b("1torch", 1, 6));
         assert!(b("0x1e5_torch", 6, 11));
+        // So does the `!r` of an f-string field, which tree-sitter lexes outside f-strings too.
+        assert!(b("''!rfrom_pretrained(p)", 4, 19));
+        assert!(b("!storch", 2, 7));
+        assert!(!b("!rxtorch", 3, 8));
+        assert!(!b("!Rtorch", 2, 7));
         // Non-ASCII may or may not belong to the identifier: let it through.
         assert!(b("étorch", 2, 7));
         assert!(b("torché", 0, 5));

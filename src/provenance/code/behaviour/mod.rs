@@ -195,6 +195,8 @@ pub fn analyze(source: &str, limits: &Limits) -> Behaviour {
 }
 
 fn analyze_nested(source: &str, limits: &Limits, depth: usize, budget: &Budget) -> Behaviour {
+    let (clamped, blanked) = super::fstrings::clamp(source);
+    let source = &*clamped;
     let tree = match super::parse(source, limits) {
         Ok(tree) => tree,
         Err(by) => {
@@ -216,7 +218,7 @@ fn analyze_nested(source: &str, limits: &Limits, depth: usize, budget: &Budget) 
     };
     scanner.collect_bindings(tree.root_node());
     let mut behaviour = analyze_tree_with(&mut scanner, tree.root_node(), depth, budget);
-    behaviour.syntax_errors = tree.root_node().has_error();
+    behaviour.syntax_errors = blanked || tree.root_node().has_error();
     behaviour
 }
 
