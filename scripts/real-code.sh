@@ -34,13 +34,8 @@
 # or wrote no report; 2 on a setup problem (bad usage, a missing Python, a download or digest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin="${1:-}"
-[ -n "$bin" ] && [ -x "$bin" ] || { echo "usage: $0 path/to/modelgate" >&2; exit 2; }
-bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"
-cache="${XDG_CACHE_HOME:-$HOME/.cache}/modelgate-real-world"
-mkdir -p "$cache"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+# bin, cache, work (scripts/pinned-setup.sh); a binary must be given
+MG_REQUIRE_BINARY=1 . scripts/pinned-setup.sh "$@"
 pyenv_root="$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")"
 
 python3 - "$bin" "$cache" "$work" "$pyenv_root" <<'PY'

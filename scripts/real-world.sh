@@ -23,18 +23,8 @@
 # (SKIP_INTEROP=1 skips).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ -n "${1:-}" ]; then
-  bin="$1"
-else
-  cargo build --quiet --bin modelgate
-  bin="${CARGO_TARGET_DIR:-target}/debug/modelgate"
-fi
-[ -x "$bin" ] || { echo "no modelgate binary at $bin" >&2; exit 2; }
-bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"
-cache="${XDG_CACHE_HOME:-$HOME/.cache}/modelgate-real-world"
-mkdir -p "$cache"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+# bin, cache, work (scripts/pinned-setup.sh)
+. scripts/pinned-setup.sh "$@"
 
 # name version file sha256 (PyPI's digest of that file)
 cat >"$work/pins.txt" <<'EOF'

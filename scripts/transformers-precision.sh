@@ -29,18 +29,8 @@
 # SKIP_INTEROP unset).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ -n "${1:-}" ]; then
-  bin="$1"
-else
-  cargo build --quiet --bin modelgate
-  bin="${CARGO_TARGET_DIR:-target}/debug/modelgate"
-fi
-[ -x "$bin" ] || { echo "no modelgate binary at $bin" >&2; exit 2; }
-bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"
-cache="${XDG_CACHE_HOME:-$HOME/.cache}/modelgate-real-world"
-mkdir -p "$cache"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+# bin, cache, work (scripts/pinned-setup.sh)
+. scripts/pinned-setup.sh "$@"
 
 python3 - "$bin" "$cache" "$work" <<'PY'
 import ast, collections, json, os, shutil, subprocess, sys, zipfile
