@@ -327,6 +327,29 @@ fn explain_and_rules_list_every_rule() {
     let out = run(&["rules", "--format", "json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v.as_array().unwrap().len() >= 31);
+    // The gradings rules declare (issue 38) are listed with the rule; other rules list none.
+    let rule = |code: &str| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["code"] == code)
+            .cloned()
+            .unwrap()
+    };
+    let src006 = rule("SRC006");
+    assert_eq!(src006["gradings"][0]["level"], "deny");
+    assert_eq!(src006["gradings"][0]["deny_from"], "high");
+    assert_eq!(
+        src006["gradings"][0]["text"],
+        "info..medium warn, high..critical deny"
+    );
+    assert_eq!(rule("SRC007")["gradings"][0]["deny_from"], "critical");
+    assert!(rule("PKL001").get("gradings").is_none());
+    let text = String::from_utf8(run(&["rules"]).stdout).unwrap();
+    assert!(
+        text.contains("at deny: info..medium warn, high..critical deny"),
+        "{text}"
+    );
     let out = run(&["explain", "pickle-unsafe-global"]);
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("PKL001"));
