@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! roots ─> walk ─> classify ─> inspect (one pass per file: digest + format parser) ─> facts
-//!                              provenance (git, code, model card, HF cache) ──────────> facts
+//!                              code (Python source, bytecode, notebooks) ─────────────> facts
+//!                              provenance (git, model card, HF cache, auto_map) ──────> facts
 //! facts ─> policy::evaluate (once, over every root) ─> findings ─> Report
 //! Report ─> report: text | json | sarif | markdown | CycloneDX SBOM
 //! ```
@@ -12,8 +13,8 @@
 //! commands over it. The layers, top-down (ARCHITECTURE.md has the picture):
 //!
 //! - [`engine`]: runs the stages, evaluates the policy once.
-//! - stages: [`walk`], [`classify`], [`inspect`], [`provenance`], [`repository`], [`policy`],
-//!   [`report`] (renderers), [`verify`].
+//! - stages: [`walk`], [`classify`], [`inspect`], [`code`] (what shipped code does),
+//!   [`provenance`], [`repository`], [`policy`], [`report`] (renderers), [`verify`].
 //! - data: [`knowledge`] (what is known about pickle globals, with sources) and [`model`] (the
 //!   vocabulary every stage speaks; it imports nothing else of the crate).
 //!
@@ -22,6 +23,7 @@
 //! a scanned file is ever executed, imported or unpickled.
 
 pub mod classify;
+pub mod code;
 pub mod engine;
 pub mod hub;
 pub mod inspect;

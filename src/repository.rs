@@ -158,7 +158,7 @@ pub fn check_model_confusion(files: &[FileRecord], detections: &mut [Detection])
             .get("api")
             .and_then(Value::as_str)
             .unwrap_or("the loader");
-        d.message = crate::provenance::code::hub::model_confusion_message(api, &id, "");
+        d.message = crate::code::python::hub::model_confusion_message(api, &id, "");
         d.rule = RuleId::ModelConfusion;
         d.severity = RuleId::ModelConfusion.default_severity();
         d.evidence

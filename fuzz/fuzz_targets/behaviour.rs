@@ -20,7 +20,7 @@
 use std::io::Write;
 
 use libfuzzer_sys::fuzz_target;
-use modelgate::provenance::code::{
+use modelgate::code::python::{
     Limits, behaviour, may_report, scan_and_analyze, scan_python_unfiltered,
 };
 

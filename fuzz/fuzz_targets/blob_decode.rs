@@ -6,7 +6,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use modelgate::provenance::code::decode::{Codec, ErrorKind, Limits, decode, sniff};
+use modelgate::code::python::decode::{Codec, ErrorKind, Limits, decode, sniff};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&len, rest)) = data.split_first() else {

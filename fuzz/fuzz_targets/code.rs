@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use modelgate::provenance::code::{
+use modelgate::code::python::{
     Limits, may_report, scan_python, scan_python_statements, scan_python_unfiltered,
 };
 

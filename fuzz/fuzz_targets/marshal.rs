@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use modelgate::inspect::{bytecode, marshal};
+use modelgate::code::bytecode::{self, marshal};
 
 fuzz_target!(|data: &[u8]| {
     let limits = marshal::Limits {

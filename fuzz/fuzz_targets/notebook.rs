@@ -4,8 +4,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use modelgate::provenance::notebook::cells::{read, read_via_value};
-use modelgate::provenance::notebook::{Limits, scan_notebook};
+use modelgate::code::notebook::cells::{read, read_via_value};
+use modelgate::code::notebook::{Limits, scan_notebook};
 
 fuzz_target!(|data: &[u8]| {
     let _ = scan_notebook(data, &Limits::default());

@@ -594,7 +594,7 @@ fn run_lzma(kind: Compression, input: &[u8], limits: &Limits) -> LzmaRun {
     // allows in memory it never starts (below that, the sink keeps the first `cap` bytes).
     let held = u64::try_from(limits.max_lzma_buffer).unwrap_or(u64::MAX);
     if kind == Compression::Xz
-        && crate::provenance::code::decode::xz_unpacked_size(input).is_some_and(|n| n > held)
+        && crate::code::python::decode::xz_unpacked_size(input).is_some_and(|n| n > held)
     {
         return LzmaRun {
             data: Vec::new(),

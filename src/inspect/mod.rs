@@ -8,7 +8,6 @@
 
 pub mod archive;
 pub mod blocks;
-pub mod bytecode;
 pub mod compress;
 pub mod config;
 pub mod context;
@@ -16,7 +15,6 @@ pub mod formats;
 pub mod gguf;
 pub mod hdf5;
 pub mod keras;
-pub mod marshal;
 pub mod native;
 pub mod numpy;
 pub mod onnx;
@@ -26,6 +24,7 @@ pub mod pickle_stream;
 pub mod polyglot;
 pub mod problem;
 pub mod protobuf;
+pub mod pyc;
 pub mod ranged;
 pub mod read;
 pub mod safetensors;
@@ -373,8 +372,8 @@ fn dispatch(
             sniffed
         }
         Format::PythonBytecode => {
-            if let Some(pyc) = bytecode::inspect_pyc(ctx, r)? {
-                bytecode::judge(ctx, &pyc);
+            if let Some(pyc) = pyc::inspect_pyc(ctx, r)? {
+                pyc::judge(ctx, &pyc);
             }
             Format::PythonBytecode
         }

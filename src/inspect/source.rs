@@ -4,19 +4,20 @@
 //!
 //! Parsing lives in `crate::provenance`; this module turns its items into facts and detections.
 
+use crate::code::python::hub;
 use crate::model::facts::Fact;
 use crate::model::problem::ProblemKind;
-use crate::provenance::code::hub;
 use std::io::{self, BufRead};
 
 use serde_json::{Value, json};
 
 use super::context::Ctx;
 use super::read;
+use crate::code::python::{CodeItem, ItemKind, RepoRef, RevisionState, TrustValue, behaviour};
+use crate::code::{notebook, python as code};
 use crate::model::finding::{Location, Severity};
 use crate::model::rules::RuleId;
-use crate::provenance::code::{CodeItem, ItemKind, RepoRef, RevisionState, TrustValue, behaviour};
-use crate::provenance::{automap, card, code, notebook};
+use crate::provenance::{automap, card};
 
 /// Reads the file as text within `limit`; a larger file gets SCAN004 and `None`.
 fn read_text(

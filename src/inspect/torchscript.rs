@@ -12,9 +12,9 @@ use serde_json::json;
 
 use super::context::Ctx;
 use super::read;
+use crate::code::python as code;
 use crate::model::finding::{Location, Severity};
 use crate::model::rules::RuleId;
-use crate::provenance::code;
 
 /// Is this archive member TorchScript source? (`<archive>/code/**/*.py`, wherever the
 /// `code/` folder sits, as [`super::zip::torchscript_code`] lists them.)

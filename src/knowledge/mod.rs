@@ -793,7 +793,7 @@ const DANGEROUS: &[Danger] = &[
         CODE,
         "turns off Keras safe mode (Lambda bytecode runs)",
     ),
-    // Model factories the code scanner watches as hub downloads (`provenance/code/hub.rs`):
+    // Model factories the code scanner watches as hub downloads (`code/python/hub.rs`):
     // building one fetches weights, and for pipelines the repository's code.
     // OpenMMLab configs are python files `Config.fromfile` executes (mmcv/mmengine
     // `config.py`, `_file2dict`); Ray's job and client APIs submit work to a cluster.

@@ -16,13 +16,13 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::code::python::hub::is_hub_id_shaped;
 use crate::knowledge::loaders::{
     ATTENTION_FIELDS, DYNAMIC_MODULES_ROOT, KERNEL_REFERENCES, NESTED_TRUST_REFERENCES,
     is_diffusers_library, is_library_module,
 };
 use crate::knowledge::{self, ExtraLists, Verdict};
 use crate::provenance::automap;
-use crate::provenance::code::hub::is_hub_id_shaped;
 
 /// Caps on one walk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -161,7 +161,7 @@ fn remote(
         .as_ref()
         .map(|t| format!(" (`{t}` in the same config turns remote code on for it)"))
         .unwrap_or_default();
-    let vouch = if crate::provenance::code::hub::is_hub_id_shaped(source) {
+    let vouch = if crate::code::python::hub::is_hub_id_shaped(source) {
         format!(
             "scan `{source}` at a pinned revision (`modelgate scan hf://{source}@<commit>`), then accept this config by its digest (`modelgate policy baseline`)"
         )

@@ -5,7 +5,7 @@
 //! Severity carries the verdict (the policy grades SRC007 by it, `model::grading`): critical
 //! when a library can start a process as soon as it is loaded (initialisers plus a
 //! process-starting import) or when the repository's code loads a shipped library that imports
-//! one; medium otherwise. A `.pyc` that matches its source (see `inspect::bytecode`) is not
+//! one; medium otherwise. A `.pyc` that matches its source (see `code::bytecode`) is not
 //! reported: the source is, once.
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -210,6 +210,7 @@ fn submodules_of_a_stage_import_each_other_without_cycles() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     for stage in [
         "inspect",
+        "code",
         "provenance",
         "report",
         "engine",

@@ -1,4 +1,4 @@
-//! Python bytecode (`.pyc`): recognised by its magic, walked with [`super::marshal`], and read
+//! Python bytecode (`.pyc`): recognised by its magic, walked with [`marshal`], and read
 //! for what it imports and calls (issue 31).
 //!
 //! Python imports a `.pyc` with no `.py` beside it (a sourceless module), and with a `.py`
@@ -9,7 +9,7 @@
 //! # What is resolved
 //!
 //! [`resolve`] follows each code object's instructions with the opcode table of its version
-//! ([`super::marshal::opcodes`]): `IMPORT_NAME`/`IMPORT_FROM` followed by a store bind a name
+//! ([`marshal::opcodes`]): `IMPORT_NAME`/`IMPORT_FROM` followed by a store bind a name
 //! to a module or a module attribute (`import os as o`, `from subprocess import Popen as P`,
 //! also `s = os.system`), and `LOAD_NAME`/`LOAD_GLOBAL`/`LOAD_FAST` followed by
 //! `LOAD_ATTR`/`LOAD_METHOD` build a dotted name through those bindings (`o.system` is
@@ -25,7 +25,7 @@
 //! modelgate cannot compile Python, so "this `.pyc` is the compilation of that `.py`" is decided
 //! from what can be checked without a compiler ([`matches_source`]): the header's record of the
 //! source (the size, modulo 2**32, for a timestamp pyc; SipHash of the source bytes for a
-//! hash-based one, [`super::marshal::source_hash`]) must agree, and every name a code object
+//! hash-based one, [`marshal::source_hash`]) must agree, and every name a code object
 //! uses and every string constant must appear in the source text. A planted `.pyc` beside clean
 //! source (same size, padded) still fails the second test when it names anything the source does
 //! not; one that passes both holds nothing the source does not say, and is reported once, on the
@@ -35,15 +35,17 @@
 //! # Cost
 //!
 //! Everything here is linear in the `.pyc`'s size: the walker bounds what code objects share
-//! (see [`super::marshal`]), the resolver does constant work per instruction (names numbered
+//! (see [`marshal`]), the resolver does constant work per instruction (names numbered
 //! once, dotted names of at most 512 bytes, lines from one pass over each line table), and the
 //! judge pairs names with constants only through attribute names that can end a dangerous
 //! callable, at most a million pairs.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use super::marshal::{CodeObject, Module, PycHeader, PycKind, Text, opcodes};
-use crate::provenance::code::behaviour;
+pub mod marshal;
+
+use crate::code::python::behaviour;
+use marshal::{CodeObject, Module, PycHeader, PycKind, Text, opcodes};
 
 /// When a code object runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -129,8 +131,8 @@ const MAX_DOTTED: usize = 512;
 /// nesting of definitions; a longer one is cut and marked with `...`).
 const MAX_CODE_NAME: usize = 200;
 
-/// `s` cut to [`MAX_CODE_NAME`] characters.
-fn clip(s: &str) -> String {
+/// `s` cut to `MAX_CODE_NAME` (200) characters.
+pub fn clip(s: &str) -> String {
     match s.char_indices().nth(MAX_CODE_NAME) {
         Some((at, _)) => format!("{}...", &s[..at]),
         None => s.to_string(),
@@ -316,18 +318,18 @@ pub fn resolve(module: &Module, minor: u8) -> Vec<Site> {
 }
 
 /// The limits whose names the walker's problems carry.
-const LIMIT_CODES: &[(&str, &str)] = &[
+pub const LIMIT_CODES: &[(&str, &str)] = &[
     ("marshal_depth", "marshal_depth"),
     ("marshal_objects", "marshal_objects"),
 ];
 
 /// Names and strings kept in the facts (the full lists are in the bytecode; the facts are a
 /// summary for the report and the SBOM).
-const MAX_FACT_NAMES: usize = 200;
+pub const MAX_FACT_NAMES: usize = 200;
 
 /// The distinct strings among `texts`, sorted: each string object is looked at once, however
 /// many code objects refer to it.
-fn distinct<'a>(texts: impl Iterator<Item = &'a Text>) -> Vec<&'a str> {
+pub fn distinct<'a>(texts: impl Iterator<Item = &'a Text>) -> Vec<&'a str> {
     let mut seen = HashSet::new();
     let mut out: Vec<&str> = texts
         .filter(|t| seen.insert(t.object_id()))
@@ -336,210 +338,6 @@ fn distinct<'a>(texts: impl Iterator<Item = &'a Text>) -> Vec<&'a str> {
     out.sort_unstable();
     out.dedup();
     out
-}
-
-/// What the `.pyc` inspector learned, for the facts and the judgement.
-#[derive(Debug, Clone)]
-pub struct Inspected {
-    /// The parsed file.
-    pub pyc: super::marshal::Pyc,
-    /// Resolved sites.
-    pub sites: Vec<Site>,
-    /// The source beside it: its relative path and whether the pyc matches it (`Err`: why
-    /// not); `None` when there is no source to compare with.
-    pub source: Option<(String, Result<(), String>)>,
-}
-
-/// Reads a `.pyc` from the one sequential read (bounded by `bytecode_bytes`), walks it and
-/// compares it with its source when that sits where Python would look for it. Records the
-/// `bytecode` fact and the problems (FMT007 malformed, SCAN004 limits); returns what was read
-/// for the judgement.
-pub fn inspect_pyc(
-    ctx: &mut super::context::Ctx<'_>,
-    r: &mut dyn std::io::BufRead,
-) -> std::io::Result<Option<Inspected>> {
-    use crate::model::facts::Fact;
-    use serde_json::json;
-    let cap = ctx.cfg.limits.bytecode_bytes;
-    let (bytes, more) = super::read::read_bounded(r, cap)?;
-    if more {
-        let cfg = ctx.cfg;
-        let d = ctx.detect(
-            crate::model::rules::RuleId::LimitExceeded,
-            "bytecode_bytes",
-            format!(
-                "compiled Python over {cap} bytes was not walked; {}",
-                super::context::raise_hint("bytecode_bytes")
-            ),
-            crate::model::finding::Location::default(),
-        );
-        super::context::name_limit(d, cfg, "bytecode_bytes");
-        return Ok(None);
-    }
-    let limits = super::marshal::Limits::from(&ctx.cfg.limits);
-    let mut summary = serde_json::Map::new();
-    if let Ok(h) = super::marshal::parse_header(&bytes) {
-        summary.insert("python".into(), json!(format!("3.{}", h.minor)));
-        summary.insert("magic".into(), json!(h.magic));
-        match h.kind {
-            PycKind::Timestamp { source_size, .. } => {
-                summary.insert("header".into(), json!("timestamp"));
-                summary.insert("source_size".into(), json!(source_size));
-            }
-            PycKind::Hash { checked, hash } => {
-                summary.insert(
-                    "header".into(),
-                    json!(if checked {
-                        "checked-hash"
-                    } else {
-                        "unchecked-hash"
-                    }),
-                );
-                summary.insert(
-                    "source_hash".into(),
-                    json!(crate::model::finding::hex(&hash)),
-                );
-            }
-        }
-    }
-    let pyc = match super::marshal::parse_pyc(&bytes, &limits) {
-        Ok(p) => p,
-        Err(p) => {
-            ctx.fact(Fact::Bytecode, serde_json::Value::Object(summary));
-            super::formats::record_problems(
-                ctx,
-                &[p],
-                crate::model::rules::RuleId::FormatMalformed,
-                None,
-                LIMIT_CODES,
-            );
-            return Ok(None);
-        }
-    };
-    let sites = resolve(&pyc.module, pyc.header.minor);
-    let names = distinct(pyc.module.code.iter().flat_map(|c| c.names.iter()));
-    let mut resolved: Vec<&str> = sites
-        .iter()
-        .filter(|s| s.name.contains('.'))
-        .map(|s| s.name.as_str())
-        .collect();
-    resolved.sort_unstable();
-    resolved.dedup();
-    summary.insert("code_objects".into(), json!(pyc.module.code.len()));
-    let qualnames: Vec<String> = pyc
-        .module
-        .code
-        .iter()
-        .map(|c| clip(&c.qualname))
-        .take(MAX_FACT_NAMES)
-        .collect();
-    summary.insert("code_names".into(), json!(qualnames));
-    summary.insert(
-        "names".into(),
-        json!(names.iter().take(MAX_FACT_NAMES).collect::<Vec<_>>()),
-    );
-    summary.insert(
-        "resolved".into(),
-        json!(resolved.iter().take(MAX_FACT_NAMES).collect::<Vec<_>>()),
-    );
-    if let Some(first) = pyc.module.code.first() {
-        summary.insert("filename".into(), json!(first.filename.as_str()));
-    }
-    let source = source_path_of(ctx.rel).and_then(|rel| {
-        let text = read_source(ctx, &rel)?;
-        Some((rel, matches_source(&pyc.header, &pyc.module, &text)))
-    });
-    if let Some((rel, result)) = &source {
-        let mut s = serde_json::Map::new();
-        s.insert("path".into(), json!(rel));
-        s.insert("matches".into(), json!(result.is_ok()));
-        if let Err(why) = result {
-            s.insert("reason".into(), json!(why));
-        }
-        summary.insert("source".into(), serde_json::Value::Object(s));
-    }
-    ctx.fact(Fact::Bytecode, serde_json::Value::Object(summary));
-    Ok(Some(Inspected { pyc, sites, source }))
-}
-
-/// SRC006 for a `.pyc` judged on its own (model code whose source is absent or differs): each
-/// resolved site that the capability table (`knowledge::capabilities`) lists becomes a
-/// behaviour site, with the code object's qualified name, the line its line table gives and
-/// when it runs (import time for the module and module-level class bodies), recorded through
-/// the same `record_behaviour` as Python source, so the finding reads as the source's would.
-///
-/// Bytecode shows which callable is loaded, not the arguments the source judge weighs, so the
-/// severity is the capability's own: critical for running processes, installing packages,
-/// persisting and reading credentials; high for dynamic code and native loads (denied either
-/// way); medium for network access, deferral and dynamic imports, whose danger is in the
-/// arguments. Entries judged only by their path or value arguments (`open`, `os.environ`,
-/// `setattr`) are not sites here: their names still appear in the `bytecode` fact.
-pub fn judge(ctx: &mut super::context::Ctx<'_>, pyc: &Inspected) {
-    use crate::knowledge::capabilities::{self, Capability, Role};
-    use crate::model::finding::Severity;
-    if !ctx.cfg.model_code.contains(ctx.rel) {
-        return;
-    }
-    if matches!(&pyc.source, Some((_, Ok(())))) {
-        // Reported once, on the source it matches.
-        return;
-    }
-    // Sites repeat the same few names: each distinct name is looked up once.
-    let mut entries: HashMap<&str, Option<&'static capabilities::Entry>> = HashMap::new();
-    let mut sites = Vec::new();
-    for s in &pyc.sites {
-        let entry = *entries
-            .entry(s.name.as_str())
-            .or_insert_with(|| capabilities::lookup(&s.name));
-        let Some(entry) = entry else {
-            continue;
-        };
-        let severity = match (entry.capability, entry.role) {
-            (_, Role::WritePath | Role::ReadPath | Role::ReadEnv | Role::SetAttr) => continue,
-            (
-                Capability::ProcessExecution
-                | Capability::PackageInstall
-                | Capability::Persistence
-                | Capability::CredentialAccess,
-                Role::Call | Role::Command,
-            ) => Severity::Critical,
-            (Capability::DynamicCode | Capability::NativeLoad, _) => Severity::High,
-            (Capability::ProcessExecution | Capability::PackageInstall, _) => Severity::Critical,
-            _ => Severity::Medium,
-        };
-        let when = match s.when {
-            When::Import => behaviour::When::Import,
-            When::Call => behaviour::When::Call {
-                function: s.code.clone(),
-                reached_from: Vec::new(),
-            },
-        };
-        sites.push(behaviour::Site {
-            capability: entry.capability,
-            severity,
-            confidence: behaviour::Confidence::High,
-            line: s.line.map_or(0, |l| l as usize),
-            column: 1,
-            call: capabilities::normalize(&s.name),
-            detail: format!("in compiled code object `{}`", s.code),
-            when,
-            cwe: entry.cwe,
-            decoded: None,
-            library: None,
-        });
-    }
-    let resolved: BTreeSet<&str> = sites.iter().map(|s| s.call.as_str()).collect();
-    let mut paired = named_as_data(&pyc.pyc.module, &resolved);
-    paired.dedup_by(|a, b| a.call == b.call && a.line == b.line);
-    sites.extend(paired);
-    if sites.is_empty() {
-        return;
-    }
-    let found = behaviour::Behaviour {
-        sites,
-        ..behaviour::Behaviour::default()
-    };
-    super::source::record_behaviour(ctx, &found, None);
 }
 
 /// Name and constant pairs [`named_as_data`] looks up in one file. Real code pairs a handful
@@ -552,9 +350,9 @@ const MAX_PAIRS: usize = 1_000_000;
 /// `os` and the folded constant `"system"`. A code object whose names include a module and
 /// whose string constants include one of that module's dangerous callables is a site too
 /// (high: the pairing is evidence, not a resolved call). Only constants that can end an exact
-/// entry's name are paired ([`capabilities::may_end_exact`]), each distinct pair is looked up
-/// once, and at most [`MAX_PAIRS`] pairs are.
-fn named_as_data(module: &Module, resolved: &BTreeSet<&str>) -> Vec<behaviour::Site> {
+/// entry's name are paired ([`crate::knowledge::capabilities::may_end_exact`]), each distinct pair is looked up
+/// once, and at most `MAX_PAIRS` pairs are.
+pub fn named_as_data(module: &Module, resolved: &BTreeSet<&str>) -> Vec<behaviour::Site> {
     use crate::knowledge::capabilities::{self, Role};
     use crate::model::finding::Severity;
     let whens = whens(module);
@@ -631,32 +429,6 @@ fn is_identifier(s: &str) -> bool {
             .next()
             .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-/// The bytes of the source file at `rel` (relative to the scan root), found beside the `.pyc`
-/// being scanned on disk: a documented second read of another file, bounded by
-/// `code_file_bytes`, opened without following a final symlink. `None` when the `.pyc` is not
-/// a local file (remote scans), or the source is absent, unreadable or too large: then the
-/// `.pyc` is judged on its own.
-fn read_source(ctx: &super::context::Ctx<'_>, rel: &str) -> Option<Vec<u8>> {
-    use std::io::Read;
-    let super::read::Positioned::File(pyc_path) = ctx.positioned else {
-        return None;
-    };
-    // Walk up from the pyc's path as many components as its relative path has, then down.
-    let depth = ctx.rel.split('/').count();
-    let mut root = pyc_path;
-    for _ in 0..depth {
-        root = root.parent()?;
-    }
-    let path = rel.split('/').fold(root.to_path_buf(), |p, c| p.join(c));
-    let file = super::context::open_regular(&path).ok()?;
-    let cap = ctx.cfg.limits.code_file_bytes;
-    let mut out = Vec::new();
-    file.take(cap.saturating_add(1))
-        .read_to_end(&mut out)
-        .ok()?;
-    (out.len() as u64 <= cap).then_some(out)
 }
 
 /// Names the compiler puts into code objects without the source spelling them.
@@ -873,7 +645,7 @@ pub fn matches_source(header: &PycHeader, module: &Module, source: &[u8]) -> Res
             }
         }
         PycKind::Hash { hash, .. } => {
-            if super::marshal::source_hash(header.magic, header.minor, source) != hash {
+            if marshal::source_hash(header.magic, header.minor, source) != hash {
                 return Err("the header's source hash is not the source's".into());
             }
         }
@@ -917,32 +689,32 @@ pub fn source_path_of(rel: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::marshal::{Limits, parse_pyc};
+    use super::marshal::{Limits, parse_pyc};
     use super::*;
 
     #[test]
     fn a_hundred_thousand_nested_code_objects_resolve_in_a_loop() {
         // Issue 37: `when` of each code object follows its parents; a recursion would
         // overflow the stack on this nest.
-        let blob = super::super::marshal::tests::nested_code_objects(100_000);
+        let blob = super::marshal::tests::nested_code_objects(100_000);
         let deep = Limits {
             max_depth: 1_000_000,
             max_objects: 10_000_000,
         };
-        let m = super::super::marshal::loads(&blob, 11, &deep).unwrap();
+        let m = super::marshal::loads(&blob, 11, &deep).unwrap();
         assert!(resolve(&m, 11).is_empty());
     }
 
     const OS_SYSTEM: &[u8] =
-        include_bytes!("../../tests/fixtures/bytecode/os_system.cpython-311.pyc");
+        include_bytes!("../../../tests/fixtures/bytecode/os_system.cpython-311.pyc");
     const OS_SYSTEM_HASH: &[u8] =
-        include_bytes!("../../tests/fixtures/bytecode/os_system.hash.pyc");
-    const OS_SYSTEM_SRC: &[u8] = include_bytes!("../../tests/fixtures/bytecode/os_system.py");
+        include_bytes!("../../../tests/fixtures/bytecode/os_system.hash.pyc");
+    const OS_SYSTEM_SRC: &[u8] = include_bytes!("../../../tests/fixtures/bytecode/os_system.py");
     const FROM_IMPORT: &[u8] =
-        include_bytes!("../../tests/fixtures/bytecode/from_import.cpython-311.pyc");
-    const NESTED: &[u8] = include_bytes!("../../tests/fixtures/bytecode/nested.cpython-311.pyc");
-    const CLEAN: &[u8] = include_bytes!("../../tests/fixtures/bytecode/clean.cpython-311.pyc");
-    const CLEAN_SRC: &[u8] = include_bytes!("../../tests/fixtures/bytecode/clean.py");
+        include_bytes!("../../../tests/fixtures/bytecode/from_import.cpython-311.pyc");
+    const NESTED: &[u8] = include_bytes!("../../../tests/fixtures/bytecode/nested.cpython-311.pyc");
+    const CLEAN: &[u8] = include_bytes!("../../../tests/fixtures/bytecode/clean.cpython-311.pyc");
+    const CLEAN_SRC: &[u8] = include_bytes!("../../../tests/fixtures/bytecode/clean.py");
 
     fn sites(pyc: &[u8]) -> Vec<(String, String, Option<u32>, When)> {
         let p = parse_pyc(pyc, &Limits::default()).unwrap();
@@ -1029,7 +801,7 @@ mod tests {
                 names,
                 const_strings: consts,
                 code,
-                line_format: Some(super::super::marshal::LineTable::Locations),
+                line_format: Some(marshal::LineTable::Locations),
                 ..CodeObject::default()
             }],
             objects: 0,

@@ -508,13 +508,13 @@ fn line_end(src: &[u8], from: usize) -> usize {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use crate::provenance::code::{Limits, parse, walk};
+    use crate::code::python::{Limits, parse, walk};
 
     /// The property the pre-filter relies on: no identifier of tree-sitter's tree (errors and
     /// all) starts inside a quiet range, outside the `ERROR` nodes where tree-sitter's error
     /// recovery lexes string bodies as code (the scan ignores what starts in a quiet range of a
     /// tree with errors, as the pre-filter does). Returns how many quiet ranges `src` has.
-    pub(in crate::provenance::code) fn assert_identifiers_are_not_quiet(src: &str) -> usize {
+    pub(in crate::code::python) fn assert_identifiers_are_not_quiet(src: &str) -> usize {
         let mut ranges = Vec::new();
         if quiet_ranges(src.as_bytes(), &mut ranges).is_err() {
             return 0;
@@ -543,7 +543,7 @@ pub(super) mod tests {
     }
 
     /// Lexing corner cases, each with a call that must stay visible (or stay hidden).
-    pub(in crate::provenance::code) const TRICKY: &[&str] = &[
+    pub(in crate::code::python) const TRICKY: &[&str] = &[
         "'''doc torch.load(p)\n''' ; torch.load(p)",
         "x = '''a''''torch.load(p)'",
         r#"x = """a""""torch.load(p)""#,

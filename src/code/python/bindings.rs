@@ -10,7 +10,7 @@ use super::{Kind, Scanner, StrVal, walk};
 /// What earlier code bound: import aliases and module-level assignments. A notebook threads one
 /// value through its cells so that `import torch as t` in cell 1 resolves `t.load` in cell 5.
 #[derive(Debug, Clone, Default)]
-pub(in crate::provenance) struct Bindings {
+pub(in crate::code) struct Bindings {
     /// Local name -> fully qualified names it may stand for.
     aliases: BTreeMap<String, Vec<String>>,
     /// Modules imported with `from m import *`.

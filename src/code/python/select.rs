@@ -66,7 +66,7 @@ use super::prefilter::{self, Bound, Role, is_ident_byte};
 
 /// The source handed to tree-sitter, and where its pieces come from.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub(in crate::provenance) struct Selection {
+pub(in crate::code) struct Selection {
     /// Selected logical lines verbatim, in order, inside `if 1:` stand-ins for their blocks.
     pub text: String,
     /// The copied pieces, in order.
@@ -76,7 +76,7 @@ pub(in crate::provenance) struct Selection {
 /// One logical line copied into [`Selection::text`], from the start of its first physical line.
 /// Copied verbatim, its lines keep their bytes, so only line numbers need mapping back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(in crate::provenance) struct Piece {
+pub(in crate::code) struct Piece {
     /// Where it starts in the text.
     pub text: usize,
     /// Its first line's 0-based row in the text.
@@ -108,7 +108,7 @@ const CHECKS_PER_BYTE: u64 = 4;
 
 /// Below this wall-clock cap the whole file is parsed, so that a scan stopped by it stays the
 /// same scan (a well-lexed file within the size caps above parses in well under a second).
-pub(in crate::provenance) const MIN_PARSE_MILLIS: u64 = 1_000;
+pub(in crate::code) const MIN_PARSE_MILLIS: u64 = 1_000;
 
 /// Why a pattern occurrence selects its line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,7 +162,7 @@ static SELECTOR: LazyLock<Selector> = LazyLock::new(|| {
 /// The selections for sources scanned in turn with shared bindings (a notebook's code cells),
 /// or why they must all be parsed whole: the same steps as [`select`], with the names pooled
 /// over every source and the binding bound summed.
-pub(in crate::provenance) fn select_parts(
+pub(in crate::code) fn select_parts(
     parts: &[&str],
     limits: &Limits,
 ) -> Result<Vec<Selection>, &'static str> {

@@ -966,9 +966,9 @@ fn a_spent_budget_keeps_every_sink() {
         vec!["'a'"; 100].join(" + ")
     );
     let steps = Limits {
-        eval: crate::provenance::code::budget::Limits {
+        eval: crate::code::python::budget::Limits {
             max_steps: 20,
-            ..crate::provenance::code::budget::Limits::default()
+            ..crate::code::python::budget::Limits::default()
         },
         ..Limits::default()
     };
@@ -992,9 +992,9 @@ fn a_spent_budget_keeps_every_sink() {
     );
     // The wall clock, checked every few thousand steps, stops the evaluation too.
     let late = Limits {
-        eval: crate::provenance::code::budget::Limits {
+        eval: crate::code::python::budget::Limits {
             max_millis: 0,
-            ..crate::provenance::code::budget::Limits::default()
+            ..crate::code::python::budget::Limits::default()
         },
         ..Limits::default()
     };
@@ -1005,9 +1005,9 @@ fn a_spent_budget_keeps_every_sink() {
     assert_eq!(found.sites.len(), 1);
     // Decoding and the payloads analysed again share the file's bytes.
     let bytes = Limits {
-        eval: crate::provenance::code::budget::Limits {
+        eval: crate::code::python::budget::Limits {
             max_bytes: 64,
-            ..crate::provenance::code::budget::Limits::default()
+            ..crate::code::python::budget::Limits::default()
         },
         ..Limits::default()
     };
@@ -1074,9 +1074,9 @@ fn the_deepest_evaluation_the_table_allows_fits_a_worker_stack() {
     // may set must fit one, in a debug build too, through every recursion of the evaluator.
     let max = crate::model::limits::limit_spec("code_eval_depth").map_or(0, |s| s.max);
     let limits = Limits {
-        eval: crate::provenance::code::budget::Limits {
+        eval: crate::code::python::budget::Limits {
             max_depth: usize::try_from(max).unwrap_or(usize::MAX),
-            ..crate::provenance::code::budget::Limits::default()
+            ..crate::code::python::budget::Limits::default()
         },
         ..Limits::default()
     };

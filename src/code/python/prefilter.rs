@@ -409,7 +409,7 @@ mod tests {
     use super::super::literals::tests::{TRICKY as LEXING, assert_identifiers_are_not_quiet};
     use super::super::{Limits, scan_python, scan_python_unfiltered};
     use super::*;
-    use crate::provenance::notebook;
+    use crate::code::notebook;
 
     /// Both paths over one source: the same items, and the whole report when the source
     /// passes. Returns whether it passed.

@@ -1,4 +1,4 @@
-//! Jupyter notebooks (`.ipynb`): runs the Python call extraction of [`super::code`] over each
+//! Jupyter notebooks (`.ipynb`): runs the Python call extraction of [`super::python`] over each
 //! code cell, so a notebook that downloads an unpinned model or calls `torch.load` is reported
 //! like a `.py` file would be.
 //!
@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::code::{self, Bindings, CodeItem};
+use super::python::{self as code, Bindings, CodeItem};
 use crate::model::problem::Problem;
 
 pub mod cells;
@@ -317,7 +317,7 @@ fn is_ipython_line(trimmed: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::provenance::code::ItemKind;
+    use crate::code::python::ItemKind;
     use proptest::prelude::*;
     use serde_json::Value;
 

@@ -5,12 +5,13 @@ use super::*;
 use crate::model::problem::ProblemKind;
 
 const OS_SYSTEM: &[u8] =
-    include_bytes!("../../../tests/fixtures/bytecode/os_system.cpython-311.pyc");
-const OS_SYSTEM_HASH: &[u8] = include_bytes!("../../../tests/fixtures/bytecode/os_system.hash.pyc");
-const OS_SYSTEM_SRC: &[u8] = include_bytes!("../../../tests/fixtures/bytecode/os_system.py");
+    include_bytes!("../../../../tests/fixtures/bytecode/os_system.cpython-311.pyc");
+const OS_SYSTEM_HASH: &[u8] =
+    include_bytes!("../../../../tests/fixtures/bytecode/os_system.hash.pyc");
+const OS_SYSTEM_SRC: &[u8] = include_bytes!("../../../../tests/fixtures/bytecode/os_system.py");
 const OS_SYSTEM_MARSHAL: &[u8] =
-    include_bytes!("../../../tests/fixtures/bytecode/os_system.marshal");
-const NESTED: &[u8] = include_bytes!("../../../tests/fixtures/bytecode/nested.cpython-311.pyc");
+    include_bytes!("../../../../tests/fixtures/bytecode/os_system.marshal");
+const NESTED: &[u8] = include_bytes!("../../../../tests/fixtures/bytecode/nested.cpython-311.pyc");
 
 fn limits() -> Limits {
     Limits {
