@@ -356,6 +356,16 @@ pub fn parse(xml: &[u8]) -> (Facts, Vec<Problem>) {
             break;
         }
     }
+    if !syntax && !w.stack.is_empty() && !w.problems.iter().any(|p| p.code == "xml-too-deep") {
+        let open = clip(w.stack.last().map(String::as_str).unwrap_or_default());
+        w.problems.push(
+            Problem::malformed(
+                "xml-unclosed",
+                format!("IR XML ends with `<{open}>` (and {} more) still open: truncated", w.stack.len() - 1),
+            )
+            .at(xml.len() as u64),
+        );
+    }
     if !w.saw_root && !syntax {
         w.problems
             .push(Problem::malformed("xml-root", "IR XML has no `<net>` root element"));

@@ -147,7 +147,7 @@ rules! {
         "a model file of a recognised format (GGUF, ONNX, HDF5, TFLite, TF, NumPy) is structurally invalid",
         "The file starts like a known model format but breaks its structure (truncated, out-of-bounds offsets, inconsistent sizes). Different loaders handle broken files differently, which is how parser differentials hide payloads. Re-export the model.";
     CustomOperator => "FMT008", "custom-operator", Medium, "format",
-        "an ONNX custom-op domain or TFLite custom operator needs code outside the model format",
+        "an ONNX custom-op domain, TFLite custom operator or OpenVINO extension layer needs code outside the model format",
         "The model uses operators outside the standard operator sets. Running it needs a custom-op library (native code) that is not part of the model file; review where that library comes from.";
     FormatExploitShape => "FMT009", "format-exploit-shape", High, "format",
         "a model header or tensor view declares sizes, types or offsets that overflow or point past the data",
