@@ -290,7 +290,10 @@ pub fn check_openvino_weights(files: &mut [FileRecord], detections: &mut Vec<Det
             continue;
         };
         let found = &files[b];
-        if !matches!(found.format, Format::Unknown | Format::Empty | Format::OpenvinoWeights) {
+        if !matches!(
+            found.format,
+            Format::Unknown | Format::Empty | Format::OpenvinoWeights
+        ) {
             continue;
         }
         claimed.push((b, f.path.clone()));

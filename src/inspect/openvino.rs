@@ -49,43 +49,217 @@ const MAX_VALUE_CHARS: usize = 128;
 /// Every op type of OpenVINO's opsets 1 to 17 (`src/core/include/openvino/opsets/opset*_tbl.hpp`),
 /// as the IR spells them (`Constant` is serialized as `Const`).
 pub const OPS: &[&str] = &[
-    "Abs", "Acos", "Acosh", "AdaptiveAvgPool", "AdaptiveMaxPool", "Add", "Asin", "Asinh",
-    "Assign", "Atan", "Atanh", "AvgPool", "BatchNormInference", "BatchToSpace",
-    "BGRtoNV12", "BinaryConvolution", "BitwiseAnd", "BitwiseLeftShift", "BitwiseNot",
-    "BitwiseOr", "BitwiseRightShift", "BitwiseXor", "Broadcast", "Bucketize", "Ceiling",
-    "Clamp", "Col2Im", "Concat", "Const", "Constant", "Convert", "ConvertLike",
-    "ConvertPromoteTypes", "Convolution", "ConvolutionBackpropData", "Cos", "Cosh",
-    "CTCGreedyDecoder", "CTCGreedyDecoderSeqLen", "CTCLoss", "CumSum",
-    "DeformableConvolution", "DeformablePSROIPooling", "DepthToSpace", "DetectionOutput",
-    "DFT", "Divide", "Einsum", "Elu", "EmbeddingBagOffsets", "EmbeddingBagOffsetsSum",
-    "EmbeddingBagPacked", "EmbeddingBagPackedSum", "EmbeddingSegmentsSum", "Equal", "Erf",
-    "ErfInv", "Exp", "ExperimentalDetectronDetectionOutput",
+    "Abs",
+    "Acos",
+    "Acosh",
+    "AdaptiveAvgPool",
+    "AdaptiveMaxPool",
+    "Add",
+    "Asin",
+    "Asinh",
+    "Assign",
+    "Atan",
+    "Atanh",
+    "AvgPool",
+    "BatchNormInference",
+    "BatchToSpace",
+    "BGRtoNV12",
+    "BinaryConvolution",
+    "BitwiseAnd",
+    "BitwiseLeftShift",
+    "BitwiseNot",
+    "BitwiseOr",
+    "BitwiseRightShift",
+    "BitwiseXor",
+    "Broadcast",
+    "Bucketize",
+    "Ceiling",
+    "Clamp",
+    "Col2Im",
+    "Concat",
+    "Const",
+    "Constant",
+    "Convert",
+    "ConvertLike",
+    "ConvertPromoteTypes",
+    "Convolution",
+    "ConvolutionBackpropData",
+    "Cos",
+    "Cosh",
+    "CTCGreedyDecoder",
+    "CTCGreedyDecoderSeqLen",
+    "CTCLoss",
+    "CumSum",
+    "DeformableConvolution",
+    "DeformablePSROIPooling",
+    "DepthToSpace",
+    "DetectionOutput",
+    "DFT",
+    "Divide",
+    "Einsum",
+    "Elu",
+    "EmbeddingBagOffsets",
+    "EmbeddingBagOffsetsSum",
+    "EmbeddingBagPacked",
+    "EmbeddingBagPackedSum",
+    "EmbeddingSegmentsSum",
+    "Equal",
+    "Erf",
+    "ErfInv",
+    "Exp",
+    "ExperimentalDetectronDetectionOutput",
     "ExperimentalDetectronGenerateProposalsSingleImage",
-    "ExperimentalDetectronPriorGridGenerator", "ExperimentalDetectronROIFeatureExtractor",
-    "ExperimentalDetectronTopKROIs", "ExtractImagePatches", "Eye", "FakeConvert",
-    "FakeQuantize", "Floor", "FloorMod", "Gather", "GatherElements", "GatherND", "GatherTree",
-    "Gelu", "GenerateProposals", "Greater", "GreaterEqual", "GridSample", "GRN",
-    "GroupConvolution", "GroupConvolutionBackpropData", "GroupNormalization", "GRUCell",
-    "GRUSequence", "HardSigmoid", "HSigmoid", "HSwish", "I420toBGR", "I420toRGB", "Identity",
-    "IDFT", "If", "Interpolate", "Inverse", "IRDFT", "IsFinite", "IsInf", "IsNaN", "ISTFT",
-    "Less", "LessEqual", "Log", "LogicalAnd", "LogicalNot", "LogicalOr", "LogicalXor",
-    "LogSoftmax", "Loop", "LRN", "LSTMCell", "LSTMSequence", "MatMul", "MatrixNms",
-    "Maximum", "MaxPool", "Minimum", "Mish", "Mod", "MOE", "Multinomial", "MulticlassNms",
-    "Multiply", "MVN", "Negative", "NMSRotated", "NonMaxSuppression", "NonZero",
-    "NormalizeL2", "NotEqual", "NV12toBGR", "NV12toRGB", "OneHot", "Pad", "Parameter",
-    "Power", "PRelu", "PriorBox", "PriorBoxClustered", "Proposal", "PSROIPooling",
-    "RandomUniform", "Range", "RDFT", "ReadValue", "ReduceL1", "ReduceL2",
-    "ReduceLogicalAnd", "ReduceLogicalOr", "ReduceMax", "ReduceMean", "ReduceMin",
-    "ReduceProd", "ReduceSum", "RegionYolo", "Relu", "ReorgYolo", "Reshape", "Result",
-    "Reverse", "ReverseSequence", "RGBtoNV12", "RNNCell", "RNNSequence", "ROIAlign",
-    "ROIAlignRotated", "ROIPooling", "Roll", "Round", "ScaledDotProductAttention",
-    "ScatterElementsUpdate", "ScatterNDUpdate", "ScatterUpdate", "SearchSorted",
-    "SegmentMax", "Select", "Selu", "ShapeOf", "ShuffleChannels", "Sigmoid", "Sign", "Sin",
-    "Sinh", "Slice", "SliceScatter", "Softmax", "SoftPlus", "SoftSign", "SpaceToBatch",
-    "SpaceToDepth", "SparseConv", "SparseFillEmptyRows", "Split", "Sqrt",
-    "SquaredDifference", "Squeeze", "STFT", "StridedSlice", "StringTensorPack",
-    "StringTensorUnpack", "Subtract", "Swish", "Tan", "Tanh", "TensorIterator", "Tile",
-    "TopK", "Transpose", "Unique", "Unsqueeze", "VariadicSplit", "Xor",
+    "ExperimentalDetectronPriorGridGenerator",
+    "ExperimentalDetectronROIFeatureExtractor",
+    "ExperimentalDetectronTopKROIs",
+    "ExtractImagePatches",
+    "Eye",
+    "FakeConvert",
+    "FakeQuantize",
+    "Floor",
+    "FloorMod",
+    "Gather",
+    "GatherElements",
+    "GatherND",
+    "GatherTree",
+    "Gelu",
+    "GenerateProposals",
+    "Greater",
+    "GreaterEqual",
+    "GridSample",
+    "GRN",
+    "GroupConvolution",
+    "GroupConvolutionBackpropData",
+    "GroupNormalization",
+    "GRUCell",
+    "GRUSequence",
+    "HardSigmoid",
+    "HSigmoid",
+    "HSwish",
+    "I420toBGR",
+    "I420toRGB",
+    "Identity",
+    "IDFT",
+    "If",
+    "Interpolate",
+    "Inverse",
+    "IRDFT",
+    "IsFinite",
+    "IsInf",
+    "IsNaN",
+    "ISTFT",
+    "Less",
+    "LessEqual",
+    "Log",
+    "LogicalAnd",
+    "LogicalNot",
+    "LogicalOr",
+    "LogicalXor",
+    "LogSoftmax",
+    "Loop",
+    "LRN",
+    "LSTMCell",
+    "LSTMSequence",
+    "MatMul",
+    "MatrixNms",
+    "Maximum",
+    "MaxPool",
+    "Minimum",
+    "Mish",
+    "Mod",
+    "MOE",
+    "Multinomial",
+    "MulticlassNms",
+    "Multiply",
+    "MVN",
+    "Negative",
+    "NMSRotated",
+    "NonMaxSuppression",
+    "NonZero",
+    "NormalizeL2",
+    "NotEqual",
+    "NV12toBGR",
+    "NV12toRGB",
+    "OneHot",
+    "Pad",
+    "Parameter",
+    "Power",
+    "PRelu",
+    "PriorBox",
+    "PriorBoxClustered",
+    "Proposal",
+    "PSROIPooling",
+    "RandomUniform",
+    "Range",
+    "RDFT",
+    "ReadValue",
+    "ReduceL1",
+    "ReduceL2",
+    "ReduceLogicalAnd",
+    "ReduceLogicalOr",
+    "ReduceMax",
+    "ReduceMean",
+    "ReduceMin",
+    "ReduceProd",
+    "ReduceSum",
+    "RegionYolo",
+    "Relu",
+    "ReorgYolo",
+    "Reshape",
+    "Result",
+    "Reverse",
+    "ReverseSequence",
+    "RGBtoNV12",
+    "RNNCell",
+    "RNNSequence",
+    "ROIAlign",
+    "ROIAlignRotated",
+    "ROIPooling",
+    "Roll",
+    "Round",
+    "ScaledDotProductAttention",
+    "ScatterElementsUpdate",
+    "ScatterNDUpdate",
+    "ScatterUpdate",
+    "SearchSorted",
+    "SegmentMax",
+    "Select",
+    "Selu",
+    "ShapeOf",
+    "ShuffleChannels",
+    "Sigmoid",
+    "Sign",
+    "Sin",
+    "Sinh",
+    "Slice",
+    "SliceScatter",
+    "Softmax",
+    "SoftPlus",
+    "SoftSign",
+    "SpaceToBatch",
+    "SpaceToDepth",
+    "SparseConv",
+    "SparseFillEmptyRows",
+    "Split",
+    "Sqrt",
+    "SquaredDifference",
+    "Squeeze",
+    "STFT",
+    "StridedSlice",
+    "StringTensorPack",
+    "StringTensorUnpack",
+    "Subtract",
+    "Swish",
+    "Tan",
+    "Tanh",
+    "TensorIterator",
+    "Tile",
+    "TopK",
+    "Transpose",
+    "Unique",
+    "Unsqueeze",
+    "VariadicSplit",
+    "Xor",
 ];
 
 /// `version` values of layers that OpenVINO itself defines besides `opsetN`.
@@ -164,9 +338,8 @@ pub fn is_ir(head: &[u8]) -> bool {
             let open = rest.iter().position(|&b| b == b'[');
             let close = rest.iter().position(|&b| b == b'>');
             let end = match (open, close) {
-                (Some(o), Some(c)) if o < c => find(rest, b"]").and_then(|e| {
-                    rest[e..].iter().position(|&b| b == b'>').map(|p| e + p)
-                }),
+                (Some(o), Some(c)) if o < c => find(rest, b"]")
+                    .and_then(|e| rest[e..].iter().position(|&b| b == b'>').map(|p| e + p)),
                 (_, c) => c,
             };
             let Some(end) = end else {
@@ -283,7 +456,13 @@ impl Walk {
                 op: attrs.get("type").map(|v| clip(v)).unwrap_or_default(),
                 version: attrs.get("version").map(|v| clip(v)),
             };
-            record_layer(&l, &mut self.facts, &mut self.custom, at, &mut self.problems);
+            record_layer(
+                &l,
+                &mut self.facts,
+                &mut self.custom,
+                at,
+                &mut self.problems,
+            );
             self.layer = Some(l);
         } else if name == "edge" && parent == Some("edges") {
             self.facts.edges += 1;
@@ -293,7 +472,15 @@ impl Walk {
             && (l.op == "Const" || l.op == "Constant")
             && let (Some(off), Some(size)) = (attrs.get("offset"), attrs.get("size"))
         {
-            const_range(l, off, size, &attrs, at, &mut self.facts, &mut self.problems);
+            const_range(
+                l,
+                off,
+                size,
+                &attrs,
+                at,
+                &mut self.facts,
+                &mut self.problems,
+            );
         }
         if !empty {
             self.stack.push(name);
@@ -361,14 +548,19 @@ pub fn parse(xml: &[u8]) -> (Facts, Vec<Problem>) {
         w.problems.push(
             Problem::malformed(
                 "xml-unclosed",
-                format!("IR XML ends with `<{open}>` (and {} more) still open: truncated", w.stack.len() - 1),
+                format!(
+                    "IR XML ends with `<{open}>` (and {} more) still open: truncated",
+                    w.stack.len() - 1
+                ),
             )
             .at(xml.len() as u64),
         );
     }
     if !w.saw_root && !syntax {
-        w.problems
-            .push(Problem::malformed("xml-root", "IR XML has no `<net>` root element"));
+        w.problems.push(Problem::malformed(
+            "xml-root",
+            "IR XML has no `<net>` root element",
+        ));
     }
     if w.custom > MAX_LISTED as u64 {
         let more = w.custom - MAX_LISTED as u64;
@@ -379,8 +571,7 @@ pub fn parse(xml: &[u8]) -> (Facts, Vec<Problem>) {
 
 /// `&name;` outside the five predefined entities and character references: only a DTD defines it.
 fn entity_reference(name: &str, at: u64, problems: &mut Vec<Problem>) {
-    let predefined =
-        matches!(name, "lt" | "gt" | "amp" | "apos" | "quot") || name.starts_with('#');
+    let predefined = matches!(name, "lt" | "gt" | "amp" | "apos" | "quot") || name.starts_with('#');
     if predefined {
         return;
     }
@@ -455,7 +646,9 @@ fn record_layer(
         .and_then(|v| v.parse::<u32>().ok())
         .is_none_or(|v| v >= 10);
     let why = match &l.version {
-        Some(v) if !is_standard_version(v) => Some(format!("its version `{v}` is not a standard opset")),
+        Some(v) if !is_standard_version(v) => {
+            Some(format!("its version `{v}` is not a standard opset"))
+        }
         Some(v) if !OPS.contains(&l.op.as_str()) && !OWN_VERSIONS.contains(&v.as_str()) => {
             Some(format!("no OpenVINO opset defines the type `{}`", l.op))
         }
@@ -519,7 +712,10 @@ fn const_range(
     let Some(end) = o.checked_add(n) else {
         problems.push(exploit(
             "const-range-overflow",
-            format!("Const layer `{}` reads {n} bytes at offset {o}: the end overflows", l.name),
+            format!(
+                "Const layer `{}` reads {n} bytes at offset {o}: the end overflows",
+                l.name
+            ),
         ));
         return;
     };
@@ -532,7 +728,10 @@ fn const_range(
         }
     }
     // The size its element type and shape need; a smaller range makes the reader run past it.
-    let Some(elem) = attrs.get("element_type").and_then(|t| element_bytes(t.trim())) else {
+    let Some(elem) = attrs
+        .get("element_type")
+        .and_then(|t| element_bytes(t.trim()))
+    else {
         return;
     };
     let Some(shape) = attrs.get("shape") else {

@@ -262,8 +262,11 @@ fn node(v: &Value, path: &str, out: &mut Schema) {
     let shown = if path.is_empty() { "/" } else { path };
     let Some(loader) = text(v, "__loader__") else {
         out.problems.push(
-            Problem::malformed("node-loader", format!("skops node at `{shown}` has a `__loader__` that is not a string"))
-                .with("node", shown),
+            Problem::malformed(
+                "node-loader",
+                format!("skops node at `{shown}` has a `__loader__` that is not a string"),
+            )
+            .with("node", shown),
         );
         return;
     };
@@ -292,7 +295,9 @@ fn node(v: &Value, path: &str, out: &mut Schema) {
         out.problems.push(
             Problem::malformed(
                 "node-type",
-                format!("skops `{loader}` node at `{shown}` lacks a string `__module__` or `__class__`"),
+                format!(
+                    "skops `{loader}` node at `{shown}` lacks a string `__module__` or `__class__`"
+                ),
             )
             .with("node", shown)
             .with("loader", loader),
@@ -425,8 +430,21 @@ pub fn trusted_by_default(site: &Site) -> bool {
         "numpy" | "scipy" => true,
         "builtins" => matches!(
             site.name.as_str(),
-            "int" | "float" | "str" | "bool" | "complex" | "list" | "set" | "frozenset" | "tuple"
-                | "dict" | "map" | "slice" | "bytes" | "bytearray" | "NoneType"
+            "int"
+                | "float"
+                | "str"
+                | "bool"
+                | "complex"
+                | "list"
+                | "set"
+                | "frozenset"
+                | "tuple"
+                | "dict"
+                | "map"
+                | "slice"
+                | "bytes"
+                | "bytearray"
+                | "NoneType"
         ),
         "collections" => matches!(site.name.as_str(), "OrderedDict" | "defaultdict"),
         _ => false,
@@ -437,7 +455,13 @@ pub fn trusted_by_default(site: &Site) -> bool {
 /// at `ctx.rel` and records what it finds. `member` is the member's name as reported; `top` says
 /// whether it is the archive's own schema (its facts are the file's). Returns whether the bytes
 /// were a skops schema.
-pub fn inspect_schema(ctx: &mut Ctx<'_>, bytes: &[u8], more: bool, member: &str, top: bool) -> bool {
+pub fn inspect_schema(
+    ctx: &mut Ctx<'_>,
+    bytes: &[u8],
+    more: bool,
+    member: &str,
+    top: bool,
+) -> bool {
     let limits = Limits::from(&ctx.cfg.limits);
     let claims = crate::classify::extension(ctx.rel) == "skops";
     let at = Location {

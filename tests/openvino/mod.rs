@@ -70,7 +70,11 @@ fn an_xxe_attempt_is_denied_and_nothing_is_expanded() {
     let f = file(&report, "model.xml");
     assert_eq!(f["format"], "openvino");
     assert_eq!(f["facts"]["openvino"]["name"], "&xxe;");
-    assert!(!serde_json::to_string(&report).unwrap().contains("root:x:0:0"));
+    assert!(
+        !serde_json::to_string(&report)
+            .unwrap()
+            .contains("root:x:0:0")
+    );
 }
 
 #[test]

@@ -26,7 +26,10 @@ fn a_benign_skops_model_is_recognised_listed_and_passes() {
     let skops = &f["facts"]["skops"];
     assert_eq!(skops["protocol"], 2);
     assert_eq!(skops["skops_version"], "0.13.0");
-    assert_eq!(skops["root"], "sklearn.linear_model._logistic.LogisticRegression");
+    assert_eq!(
+        skops["root"],
+        "sklearn.linear_model._logistic.LogisticRegression"
+    );
     assert_eq!(skops["files"], 1);
     assert!(
         skops["types"]
@@ -103,7 +106,11 @@ fn cve_2025_54413_method_chain_is_denied() {
         .iter()
         .map(|d| d["evidence"]["problem"].as_str().unwrap().to_string())
         .collect();
-    assert_eq!(problems, ["method-chain", "method-type-mismatch"], "{report:#}");
+    assert_eq!(
+        problems,
+        ["method-chain", "method-type-mismatch"],
+        "{report:#}"
+    );
     assert!(
         on(&report, "model.skops", "PKL001")
             .iter()

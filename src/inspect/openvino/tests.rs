@@ -65,7 +65,9 @@ fn a_benign_ir_lists_layers_opsets_and_weight_ranges() {
 #[test]
 fn recognised_by_content_not_by_name() {
     assert!(is_ir(b"<net name=\"m\" version=\"10\">"));
-    assert!(is_ir(b"\xef\xbb\xbf<?xml version=\"1.0\"?>\n<!-- c -->\n<net version='11'>"));
+    assert!(is_ir(
+        b"\xef\xbb\xbf<?xml version=\"1.0\"?>\n<!-- c -->\n<net version='11'>"
+    ));
     assert!(is_ir(
         b"<?xml version=\"1.0\"?><!DOCTYPE net [<!ENTITY x SYSTEM \"file:///etc/passwd\">]><net version=\"11\">"
     ));
@@ -87,7 +89,10 @@ fn extension_and_unknown_layers_are_custom() {
     let (f, p) = parse(xml.as_bytes());
     assert_eq!(codes(&p), ["custom-layer", "custom-layer"]);
     assert!(p.iter().all(|p| p.kind == ProblemKind::CustomOp));
-    assert_eq!(f.custom_layers, ["RegexNormalization@extension", "PyFunc@opset8"]);
+    assert_eq!(
+        f.custom_layers,
+        ["RegexNormalization@extension", "PyFunc@opset8"]
+    );
     assert_eq!(p[0].detail("layer"), Some("tok"));
 }
 
@@ -102,8 +107,12 @@ fn xxe_and_entity_references_are_exploit_shapes_and_never_expanded() {
     // The reference stays as written: nothing was substituted or fetched.
     assert_eq!(f.name.as_deref(), Some("&xxe;"));
     // A billion-laughs DTD: declared, reported, never expanded.
-    let lol = "<!DOCTYPE net [<!ENTITY a \"aaaaaaaaaa\"><!ENTITY b \"&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;\">]>";
-    let xml = ir("<layer id=\"9\" name=\"q\" type=\"Relu\" version=\"opset1\">&b;</layer>", lol);
+    let lol =
+        "<!DOCTYPE net [<!ENTITY a \"aaaaaaaaaa\"><!ENTITY b \"&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;\">]>";
+    let xml = ir(
+        "<layer id=\"9\" name=\"q\" type=\"Relu\" version=\"opset1\">&b;</layer>",
+        lol,
+    );
     let (_, p) = parse(xml.as_bytes());
     assert_eq!(codes(&p), ["xml-doctype-entities", "xml-entity-reference"]);
     assert_eq!(p[0].detail("external"), Some("false"));

@@ -94,7 +94,10 @@ fn a_constructor_from_reduce_of_exec_is_critical() {
         "content": {"__class__": "tuple", "__module__": "builtins", "__loader__": "TupleNode", "content": []}
     });
     let d = judge(&v);
-    let hit = d.iter().find(|d| d.evidence["global"] == "builtins.exec").unwrap();
+    let hit = d
+        .iter()
+        .find(|d| d.evidence["global"] == "builtins.exec")
+        .unwrap();
     assert_eq!(hit.rule.code(), "PKL001");
     assert_eq!(hit.severity, Severity::Critical);
 }
@@ -200,7 +203,13 @@ fn a_schema_that_is_not_json_is_malformed_only_under_a_skops_name() {
     assert_eq!(ctx.detections[0].rule.code(), "FMT007");
     let mut ctx = Ctx::new(&cfg, "bundle.zip", std::path::Path::new(""));
     assert!(!inspect_schema(&mut ctx, b"{not json", false, SCHEMA, true));
-    assert!(!inspect_schema(&mut ctx, br#"{"a": 1}"#, false, SCHEMA, true));
+    assert!(!inspect_schema(
+        &mut ctx,
+        br#"{"a": 1}"#,
+        false,
+        SCHEMA,
+        true
+    ));
     assert!(ctx.detections.is_empty());
     assert!(ctx.facts.is_empty());
 }
