@@ -43,6 +43,21 @@ pub const MAX_OP_TYPES: usize = 1024;
 /// Most custom layers listed (all are counted).
 pub const MAX_LISTED: usize = 256;
 
+/// Most problems kept per IR (one note says there were more; facts still count everything).
+pub const MAX_PROBLEMS: usize = 256;
+
+/// Keeps at most [`MAX_PROBLEMS`] problems; the first one past it becomes a note.
+fn push(problems: &mut Vec<Problem>, p: Problem) {
+    match problems.len() {
+        n if n < MAX_PROBLEMS => problems.push(p),
+        n if n == MAX_PROBLEMS => problems.push(Problem::note(
+            "problems-capped",
+            format!("more than {MAX_PROBLEMS} problems in the IR XML; the rest are not listed"),
+        )),
+        _ => {}
+    }
+}
+
 /// Longest attribute value kept in facts and messages.
 const MAX_VALUE_CHARS: usize = 128;
 
@@ -399,7 +414,8 @@ impl Walk {
     /// An opening (or empty) element; false stops the walk.
     fn open(&mut self, e: &quick_xml::events::BytesStart<'_>, empty: bool, at: u64) -> bool {
         if self.stack.len() >= MAX_DEPTH {
-            self.problems.push(
+            push(
+                &mut self.problems,
                 Problem::limit(
                     "xml-too-deep",
                     format!("IR XML nests elements deeper than {MAX_DEPTH}; not read further"),
@@ -435,7 +451,8 @@ impl Walk {
         }
         if self.stack.is_empty() {
             if self.saw_root || name != "net" {
-                self.problems.push(
+                push(
+                    &mut self.problems,
                     Problem::malformed(
                         "xml-root",
                         format!("IR XML root element is `<{name}>`, not `<net>`"),
@@ -496,7 +513,8 @@ pub fn parse(xml: &[u8]) -> (Facts, Vec<Problem>) {
     let text = match std::str::from_utf8(xml) {
         Ok(t) => t,
         Err(e) => {
-            w.problems.push(
+            push(
+                &mut w.problems,
                 Problem::malformed("xml-encoding", format!("IR XML is not UTF-8: {e}"))
                     .at(e.valid_up_to() as u64),
             );
@@ -512,7 +530,8 @@ pub fn parse(xml: &[u8]) -> (Facts, Vec<Problem>) {
             Ok(e) => e,
             Err(e) => {
                 syntax = true;
-                w.problems.push(
+                push(
+                    &mut w.problems,
                     Problem::malformed("xml-syntax", format!("IR XML is not well-formed: {e}"))
                         .at(reader.error_position()),
                 );
@@ -545,7 +564,8 @@ pub fn parse(xml: &[u8]) -> (Facts, Vec<Problem>) {
     }
     if !syntax && !w.stack.is_empty() && !w.problems.iter().any(|p| p.code == "xml-too-deep") {
         let open = clip(w.stack.last().map(String::as_str).unwrap_or_default());
-        w.problems.push(
+        push(
+            &mut w.problems,
             Problem::malformed(
                 "xml-unclosed",
                 format!(
@@ -557,10 +577,10 @@ pub fn parse(xml: &[u8]) -> (Facts, Vec<Problem>) {
         );
     }
     if !w.saw_root && !syntax {
-        w.problems.push(Problem::malformed(
-            "xml-root",
-            "IR XML has no `<net>` root element",
-        ));
+        push(
+            &mut w.problems,
+            Problem::malformed("xml-root", "IR XML has no `<net>` root element"),
+        );
     }
     if w.custom > MAX_LISTED as u64 {
         let more = w.custom - MAX_LISTED as u64;
@@ -575,7 +595,7 @@ fn entity_reference(name: &str, at: u64, problems: &mut Vec<Problem>) {
     if predefined {
         return;
     }
-    problems.push(
+    push(problems,
         Problem::new(
             ProblemKind::Exploit,
             "xml-entity-reference",
@@ -599,7 +619,7 @@ fn doctype(d: &str, at: u64, problems: &mut Vec<Problem>) {
             (true, false) => "declares entities (expansion bombs, XXE building blocks)",
             _ => "references an external DTD",
         };
-        problems.push(
+        push(problems,
             Problem::new(
                 ProblemKind::Exploit,
                 "xml-doctype-entities",
@@ -612,7 +632,8 @@ fn doctype(d: &str, at: u64, problems: &mut Vec<Problem>) {
             .with("doctype", excerpt),
         );
     } else {
-        problems.push(
+        push(
+            problems,
             Problem::malformed(
                 "xml-doctype",
                 format!("IR XML has a DOCTYPE, which OpenVINO never writes: `{excerpt}`"),
@@ -665,7 +686,7 @@ fn record_layer(
     if (*custom as usize) <= MAX_LISTED {
         facts.custom_layers.push(tag.clone());
     }
-    problems.push(
+    push(problems,
         Problem::new(
             ProblemKind::CustomOp,
             "custom-layer",
@@ -698,25 +719,31 @@ fn const_range(
             .with("size", clip(size))
     };
     let (Ok(o), Ok(n)) = (off.trim().parse::<u64>(), size.trim().parse::<u64>()) else {
-        problems.push(exploit(
-            "const-range-invalid",
-            format!(
-                "Const layer `{}` has a weight range that is not two unsigned integers (offset `{}`, size `{}`)",
-                l.name,
-                clip(off),
-                clip(size)
+        push(
+            problems,
+            exploit(
+                "const-range-invalid",
+                format!(
+                    "Const layer `{}` has a weight range that is not two unsigned integers (offset `{}`, size `{}`)",
+                    l.name,
+                    clip(off),
+                    clip(size)
+                ),
             ),
-        ));
+        );
         return;
     };
     let Some(end) = o.checked_add(n) else {
-        problems.push(exploit(
-            "const-range-overflow",
-            format!(
-                "Const layer `{}` reads {n} bytes at offset {o}: the end overflows",
-                l.name
+        push(
+            problems,
+            exploit(
+                "const-range-overflow",
+                format!(
+                    "Const layer `{}` reads {n} bytes at offset {o}: the end overflows",
+                    l.name
+                ),
             ),
-        ));
+        );
         return;
     };
     facts.weights.ranges += 1;
@@ -747,23 +774,29 @@ fn const_range(
     let need = count.and_then(|c| c.checked_mul(elem));
     match need {
         Some(need) if need <= n => {}
-        Some(need) => problems.push(exploit(
-            "const-size-mismatch",
-            format!(
-                "Const layer `{}` declares {} of shape [{}] ({need} bytes) but its range holds {n} bytes",
-                l.name,
-                clip(attrs.get("element_type").map(String::as_str).unwrap_or("")),
-                clip(shape)
+        Some(need) => push(
+            problems,
+            exploit(
+                "const-size-mismatch",
+                format!(
+                    "Const layer `{}` declares {} of shape [{}] ({need} bytes) but its range holds {n} bytes",
+                    l.name,
+                    clip(attrs.get("element_type").map(String::as_str).unwrap_or("")),
+                    clip(shape)
+                ),
             ),
-        )),
-        None => problems.push(exploit(
-            "const-shape-overflow",
-            format!(
-                "Const layer `{}` declares the shape [{}], whose byte size overflows",
-                l.name,
-                clip(shape)
+        ),
+        None => push(
+            problems,
+            exploit(
+                "const-shape-overflow",
+                format!(
+                    "Const layer `{}` declares the shape [{}], whose byte size overflows",
+                    l.name,
+                    clip(shape)
+                ),
             ),
-        )),
+        ),
     }
 }
 

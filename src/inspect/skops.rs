@@ -52,6 +52,26 @@ pub const MAX_TYPES: usize = 1000;
 /// Most distinct loader kinds counted in the facts (the rest are counted under `other`).
 pub const MAX_LOADERS: usize = 64;
 
+/// Most distinct types and callables judged per schema; past it the rest are SCAN004.
+pub const MAX_SITES: usize = 10_000;
+
+/// Most problems kept per schema (one note says how many more there were).
+pub const MAX_PROBLEMS: usize = 256;
+
+/// Keeps at most [`MAX_PROBLEMS`] problems; the first one past it becomes a note.
+fn push(problems: &mut Vec<Problem>, p: Problem) {
+    match problems.len() {
+        n if n < MAX_PROBLEMS => problems.push(p),
+        n if n == MAX_PROBLEMS => problems.push(Problem::note(
+            "problems-capped",
+            format!(
+                "more than {MAX_PROBLEMS} problems in the skops schema; the rest are not listed"
+            ),
+        )),
+        _ => {}
+    }
+}
+
 /// Longest JSON path kept in evidence (keys are attacker-chosen).
 const MAX_PATH_LEN: usize = 256;
 
@@ -143,8 +163,10 @@ pub struct Site {
     pub name: String,
     /// Whether loading calls or instantiates it (not only returns it).
     pub called: bool,
-    /// JSON path of the node in `schema.json`.
+    /// JSON path of the node in `schema.json` (its first occurrence).
     pub path: String,
+    /// Nodes that name it.
+    pub occurrences: u64,
 }
 
 /// The walk of one schema.
@@ -156,6 +178,8 @@ pub struct Schema {
     pub sites: Vec<Site>,
     /// Structural problems, exploit shapes and limits.
     pub problems: Vec<Problem>,
+    /// `module.name` -> index in `sites`.
+    index: BTreeMap<String, usize>,
 }
 
 /// Bounds of one schema read.
@@ -221,13 +245,16 @@ pub fn walk(root: &Value, limits: &Limits) -> Schema {
         if depth > limits.max_depth {
             if !deep {
                 deep = true;
-                out.problems.push(Problem::limit(
-                    "too-deep",
-                    format!(
-                        "skops schema nests deeper than the json_depth limit ({}) at `{path}`; the nodes below were not judged",
-                        limits.max_depth
+                push(
+                    &mut out.problems,
+                    Problem::limit(
+                        "too-deep",
+                        format!(
+                            "skops schema nests deeper than the json_depth limit ({}) at `{path}`; the nodes below were not judged",
+                            limits.max_depth
+                        ),
                     ),
-                ));
+                );
             }
             continue;
         }
@@ -261,7 +288,8 @@ pub fn walk(root: &Value, limits: &Limits) -> Schema {
 fn node(v: &Value, path: &str, out: &mut Schema) {
     let shown = if path.is_empty() { "/" } else { path };
     let Some(loader) = text(v, "__loader__") else {
-        out.problems.push(
+        push(
+            &mut out.problems,
             Problem::malformed(
                 "node-loader",
                 format!("skops node at `{shown}` has a `__loader__` that is not a string"),
@@ -282,7 +310,7 @@ fn node(v: &Value, path: &str, out: &mut Schema) {
         out.facts.files += 1;
     }
     if !LOADERS.contains(&loader) {
-        out.problems.push(
+        push(&mut out.problems,
             Problem::malformed(
                 "unknown-loader",
                 format!("skops node at `{shown}` names the loader `{loader}`, which no skops release registers"),
@@ -292,7 +320,8 @@ fn node(v: &Value, path: &str, out: &mut Schema) {
         );
     }
     let (Some(module), Some(class)) = (text(v, "__module__"), text(v, "__class__")) else {
-        out.problems.push(
+        push(
+            &mut out.problems,
             Problem::malformed(
                 "node-type",
                 format!(
@@ -304,25 +333,13 @@ fn node(v: &Value, path: &str, out: &mut Schema) {
         );
         return;
     };
-    let mut site = |module: &str, name: &str, called: bool, facts: &mut Facts| {
-        let qualified = format!("{module}.{name}");
-        if facts.types.len() < MAX_TYPES {
-            facts.types.insert(qualified);
-        }
-        out.sites.push(Site {
-            loader: loader.to_string(),
-            module: module.to_string(),
-            name: name.to_string(),
-            called,
-            path: shown.to_string(),
-        });
-    };
+
     match loader {
         // A JSON value or a reference to a node read before: nothing is imported here.
         "JsonNode" | "CachedNode" => {}
         "OperatorFuncNode" => {
             if module != "operator" {
-                out.problems.push(exploit(
+                push(&mut out.problems, exploit(
                     "operator-module-mismatch",
                     format!(
                         "skops `OperatorFuncNode` at `{shown}` declares `{module}.{class}` but skops runs `operator.{class}` (CVE-2025-54412: the audit shows one type, the loader calls another)"
@@ -331,7 +348,7 @@ fn node(v: &Value, path: &str, out: &mut Schema) {
                     "CVE-2025-54412,GHSA-m7f4-hrc6-fwg3",
                 ).with("declared", format!("{module}.{class}")));
             }
-            site("operator", class, true, &mut out.facts);
+            add_site(out, loader, "operator", class, true, shown);
         }
         "MethodNode" => {
             let obj = v.get("content").and_then(|c| c.get("obj"));
@@ -340,7 +357,7 @@ fn node(v: &Value, path: &str, out: &mut Schema) {
             match (obj_type, func) {
                 (Some((om, oc)), Some(func)) => {
                     if (om, oc) != (module, class) {
-                        out.problems.push(exploit(
+                        push(&mut out.problems, exploit(
                             "method-type-mismatch",
                             format!(
                                 "skops `MethodNode` at `{shown}` declares `{module}.{class}` but takes `{func}` of a `{om}.{oc}` (CVE-2025-54413: the audit shows one type, the loader walks another)"
@@ -350,26 +367,29 @@ fn node(v: &Value, path: &str, out: &mut Schema) {
                         ).with("declared", format!("{module}.{class}")).with("object", format!("{om}.{oc}")));
                     }
                     if obj.and_then(|o| text(o, "__loader__")) == Some("MethodNode") {
-                        out.problems.push(exploit(
-                            "method-chain",
-                            format!(
-                                "skops `MethodNode` at `{shown}` takes `{func}` of another method: a chain of attribute lookups that walks the object graph (CVE-2025-54413)"
+                        push(
+                            &mut out.problems,
+                            exploit(
+                                "method-chain",
+                                format!(
+                                    "skops `MethodNode` at `{shown}` takes `{func}` of another method: a chain of attribute lookups that walks the object graph (CVE-2025-54413)"
+                                ),
+                                shown,
+                                "CVE-2025-54413,GHSA-4v6w-xpmh-gfgp",
                             ),
-                            shown,
-                            "CVE-2025-54413,GHSA-4v6w-xpmh-gfgp",
-                        ));
+                        );
                     }
-                    site(om, &format!("{oc}.{func}"), false, &mut out.facts);
+                    add_site(out, loader, om, &format!("{oc}.{func}"), false, shown);
                 }
                 _ => {
-                    out.problems.push(
+                    push(&mut out.problems,
                         Problem::malformed(
                             "method-node",
                             format!("skops `MethodNode` at `{shown}` lacks its `content.obj` type or `content.func`"),
                         )
                         .with("node", shown),
                     );
-                    site(module, class, false, &mut out.facts);
+                    add_site(out, loader, module, class, false, shown);
                 }
             }
         }
@@ -377,7 +397,7 @@ fn node(v: &Value, path: &str, out: &mut Schema) {
         "PartialNode" => {}
         "LossNode" => {
             if !(module == "sklearn" || module.starts_with("sklearn.")) {
-                out.problems.push(exploit(
+                push(&mut out.problems, exploit(
                     "loss-node-type",
                     format!(
                         "skops `LossNode` at `{shown}` names `{module}.{class}`, not a scikit-learn loss: skops before 0.14 imported it before its audit (skops-dev/skops#506)"
@@ -386,7 +406,7 @@ fn node(v: &Value, path: &str, out: &mut Schema) {
                     "skops-dev/skops#506",
                 ).with("declared", format!("{module}.{class}")));
             }
-            site(module, class, true, &mut out.facts);
+            add_site(out, loader, module, class, true, shown);
         }
         "DictNode" => {
             if let Some(keys) = v.get("key_types") {
@@ -395,24 +415,65 @@ fn node(v: &Value, path: &str, out: &mut Schema) {
                     let kl = text(k, "__loader__").unwrap_or("?");
                     if kl != "TypeNode" {
                         let at = child_path(shown, &format!("key_types/content/{i}"));
-                        out.problems.push(exploit(
-                            "dict-key-callable",
-                            format!(
-                                "skops `DictNode` at `{shown}` has a `{kl}` among its key types: loading calls each key type on its key (the trigger of CVE-2025-54413's proof of concept)"
+                        push(
+                            &mut out.problems,
+                            exploit(
+                                "dict-key-callable",
+                                format!(
+                                    "skops `DictNode` at `{shown}` has a `{kl}` among its key types: loading calls each key type on its key (the trigger of CVE-2025-54413's proof of concept)"
+                                ),
+                                &at,
+                                "CVE-2025-54413,GHSA-4v6w-xpmh-gfgp",
                             ),
-                            &at,
-                            "CVE-2025-54413,GHSA-4v6w-xpmh-gfgp",
-                        ));
+                        );
                     }
                 }
             }
-            site(module, class, true, &mut out.facts);
+            add_site(out, loader, module, class, true, shown);
         }
         other => {
             let called = CALLING_LOADERS.contains(&other);
-            site(module, class, called, &mut out.facts);
+            add_site(out, loader, module, class, called, shown);
         }
     }
+}
+
+/// Records one named type or callable: once per distinct name, with its occurrences.
+fn add_site(out: &mut Schema, loader: &str, module: &str, name: &str, called: bool, path: &str) {
+    let qualified = format!("{module}.{name}");
+    if let Some(&i) = out.index.get(&qualified) {
+        if let Some(s) = out.sites.get_mut(i) {
+            s.occurrences += 1;
+            s.called |= called;
+        }
+        return;
+    }
+    if out.sites.len() >= MAX_SITES {
+        if !out.problems.iter().any(|p| p.code == "too-many-types") {
+            push(
+                &mut out.problems,
+                Problem::limit(
+                    "too-many-types",
+                    format!(
+                        "the skops schema names more than {MAX_SITES} distinct types; the rest were not judged"
+                    ),
+                ),
+            );
+        }
+        return;
+    }
+    if out.facts.types.len() < MAX_TYPES {
+        out.facts.types.insert(qualified.clone());
+    }
+    out.index.insert(qualified, out.sites.len());
+    out.sites.push(Site {
+        loader: loader.to_string(),
+        module: module.to_string(),
+        name: name.to_string(),
+        called,
+        path: path.to_string(),
+        occurrences: 1,
+    });
 }
 
 /// Whether skops itself trusts a name its knowledge-base verdict left unknown (skops's default
@@ -553,15 +614,9 @@ pub fn inspect_schema(
 /// `module`, `name`, `called`, `category`, `occurrences`, `references`) plus the node's
 /// `loader` and JSON `node` path.
 fn judge_sites(ctx: &mut Ctx<'_>, sites: &[Site], member: &str) {
-    let mut seen: BTreeMap<String, (usize, &Site, bool)> = BTreeMap::new();
     for s in sites {
-        let e = seen
-            .entry(format!("{}.{}", s.module, s.name))
-            .or_insert((0, s, false));
-        e.0 += 1;
-        e.2 |= s.called;
-    }
-    for (global, (occurrences, s, called)) in seen {
+        let (global, occurrences, called) =
+            (format!("{}.{}", s.module, s.name), s.occurrences, s.called);
         let verdict = knowledge::classify_global(&s.module, &s.name, &ctx.cfg.pickle_extra);
         let how = if called {
             "imports and calls"

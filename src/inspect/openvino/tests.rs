@@ -182,3 +182,17 @@ fn legacy_ir_v7_layers_are_not_judged_by_the_opset_table() {
     assert!(p.is_empty(), "{p:?}");
     assert_eq!(f.layers, 2);
 }
+
+#[test]
+fn problems_are_capped_and_facts_still_count_everything() {
+    let layers: String = (0..1000)
+        .map(|i| format!("<layer id=\"{i}\" name=\"c{i}\" type=\"Custom{i}\" version=\"ext\"/>"))
+        .collect();
+    let xml = format!("<net version=\"11\"><layers>{layers}</layers></net>");
+    let (f, p) = parse(xml.as_bytes());
+    assert_eq!(f.layers, 1000);
+    assert_eq!(p.len(), MAX_PROBLEMS + 1);
+    assert_eq!(p[MAX_PROBLEMS].code, "problems-capped");
+    assert_eq!(f.custom_layers.len(), MAX_LISTED + 1);
+    assert_eq!(f.custom_layers[MAX_LISTED], "... and 744 more");
+}

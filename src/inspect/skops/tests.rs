@@ -213,3 +213,33 @@ fn a_schema_that_is_not_json_is_malformed_only_under_a_skops_name() {
     assert!(ctx.detections.is_empty());
     assert!(ctx.facts.is_empty());
 }
+
+#[test]
+fn distinct_types_and_problems_are_capped() {
+    let items: Vec<Value> = (0..(MAX_SITES + 50))
+        .map(|i| leaf("ObjectNode", "m", &format!("C{i}")))
+        .collect();
+    let v = json!({"__class__": "list", "__module__": "builtins", "__loader__": "ListNode",
+                   "content": items, "protocol": 2});
+    let s = walk(&v, &limits());
+    assert_eq!(s.sites.len(), MAX_SITES);
+    assert_eq!(codes_of(&s.problems), ["too-many-types"]);
+    let mismatched: Vec<Value> = (0..1000)
+        .map(|_| {
+            json!({"__class__": "x", "__module__": "y", "__loader__": "OperatorFuncNode",
+                        "attrs": leaf("TupleNode", "builtins", "tuple")})
+        })
+        .collect();
+    let v = json!({"__class__": "list", "__module__": "builtins", "__loader__": "ListNode",
+                   "content": mismatched, "protocol": 2});
+    let s = walk(&v, &limits());
+    assert_eq!(s.problems.len(), MAX_PROBLEMS + 1);
+    assert_eq!(s.problems[MAX_PROBLEMS].code, "problems-capped");
+    // Every occurrence of one callable is one site.
+    let op = s.sites.iter().find(|s| s.module == "operator").unwrap();
+    assert_eq!(op.occurrences, 1000);
+}
+
+fn codes_of(p: &[Problem]) -> Vec<&'static str> {
+    p.iter().map(|p| p.code).collect()
+}
