@@ -127,3 +127,20 @@ fn an_ir_under_another_name_and_a_broken_one() {
     assert_eq!(file(&report, "cut.xml")["format"], "openvino");
     assert!(rules_on(&report, "cut.xml").contains(&"FMT007".to_string()));
 }
+
+#[test]
+fn an_xxe_padded_past_the_probe_window_is_still_denied() {
+    let repo = Repo::new();
+    let prolog = format!(
+        "<!DOCTYPE net [\n  <!ENTITY xxe SYSTEM \"file:///etc/passwd\">\n<!-- {} -->\n]>\n",
+        "x".repeat(100_000)
+    );
+    repo.file("model.xml", openvino_xml(&prolog, 0, ""));
+    repo.file("model.bin", openvino_bin());
+    let (code, report) = scan_json(repo.path(), &[]);
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(file(&report, "model.xml")["format"], "openvino");
+    assert_eq!(file(&report, "model.bin")["format"], "openvino-weights");
+    let d = on(&report, "model.xml", "FMT009");
+    assert_eq!(d[0]["evidence"]["problem"], "xml-doctype-entities");
+}

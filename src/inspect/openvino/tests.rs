@@ -76,6 +76,15 @@ fn recognised_by_content_not_by_name() {
     assert!(!is_ir(b"<net subversion=\"1\">"));
     assert!(!is_ir(b"<?xml version=\"1.0\"?><svg version=\"1.1\">"));
     assert!(!is_ir(b"version=1"));
+    // A DTD padded past the probe's window is a candidate when it declares entities.
+    let padded = format!(
+        "<!DOCTYPE net [<!ENTITY x SYSTEM \"file:///etc/passwd\">{}",
+        " ".repeat(70_000)
+    );
+    assert!(is_ir(&padded.as_bytes()[..65_536]));
+    assert!(!is_ir(
+        format!("<!DOCTYPE html [{}", " ".repeat(70_000)).as_bytes()
+    ));
 }
 
 #[test]
