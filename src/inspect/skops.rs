@@ -239,46 +239,62 @@ pub fn walk(root: &Value, limits: &Limits) -> Schema {
     if let (Some(m), Some(c)) = (text(root, "__module__"), text(root, "__class__")) {
         out.facts.root = Some(format!("{m}.{c}"));
     }
+    // One frame per open container (at most `max_depth` of them), each iterating its children
+    // in place: the stack never holds more than the current path, however wide the document.
+    enum Frame<'v> {
+        Object(serde_json::map::Iter<'v>),
+        Array(std::iter::Enumerate<std::slice::Iter<'v, Value>>),
+    }
     let mut deep = false;
-    let mut stack: Vec<(&Value, String, usize)> = vec![(root, String::new(), 0)];
-    while let Some((value, path, depth)) = stack.pop() {
-        if depth > limits.max_depth {
-            if !deep {
-                deep = true;
-                push(
-                    &mut out.problems,
-                    Problem::limit(
-                        "too-deep",
-                        format!(
-                            "skops schema nests deeper than the json_depth limit ({}) at `{path}`; the nodes below were not judged",
-                            limits.max_depth
+    let mut stack: Vec<(Frame<'_>, String)> = Vec::new();
+    let mut pending: Option<(&Value, String)> = Some((root, String::new()));
+    loop {
+        if let Some((value, path)) = pending.take() {
+            if stack.len() > limits.max_depth {
+                if !deep {
+                    deep = true;
+                    push(
+                        &mut out.problems,
+                        Problem::limit(
+                            "too-deep",
+                            format!(
+                                "skops schema nests deeper than the json_depth limit ({}) at `{path}`; the nodes below were not judged",
+                                limits.max_depth
+                            ),
                         ),
-                    ),
-                );
+                    );
+                }
+            } else {
+                match value {
+                    Value::Object(map) => {
+                        if map.contains_key("__loader__") {
+                            node(value, &path, &mut out);
+                        }
+                        stack.push((Frame::Object(map.iter()), path));
+                    }
+                    Value::Array(items) => {
+                        stack.push((Frame::Array(items.iter().enumerate()), path));
+                    }
+                    _ => {}
+                }
             }
-            continue;
         }
-        match value {
-            Value::Object(map) => {
-                if map.get("__loader__").is_some() {
-                    node(value, &path, &mut out);
-                }
-                // Children in reverse so the stack pops them in document order.
-                let children: Vec<_> = map.iter().collect();
-                for (k, v) in children.into_iter().rev() {
-                    if v.is_object() || v.is_array() {
-                        stack.push((v, child_path(&path, k), depth + 1));
-                    }
-                }
+        let Some((frame, path)) = stack.last_mut() else {
+            break;
+        };
+        let next = match frame {
+            Frame::Object(it) => it
+                .find(|(_, v)| v.is_object() || v.is_array())
+                .map(|(k, v)| (v, child_path(path, k))),
+            Frame::Array(it) => it
+                .find(|(_, v)| v.is_object() || v.is_array())
+                .map(|(i, v)| (v, child_path(path, &i.to_string()))),
+        };
+        match next {
+            Some(child) => pending = Some(child),
+            None => {
+                stack.pop();
             }
-            Value::Array(items) => {
-                for (i, v) in items.iter().enumerate().rev() {
-                    if v.is_object() || v.is_array() {
-                        stack.push((v, child_path(&path, &i.to_string()), depth + 1));
-                    }
-                }
-            }
-            _ => {}
         }
     }
     out
