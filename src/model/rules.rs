@@ -112,7 +112,7 @@ rules! {
         "Loading this file with pickle (torch.load without weights_only=True, joblib.load, pickle.load, numpy.load with allow_pickle=True) imports and can call the named callable, which can run arbitrary code. Do not load it; convert trusted weights to safetensors.";
     PickleUnknownGlobal => "PKL002", "pickle-unknown-global", Medium, "pickle",
         "a pickle imports a callable not on the safe list",
-        "The pickle imports a callable that is neither a known tensor/array rebuilder nor known to be dangerous. Review it; if it is harmless, add it to `[pickle] safe_globals` in the policy.";
+        "The pickle imports a callable that is neither a known tensor/array rebuilder nor known to be dangerous. Review it; if it is harmless, add it to `[pickle] safe_globals` in the policy. The types a skops file's `schema.json` names are judged the same way (skops.io.load imports and instantiates them once trusted), with the same list (issue 40).";
     PickleFormat => "PKL003", "pickle-format", Low, "pickle",
         "a file holds pickle data at all (any name, any container)",
         "Pickle is an executable format: loading it runs whatever the file says. Prefer safetensors (or another data-only format) for anything you ship or download.";

@@ -181,3 +181,23 @@ fn the_sbom_lists_the_skops_file_with_its_format() {
         "{comp:#}"
     );
 }
+
+#[test]
+fn the_policy_safe_globals_vouch_for_skops_types_too() {
+    let repo = Repo::new();
+    let schema = skops_schema_with(
+        "helper",
+        json!({"__class__": "Helper", "__module__": "ourlab.models", "__loader__": "ObjectNode"}),
+    );
+    repo.file("model.skops", skops_file(&schema, &[]));
+    repo.file(
+        "modelgate.toml",
+        "version = 1\n[pickle]\nsafe_globals = [\"ourlab.models.*\"]\n",
+    );
+    let (code, report) = scan_json(repo.path(), &[]);
+    assert_eq!(code, 0, "{report:#}");
+    assert!(
+        on(&report, "model.skops", "PKL002").is_empty(),
+        "{report:#}"
+    );
+}
