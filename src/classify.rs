@@ -64,6 +64,7 @@ pub const WEIGHT_EXTENSIONS: &[&str] = &[
     "model",
     "dill",
     "sav",
+    "skops",
 ];
 
 /// What a file's name claims it is. `None` when the name makes no claim we check.
@@ -138,6 +139,7 @@ pub fn claimed_format(rel: &str) -> Option<&'static [Format]> {
         "h5" | "hdf5" => &[Hdf5, Keras],
         "keras" => &[Keras, Hdf5],
         "tflite" => &[Tflite],
+        "skops" => &[Skops],
         "zip" => &[Zip, PytorchZip, Torchscript, Npz, Keras],
         "gz" | "tgz" => &[Gzip, Joblib, Tar, PytorchTar],
         "bz2" => &[Bzip2, Joblib],
@@ -281,6 +283,8 @@ pub struct Probes {
     pub joblib_zf: bool,
     /// An ONNX `TensorProto` (or sequence/optional/map of tensors): backend test data `.pb`.
     pub onnx_tensor: bool,
+    /// An OpenVINO IR network: XML whose root element is `<net>` with a `version` attribute.
+    pub openvino_ir: bool,
 }
 
 /// Which inspector reads a file.
@@ -344,6 +348,9 @@ pub fn route(rel: &str, head: &[u8], sniffed: Format, probes: &Probes) -> Route 
         Msgpack
     } else if unknown && matches!(ext.as_str(), "joblib" | "lzma" | "pkl") && probes.lzma {
         Lzma
+    } else if probes.openvino_ir {
+        // Issue 40: an OpenVINO IR under any name (`openvino_model.xml`, `model.xml`).
+        Openvino
     } else if probes.joblib_zf {
         return Route::JoblibZf;
     } else if probes.pickle {

@@ -240,6 +240,92 @@ pub fn check_onnx_external_data(files: &[FileRecord]) -> Vec<Detection> {
     out
 }
 
+/// Issue 40: an OpenVINO IR's weights. The `.bin` with the XML's stem (`model.xml` ->
+/// `model.bin`) holds the constants its `Const` layers read, raw: recognised here (it has no
+/// header), it is recorded as `openvino-weights` (kind weights, `openvino.ir` names the XML)
+/// instead of FMT002's "unrecognised content", and it must hold every range the XML declares:
+/// a range past its end is FMT009 on the XML (`const-out-of-range`, the layer named). An IR
+/// with weight ranges and no `.bin` is FMT007 (`weights-missing`). Content that is something
+/// else (a pickle, a zip) keeps its own format and findings.
+pub fn check_openvino_weights(files: &mut [FileRecord], detections: &mut Vec<Detection>) {
+    let index: BTreeMap<String, usize> = files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.path.clone(), i))
+        .collect();
+    let mut claimed: Vec<(usize, String)> = Vec::new();
+    for f in files.iter() {
+        if f.format != Format::Openvino {
+            continue;
+        }
+        let Some(ir) = f.facts.fact(Fact::Openvino) else {
+            continue;
+        };
+        let weights = &ir["weights"];
+        let ranges = weights["ranges"].as_u64().unwrap_or(0);
+        let end = weights["end"].as_u64().unwrap_or(0);
+        let layer = weights["end_layer"].as_str().unwrap_or("");
+        let name = classify::basename(&f.path);
+        let stem = name
+            .rsplit_once('.')
+            .map(|(s, _)| s)
+            .filter(|s| !s.is_empty())
+            .unwrap_or(name);
+        let bin = join(parent(&f.path), &format!("{stem}.bin"));
+        let Some(&b) = index.get(&bin) else {
+            if ranges > 0 {
+                detections.push(
+                    Detection::new(
+                        RuleId::FormatMalformed,
+                        f.path.clone(),
+                        format!("weights-missing:{bin}"),
+                        format!(
+                            "OpenVINO IR declares {ranges} weight range(s) in `{bin}`, which is not in the repository"
+                        ),
+                    )
+                    .with("problem", "weights-missing")
+                    .with("weights", bin.as_str()),
+                );
+            }
+            continue;
+        };
+        let found = &files[b];
+        if !matches!(
+            found.format,
+            Format::Unknown | Format::Empty | Format::OpenvinoWeights
+        ) {
+            continue;
+        }
+        claimed.push((b, f.path.clone()));
+        if end > found.size {
+            detections.push(
+                Detection::new(
+                    RuleId::FormatExploitShape,
+                    f.path.clone(),
+                    format!("const-out-of-range:{layer}"),
+                    format!(
+                        "OpenVINO IR layer `{layer}` reads weights up to byte {end} of `{bin}`, which holds {} bytes: the reader runs past the file",
+                        found.size
+                    ),
+                )
+                .with("problem", "const-out-of-range")
+                .with("layer", layer)
+                .with("weights", bin.as_str())
+                .with("end", end)
+                .with("size", found.size),
+            );
+        }
+    }
+    for (b, ir) in claimed {
+        let f = &mut files[b];
+        f.format = Format::OpenvinoWeights;
+        f.kind = Kind::Weights;
+        f.facts.set_fact(Fact::Openvino, json!({ "ir": ir }));
+        let path = f.path.clone();
+        detections.retain(|d| !(d.path == path && d.rule == RuleId::UnknownWeights));
+    }
+}
+
 /// Files by directory, so per-directory checks cost one pass over the tree, not one pass per
 /// directory (a tree of many small model directories would otherwise be quadratic).
 fn files_by_dir(files: &[FileRecord]) -> BTreeMap<&str, Vec<&FileRecord>> {

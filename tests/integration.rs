@@ -496,12 +496,14 @@ mod hostile_python;
 mod loader_configs;
 mod loaders;
 mod native;
+mod openvino;
 mod packages;
 mod pickle_fixtures;
 mod precision;
 mod remote;
 mod reports;
 mod signing;
+mod skops;
 mod stdlib;
 
 // ---- provenance (issue 6) ----

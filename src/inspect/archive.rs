@@ -106,6 +106,12 @@ fn judge_zip(ctx: &mut Ctx<'_>, report: &zip::ZipReport) -> Format {
         }
         None => (Format::Zip, "zip"),
     };
+    // Issue 40: a skops file is a zip whose `schema.json` (judged as it was read) is a node tree.
+    let (format, layout_name) = if ctx.facts.fact(Fact::Skops).is_some() {
+        (Format::Skops, "skops")
+    } else {
+        (format, layout_name)
+    };
     if layout_name == "torchserve" {
         check_torchserve(ctx, &report.members);
     } else {
@@ -603,6 +609,12 @@ pub fn inspect_member(
         let (bytes, _) = read::read_bounded(r, ctx.cfg.limits.json_bytes)?;
         let embedded = super::formats::inspect_keras_member(ctx, name, &bytes);
         inspect_embedded(ctx, name, &embedded);
+        return Ok(Format::Json);
+    }
+    if name.rsplit('!').next() == Some(super::skops::SCHEMA) {
+        // Issue 40: skops's node tree; the types it names are judged like pickle globals.
+        let (bytes, more) = read::read_bounded(r, ctx.cfg.limits.json_bytes)?;
+        super::skops::inspect_schema(ctx, &bytes, more, name, name == super::skops::SCHEMA);
         return Ok(Format::Json);
     }
     let (head, mut replay) = read::peek(r, 4096)?;

@@ -18,6 +18,7 @@ pub mod keras;
 pub mod native;
 pub mod numpy;
 pub mod onnx;
+pub mod openvino;
 pub mod package;
 pub mod pickle;
 pub mod pickle_stream;
@@ -28,6 +29,7 @@ pub mod pyc;
 pub mod ranged;
 pub mod read;
 pub mod safetensors;
+pub mod skops;
 pub mod source;
 pub mod tar;
 pub mod template;
@@ -267,6 +269,7 @@ fn probes(head: &[u8], sniffed: Format) -> classify::Probes {
             lzma: compress::sniff(head) == Some(compress::Compression::Lzma),
             joblib_zf: joblib_zfile_header(head).is_some(),
             onnx_tensor: onnx::is_onnx_value(head),
+            openvino_ir: openvino::is_ir(head),
         }
     } else {
         classify::Probes::default()
@@ -367,6 +370,7 @@ fn dispatch(
         // Tensors only: a TensorProto has no graph, no operators, nothing that runs.
         Format::OnnxTensor | Format::Fasttext | Format::Word2vec | Format::TfCheckpoint => sniffed,
         Format::TfMetagraph => formats::inspect_tf_file(ctx, r, size, tf::GraphFile::MetaGraph),
+        Format::Openvino => openvino::inspect_ir(ctx, r)?,
         Format::Elf | Format::Macho | Format::Pe => {
             native::inspect_native(ctx, r)?;
             sniffed

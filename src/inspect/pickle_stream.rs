@@ -628,7 +628,13 @@ fn fold_group(rule: RuleId, mut group: Vec<Detection>) -> Detection {
         RuleId::PickleUnknownGlobal => (
             "unknown-globals",
             format!(
-                "pickle imports {count} globals that are not on the safe list: {}{more}",
+                "{} {count} globals that are not on the safe list: {}{more}",
+                // Issue 40: skops schemas name their types like pickles import globals.
+                if first.evidence.get("format") == Some(&json!("skops")) {
+                    "skops schema names"
+                } else {
+                    "pickle imports"
+                },
                 listed.join(", ")
             ),
         ),

@@ -335,7 +335,7 @@ fn scan_cached(c: &mut Cached<'_>, rel: &str, size: u64, cfg: &ScanConfig) -> (F
         };
         return (scan, Coverage::new(level));
     }
-    if format == Format::Text && size <= WHOLE_TEXT_BYTES {
+    if matches!(format, Format::Text | Format::Openvino) && size <= WHOLE_TEXT_BYTES {
         return whole(c, rel, size, cfg);
     }
     // Header mode never claims a value check it did not do.

@@ -71,7 +71,7 @@ facts! {
     PickleRawBytes = "pickle_raw_bytes", "joblib array bytes skipped inside pickles";
     TorchWeightsOnly = "torch_weights_only", "pytorch checkpoints: whether torch.load(weights_only=True) accepts it (`accepted`), the globals and opcodes it refuses, and the torch source mirrored";
     // Archives.
-    ArchiveLayout = "archive_layout", "pytorch, torchscript, keras, npz or zip";
+    ArchiveLayout = "archive_layout", "pytorch, torchscript, keras, npz, skops, torchserve, nemo or zip";
     ArchiveMembers = "archive_members", "number of members";
     ArchiveMemberNames = "archive_member_names", "member names (the first 1000)";
     ArchivePrefixBytes = "archive_prefix_bytes", "bytes before the first member";
@@ -97,6 +97,8 @@ facts! {
     KerasMetadata = "keras_metadata", "Keras metadata.json facts";
     Tflite = "tflite", "TFLite facts (version, operator codes, custom ops)";
     Tf = "tf", "TensorFlow graph facts (op types, node and function counts)";
+    Skops = "skops", "skops schema facts (protocol, skops version, node count, loaders, the types and callables it names)";
+    Openvino = "openvino", "OpenVINO IR facts (version, layer count, op types and opsets, custom layers, weight ranges; on a `.bin`: the IR that describes it)";
     // Code and configs.
     PythonSyntaxErrors = "python_syntax_errors", "Python: syntax errors met in the statements parsed (scanning goes on)";
     PythonTruncatedBy = "python_truncated_by", "Python: the limit that stopped the scan";

@@ -108,6 +108,9 @@ formats! {
     Elf => "elf", "ELF executable, shared library or object file";
     Macho => "mach-o", "Mach-O executable or library (thin or fat/universal)";
     Pe => "pe", "PE (Windows) executable or DLL";
+    Skops => "skops", "skops (scikit-learn) zip: `schema.json`, a tree of typed nodes skops.io.load builds, plus NumPy members";
+    Openvino => "openvino", "OpenVINO IR network XML (`<net>`: layers, their op types and the weight ranges in the `.bin` beside it)";
+    OpenvinoWeights => "openvino-weights", "OpenVINO IR weights (`.bin` beside an IR `.xml` of the same stem; raw constants, sized against the XML)";
 }
 
 impl Serialize for Format {
@@ -146,6 +149,9 @@ impl Format {
                 | Format::Word2vec
                 | Format::TfMetagraph
                 | Format::TfCheckpoint
+                | Format::Skops
+                | Format::Openvino
+                | Format::OpenvinoWeights
         )
     }
 }

@@ -112,7 +112,7 @@ rules! {
         "Loading this file with pickle (torch.load without weights_only=True, joblib.load, pickle.load, numpy.load with allow_pickle=True) imports and can call the named callable, which can run arbitrary code. Do not load it; convert trusted weights to safetensors.";
     PickleUnknownGlobal => "PKL002", "pickle-unknown-global", Medium, "pickle",
         "a pickle imports a callable not on the safe list",
-        "The pickle imports a callable that is neither a known tensor/array rebuilder nor known to be dangerous. Review it; if it is harmless, add it to `[pickle] safe_globals` in the policy.";
+        "The pickle imports a callable that is neither a known tensor/array rebuilder nor known to be dangerous. Review it; if it is harmless, add it to `[pickle] safe_globals` in the policy. The types a skops file's `schema.json` names are judged the same way (skops.io.load imports and instantiates them once trusted), with the same list (issue 40).";
     PickleFormat => "PKL003", "pickle-format", Low, "pickle",
         "a file holds pickle data at all (any name, any container)",
         "Pickle is an executable format: loading it runs whatever the file says. Prefer safetensors (or another data-only format) for anything you ship or download.";
@@ -147,7 +147,7 @@ rules! {
         "a model file of a recognised format (GGUF, ONNX, HDF5, TFLite, TF, NumPy) is structurally invalid",
         "The file starts like a known model format but breaks its structure (truncated, out-of-bounds offsets, inconsistent sizes). Different loaders handle broken files differently, which is how parser differentials hide payloads. Re-export the model.";
     CustomOperator => "FMT008", "custom-operator", Medium, "format",
-        "an ONNX custom-op domain or TFLite custom operator needs code outside the model format",
+        "an ONNX custom-op domain, TFLite custom operator or OpenVINO extension layer needs code outside the model format",
         "The model uses operators outside the standard operator sets. Running it needs a custom-op library (native code) that is not part of the model file; review where that library comes from.";
     FormatExploitShape => "FMT009", "format-exploit-shape", High, "format",
         "a model header or tensor view declares sizes, types or offsets that overflow or point past the data",
