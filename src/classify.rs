@@ -340,7 +340,7 @@ pub fn route(rel: &str, head: &[u8], sniffed: Format, probes: &Probes) -> Route 
         OnnxTensor
     } else if ext == "pb" {
         TfGraph
-    } else if unknown && ext == "msgpack" && msgpack_map {
+    } else if unknown && msgpack_map && is_msgpack_name(rel) {
         Msgpack
     } else if unknown && matches!(ext.as_str(), "joblib" | "lzma" | "pkl") && probes.lzma {
         Lzma
@@ -354,6 +354,20 @@ pub fn route(rel: &str, head: &[u8], sniffed: Format, probes: &Probes) -> Route 
         sniffed
     };
     Route::As(format)
+}
+
+/// Names Flax and Orbax give msgpack checkpoints (issue 40): `*.msgpack` (`flax_model.msgpack`),
+/// `flax.training.checkpoints`' `checkpoint_<step>` and Orbax's `checkpoint` (no extension),
+/// and `.ckpt`. Only asked of binary content that starts with a msgpack map.
+pub fn is_msgpack_name(rel: &str) -> bool {
+    let ext = extension(rel);
+    let name = basename(rel);
+    ext == "msgpack"
+        || ext == "ckpt"
+        || name == "checkpoint"
+        || name
+            .strip_prefix("checkpoint_")
+            .is_some_and(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// A TensorFlow checkpoint's tensor files (issue 15, cause 8): the `.index` table (a LevelDB

@@ -156,6 +156,35 @@ pub fn record_onnx(ctx: &mut Ctx<'_>, facts: &onnx::Facts, problems: &[Problem])
     Format::Onnx
 }
 
+/// Flax/JAX msgpack (issue 40): arrays listed as tensors under their key paths, every array's
+/// dtype, shape and byte length checked (FMT007 when they disagree, FMT009 for sizes only a
+/// crafted file declares, SCAN004 past `msgpack_depth`). Returns where the msgpack value ended
+/// when bytes follow it (for the polyglot check).
+pub fn inspect_msgpack(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> Option<u64> {
+    let limits = super::msgpack::Limits::from(&ctx.cfg.limits);
+    let walk = super::msgpack::inspect(r, size, &limits);
+    let f = &walk.facts;
+    ctx.fact(Fact::TensorCount, f.tensor_count);
+    if let Some(p) = f.parameters {
+        ctx.fact(Fact::Parameters, p);
+    }
+    ctx.fact(Fact::Dtypes, json!(f.dtypes));
+    ctx.fact(Fact::DataBytes, f.data_bytes);
+    ctx.fact(Fact::Msgpack, facts_of(f));
+    ctx.tensors = Some(walk.tensors);
+    record_problems(
+        ctx,
+        &walk.problems,
+        RuleId::FormatMalformed,
+        None,
+        &[
+            ("too-deep", "msgpack_depth"),
+            ("rank-too-large", "tensor_rank"),
+        ],
+    );
+    walk.trailing_at
+}
+
 /// TensorFlow SavedModel / frozen GraphDef: op types, PyFunc and file-system ops (FMT006).
 pub fn inspect_tf(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64, saved_model: bool) -> Format {
     let kind = if saved_model {

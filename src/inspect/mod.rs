@@ -17,6 +17,7 @@ pub mod gguf;
 pub mod hdf5;
 pub mod keras;
 pub mod marshal;
+pub mod msgpack;
 pub mod native;
 pub mod numpy;
 pub mod onnx;
@@ -39,6 +40,10 @@ pub mod zip;
 
 #[cfg(test)]
 mod limit_tests;
+/// Byte-exact Flax, Core ML and Paddle fixtures, shared with the CLI tests (issue 40).
+#[cfg(test)]
+#[path = "../../tests/support/flax_coreml_paddle.rs"]
+pub(crate) mod proto_fixtures;
 
 use crate::model::facts::Fact;
 use crate::model::problem::ProblemKind;
@@ -363,8 +368,17 @@ fn dispatch(
         }
         Format::TfGraph => formats::inspect_tf(ctx, r, size, false),
         // Recognised as weights by name and a plausible first byte, not parsed further: Core ML
-        // specs are protobuf (field 1, version), Flax checkpoints are a msgpack map.
-        Format::Coreml | Format::Msgpack => sniffed,
+        // specs are protobuf (field 1, version).
+        Format::Coreml => sniffed,
+        // Issue 40: Flax/JAX msgpack, every array's dtype, shape and length checked.
+        Format::Msgpack => {
+            let end = formats::inspect_msgpack(ctx, r, size);
+            if end.is_some() {
+                let at = ctx.positioned;
+                formats::record_polyglots(ctx, at, size, end)?;
+            }
+            Format::Msgpack
+        }
         // Tensors only: a TensorProto has no graph, no operators, nothing that runs.
         Format::OnnxTensor | Format::Fasttext | Format::Word2vec | Format::TfCheckpoint => sniffed,
         Format::TfMetagraph => formats::inspect_tf_file(ctx, r, size, tf::GraphFile::MetaGraph),

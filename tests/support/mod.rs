@@ -2,6 +2,7 @@
 //! binary. Nothing here needs Python, git or the network.
 #![allow(dead_code)]
 
+pub mod flax_coreml_paddle;
 pub mod native;
 
 use std::path::{Path, PathBuf};

