@@ -117,8 +117,10 @@ pub fn claimed_format(rel: &str) -> Option<&'static [Format]> {
             Safetensors,
             Empty,
         ],
-        // `.bin` is also fastText's and word2vec's name (issue 15, cause 8).
+        // `.bin` is also fastText's and word2vec's name (issue 15, cause 8), and Core ML's
+        // `weight.bin` (issue 40).
         "bin" => &[
+            CoremlWeights,
             PytorchZip,
             PytorchLegacy,
             PytorchTar,
@@ -138,6 +140,7 @@ pub fn claimed_format(rel: &str) -> Option<&'static [Format]> {
         "h5" | "hdf5" => &[Hdf5, Keras],
         "keras" => &[Keras, Hdf5],
         "tflite" => &[Tflite],
+        "mlmodel" => &[Coreml],
         "zip" => &[Zip, PytorchZip, Torchscript, Npz, Keras],
         "gz" | "tgz" => &[Gzip, Joblib, Tar, PytorchTar],
         "bz2" => &[Bzip2, Joblib],
@@ -340,6 +343,8 @@ pub fn route(rel: &str, head: &[u8], sniffed: Format, probes: &Probes) -> Route 
         OnnxTensor
     } else if ext == "pb" {
         TfGraph
+    } else if unknown && is_coreml_weights(head) {
+        CoremlWeights
     } else if unknown && msgpack_map && is_msgpack_name(rel) {
         Msgpack
     } else if unknown && matches!(ext.as_str(), "joblib" | "lzma" | "pkl") && probes.lzma {
@@ -354,6 +359,21 @@ pub fn route(rel: &str, head: &[u8], sniffed: Format, probes: &Probes) -> Route 
         sniffed
     };
     Route::As(format)
+}
+
+/// A Core ML MIL blob storage file (issue 40; `mlmodel/src/MILBlob/Blob/StorageFormat.hpp`): a
+/// 64-byte header of the blob count, version 2 and zero reserved fields, and when blobs are
+/// declared the first metadata record's sentinel `0xDEADBEEF` at offset 64. Decided by content,
+/// so `weight.bin` is recognised under any name (the writer names it, the MIL program refers to
+/// it by path).
+pub fn is_coreml_weights(head: &[u8]) -> bool {
+    let Some(header) = head.get(..64) else {
+        return false;
+    };
+    let count = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
+    header[4..8] == 2u32.to_le_bytes()
+        && header[8..].iter().all(|&b| b == 0)
+        && (count == 0 || head.get(64..68) == Some(&0xDEAD_BEEFu32.to_le_bytes()[..]))
 }
 
 /// Names Flax and Orbax give msgpack checkpoints (issue 40): `*.msgpack` (`flax_model.msgpack`),

@@ -240,6 +240,53 @@ pub fn check_onnx_external_data(files: &[FileRecord]) -> Vec<Detection> {
     out
 }
 
+/// Core ML packages (issue 40): every item an `.mlpackage` `Manifest.json` lists must be a
+/// relative path that stays inside the package's `Data/` (else FMT009 `path-escape`) and names
+/// a file or a folder holding files (else FMT007 `item-missing`); the root model must be an item.
+pub fn check_coreml_packages(files: &[FileRecord]) -> Vec<Detection> {
+    use crate::inspect::coreml;
+    use crate::inspect::problem::ProblemKind;
+    let present: BTreeSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
+    let exists = |p: &str| {
+        let dir = format!("{p}/");
+        present.contains(p)
+            || present
+                .range(dir.as_str()..)
+                .next()
+                .is_some_and(|f| f.starts_with(&dir))
+    };
+    let mut out = Vec::new();
+    for f in files {
+        let Some(manifest) = f
+            .facts
+            .fact(Fact::Coreml)
+            .and_then(|c| c.get("manifest"))
+            .and_then(|m| serde_json::from_value::<coreml::Manifest>(m.clone()).ok())
+        else {
+            continue;
+        };
+        let data_dir = join(parent(&f.path), "Data");
+        for p in coreml::check_manifest(&manifest, &data_dir, &exists) {
+            let rule = match p.kind {
+                ProblemKind::Exploit => RuleId::FormatExploitShape,
+                _ => RuleId::FormatMalformed,
+            };
+            let mut d = Detection::new(
+                rule,
+                f.path.clone(),
+                format!("{}:{}", p.code, p.detail("item").unwrap_or("")),
+                p.message.clone(),
+            )
+            .with("problem", p.code);
+            for (k, v) in &p.evidence {
+                d = d.with(k, v.as_str());
+            }
+            out.push(d);
+        }
+    }
+    out
+}
+
 /// Files by directory, so per-directory checks cost one pass over the tree, not one pass per
 /// directory (a tree of many small model directories would otherwise be quadratic).
 fn files_by_dir(files: &[FileRecord]) -> BTreeMap<&str, Vec<&FileRecord>> {

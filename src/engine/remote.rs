@@ -389,6 +389,7 @@ impl Scanner {
         };
         detections.extend(repository::check_shards(&files, &side, &repo));
         detections.extend(repository::check_onnx_external_data(&files));
+        detections.extend(repository::check_coreml_packages(&files));
         repository::mark_lfs_coverage(&mut files, &texts);
         repository::check_model_confusion(&files, &mut detections);
         repository::scope_native_library_loads(&files, &mut detections);

@@ -185,6 +185,56 @@ pub fn inspect_msgpack(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> Opt
     walk.trailing_at
 }
 
+/// Core ML model spec (issue 40): spec version, model type, layers and their types (facts);
+/// custom layers and custom models FMT008; broken structure FMT007; nesting past
+/// `coreml_depth` SCAN004.
+pub fn inspect_coreml(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> Format {
+    let limits = super::coreml::Limits::from(&ctx.cfg.limits);
+    let (facts, problems) = super::coreml::inspect_spec(r, size, &limits);
+    ctx.fact(Fact::Coreml, facts_of(&facts));
+    record_problems(
+        ctx,
+        &problems,
+        RuleId::CustomOperator,
+        None,
+        &[("too-deep", "coreml_depth")],
+    );
+    Format::Coreml
+}
+
+/// Core ML MIL weight blobs (`weight.bin`, issue 40): blob count and data bytes (facts); a blob
+/// past the end FMT009, a broken record FMT007.
+pub fn inspect_coreml_weights(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> Format {
+    let (facts, problems) = super::coreml::inspect_weights(r, size);
+    ctx.fact(Fact::DataBytes, facts.data_bytes);
+    ctx.fact(Fact::Coreml, json!({ "weights": facts_of(&facts) }));
+    record_problems(ctx, &problems, RuleId::FormatMalformed, None, &[]);
+    Format::CoremlWeights
+}
+
+/// An `.mlpackage`'s `Manifest.json` (issue 40), read bounded by `json_bytes`: its items are a
+/// fact, checked against the tree by `repository::check_coreml_packages`.
+pub fn inspect_coreml_manifest(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<()> {
+    let limit = ctx.cfg.limits.json_bytes;
+    let (bytes, more) = super::read::read_bounded(r, limit)?;
+    if more {
+        let cfg = ctx.cfg;
+        let d = ctx.detect(
+            RuleId::LimitExceeded,
+            "json_bytes",
+            format!("core ml package manifest is larger than the json_bytes limit ({limit}); not checked"),
+            Location::default(),
+        );
+        super::context::name_limit(d, cfg, "json_bytes");
+        return Ok(());
+    }
+    match super::coreml::parse_manifest(&bytes) {
+        Ok(m) => ctx.fact(Fact::Coreml, json!({ "manifest": facts_of(&m) })),
+        Err(p) => record_problems(ctx, &[p], RuleId::FormatMalformed, None, &[]),
+    }
+    Ok(())
+}
+
 /// TensorFlow SavedModel / frozen GraphDef: op types, PyFunc and file-system ops (FMT006).
 pub fn inspect_tf(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64, saved_model: bool) -> Format {
     let kind = if saved_model {

@@ -12,6 +12,7 @@ pub mod bytecode;
 pub mod compress;
 pub mod config;
 pub mod context;
+pub mod coreml;
 pub mod formats;
 pub mod gguf;
 pub mod hdf5;
@@ -367,9 +368,10 @@ fn dispatch(
             format
         }
         Format::TfGraph => formats::inspect_tf(ctx, r, size, false),
-        // Recognised as weights by name and a plausible first byte, not parsed further: Core ML
-        // specs are protobuf (field 1, version).
-        Format::Coreml => sniffed,
+        // Issue 40: Core ML specs (model type, layers, custom layers and models: FMT008) and
+        // the MIL weight blobs of an `.mlpackage`.
+        Format::Coreml => formats::inspect_coreml(ctx, r, size),
+        Format::CoremlWeights => formats::inspect_coreml_weights(ctx, r, size),
         // Issue 40: Flax/JAX msgpack, every array's dtype, shape and length checked.
         Format::Msgpack => {
             let end = formats::inspect_msgpack(ctx, r, size);
@@ -461,6 +463,9 @@ fn inspect_text(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, format: Format) -> io::R
     let name = classify::basename(ctx.rel);
     if name == "MLmodel" {
         return formats::inspect_mlmodel(ctx, r);
+    }
+    if coreml::is_manifest(ctx.rel) {
+        return formats::inspect_coreml_manifest(ctx, r);
     }
     match format {
         Format::Python => return source::inspect_python(ctx, r),

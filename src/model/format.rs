@@ -84,7 +84,8 @@ formats! {
     Tflite => "tflite", "TensorFlow Lite flatbuffer";
     TfSavedmodel => "tf-savedmodel", "TensorFlow SavedModel protobuf";
     TfGraph => "tf-graph", "TensorFlow frozen GraphDef protobuf";
-    Coreml => "coreml", "Core ML model";
+    Coreml => "coreml", "Core ML model spec (`.mlmodel`, also inside an `.mlpackage`)";
+    CoremlWeights => "coreml-weights", "Core ML weight blob file (an `.mlpackage`'s `weights/weight.bin`: MIL blob storage)";
     Msgpack => "msgpack", "Flax/msgpack serialized weights";
     LfsPointer => "lfs-pointer", "Git LFS pointer (content not present)";
     Python => "python", "Python source";
@@ -141,6 +142,7 @@ impl Format {
                 | Format::TfSavedmodel
                 | Format::TfGraph
                 | Format::Coreml
+                | Format::CoremlWeights
                 | Format::Msgpack
                 | Format::Fasttext
                 | Format::Word2vec

@@ -116,3 +116,131 @@ fn flax_hostile_variants_are_findings_never_a_crash() {
         "{r:#}"
     );
 }
+
+#[test]
+fn coreml_model_and_package_are_read() {
+    let repo = Repo::new();
+    let nn = build::coreml_neural_network(&[
+        build::coreml_layer("conv", 100),
+        build::coreml_layer("relu", 130),
+    ]);
+    repo.file("m/model.mlmodel", &nn)
+        .file(
+            "p/M.mlpackage/Manifest.json",
+            build::coreml_manifest(&[
+                ("A1", "com.apple.CoreML/model.mlmodel"),
+                ("B2", "com.apple.CoreML/weights"),
+            ]),
+        )
+        .file("p/M.mlpackage/Data/com.apple.CoreML/model.mlmodel", &nn)
+        .file(
+            "p/M.mlpackage/Data/com.apple.CoreML/weights/weight.bin",
+            build::coreml_weight_bin(&[&[1u8; 100], &[2u8; 30]]),
+        );
+    let (code, r) = scan_json(repo.path(), &[]);
+    let m = file(&r, "m/model.mlmodel");
+    assert_eq!(m["format"], "coreml");
+    assert_eq!(m["facts"]["coreml"]["model_type"], "neuralNetwork");
+    assert_eq!(m["facts"]["coreml"]["layer_count"], 2);
+    assert_eq!(m["facts"]["coreml"]["layer_types"]["convolution"], 1);
+    let w = file(&r, "p/M.mlpackage/Data/com.apple.CoreML/weights/weight.bin");
+    assert_eq!(w["format"], "coreml-weights");
+    assert_eq!(w["kind"], "weights");
+    assert_eq!(w["facts"]["coreml"]["weights"]["blob_count"], 2);
+    assert_eq!(w["facts"]["data_bytes"], 130);
+    let manifest = file(&r, "p/M.mlpackage/Manifest.json");
+    assert_eq!(manifest["facts"]["coreml"]["manifest"]["root"], "A1");
+    assert_eq!(
+        file(&r, "p/M.mlpackage/Data/com.apple.CoreML/model.mlmodel")["format"],
+        "coreml"
+    );
+    for f in ["FMT002", "FMT007", "FMT008", "FMT009"] {
+        assert!(findings(&r, f).is_empty(), "{f}: {r:#}");
+    }
+    assert_eq!(code, 0, "{r:#}");
+}
+
+#[test]
+fn coreml_custom_layers_and_models_are_flagged() {
+    let repo = Repo::new();
+    repo.file(
+        "layer/model.mlmodel",
+        build::coreml_neural_network(&[
+            build::coreml_layer("conv", 100),
+            build::coreml_custom_layer("evil", "EvilLayer"),
+        ]),
+    )
+    .file(
+        "custom/model.mlmodel",
+        build::coreml_custom_model("MyModel"),
+    );
+    let (_, r) = scan_json(repo.path(), &[]);
+    let d = findings(&r, "FMT008");
+    assert_eq!(d.len(), 2, "{r:#}");
+    let layer = d
+        .iter()
+        .find(|f| f["path"] == "layer/model.mlmodel")
+        .unwrap();
+    assert_eq!(layer["evidence"]["problem"], "custom-layer");
+    assert_eq!(layer["evidence"]["class"], "EvilLayer");
+    assert_eq!(layer["evidence"]["layer"], "evil");
+    let model = d
+        .iter()
+        .find(|f| f["path"] == "custom/model.mlmodel")
+        .unwrap();
+    assert_eq!(model["evidence"]["problem"], "custom-model");
+    assert_eq!(model["evidence"]["class"], "MyModel");
+    assert_eq!(
+        file(&r, "layer/model.mlmodel")["facts"]["coreml"]["custom_layers"][0]["class"],
+        "EvilLayer"
+    );
+}
+
+#[test]
+fn coreml_hostile_variants_are_findings() {
+    let repo = Repo::new();
+    let nn = build::coreml_neural_network(&[build::coreml_layer("conv", 100)]);
+    let mut blob = build::coreml_weight_bin(&[&[1u8; 10]]);
+    blob[64 + 8..64 + 16].copy_from_slice(&(40u64 << 30).to_le_bytes());
+    let mut deep = build::coreml_custom_model("X");
+    for _ in 0..70 {
+        deep = build::coreml_pipeline(&[deep]);
+    }
+    repo.file("t/model.mlmodel", &nn[..nn.len() - 4])
+        .file("d/model.mlmodel", &deep)
+        .file("w/weight.bin", &blob)
+        .file(
+            "bad/B.mlpackage/Manifest.json",
+            build::coreml_manifest(&[
+                ("A", "com.apple.CoreML/model.mlmodel"),
+                ("E", "../../../etc/passwd"),
+                ("M", "com.apple.CoreML/weights"),
+            ]),
+        )
+        .file("bad/B.mlpackage/Data/com.apple.CoreML/model.mlmodel", &nn);
+    let (code, r) = scan_json(repo.path(), &[]);
+    let problems = |rule: &str, path: &str| -> Vec<String> {
+        findings(&r, rule)
+            .iter()
+            .filter(|f| f["path"] == path)
+            .map(|f| f["evidence"]["problem"].as_str().unwrap_or("").to_string())
+            .collect()
+    };
+    // Cut short, the spec's lengths run past the file.
+    assert_eq!(
+        problems("FMT007", "t/model.mlmodel"),
+        ["length-exceeds-parent"]
+    );
+    assert_eq!(problems("SCAN004", "d/model.mlmodel"), ["too-deep"]);
+    assert_eq!(problems("FMT009", "w/weight.bin"), ["blob-past-eof"]);
+    assert_eq!(file(&r, "w/weight.bin")["format"], "coreml-weights");
+    assert_eq!(
+        problems("FMT009", "bad/B.mlpackage/Manifest.json"),
+        ["path-escape"]
+    );
+    assert_eq!(
+        problems("FMT007", "bad/B.mlpackage/Manifest.json"),
+        ["item-missing"]
+    );
+    assert_eq!(code, 1);
+}
