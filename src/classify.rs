@@ -60,6 +60,9 @@ pub const WEIGHT_EXTENSIONS: &[&str] = &[
     "pb",
     "mlmodel",
     "msgpack",
+    "pdmodel",
+    "pdiparams",
+    "pdparams",
     "ot",
     "model",
     "dill",
@@ -141,6 +144,10 @@ pub fn claimed_format(rel: &str) -> Option<&'static [Format]> {
         "keras" => &[Keras, Hdf5],
         "tflite" => &[Tflite],
         "mlmodel" => &[Coreml],
+        // Issue 40: PaddlePaddle's program and parameters; `paddle.save` writes pickles.
+        "pdmodel" => &[Paddle],
+        "pdiparams" => &[PaddleParams],
+        "pdparams" => &[Pickle],
         "zip" => &[Zip, PytorchZip, Torchscript, Npz, Keras],
         "gz" | "tgz" => &[Gzip, Joblib, Tar, PytorchTar],
         "bz2" => &[Bzip2, Joblib],
@@ -343,6 +350,12 @@ pub fn route(rel: &str, head: &[u8], sniffed: Format, probes: &Probes) -> Route 
         OnnxTensor
     } else if ext == "pb" {
         TfGraph
+    } else if unknown && ext == "pdmodel" && head.first() == Some(&0x0a) {
+        // Issue 40: a ProgramDesc starts with its first block (field 1, length-delimited).
+        Paddle
+    } else if unknown && ext == "pdiparams" && head.starts_with(&[0, 0, 0, 0]) {
+        // Issue 40: the first tensor record's version 0.
+        PaddleParams
     } else if unknown && is_coreml_weights(head) {
         CoremlWeights
     } else if unknown && msgpack_map && is_msgpack_name(rel) {

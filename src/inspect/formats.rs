@@ -235,6 +235,45 @@ pub fn inspect_coreml_manifest(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Re
     Ok(())
 }
 
+/// PaddlePaddle program (issue 40): operator types (facts); `py_func` and the file ops judged
+/// like TensorFlow's PyFunc and file-system ops (FMT006); broken structure FMT007; nesting past
+/// `paddle_depth` SCAN004.
+pub fn inspect_paddle(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> Format {
+    let limits = super::paddle::Limits::from(&ctx.cfg.limits);
+    let (facts, problems) = super::paddle::inspect_program(r, size, &limits);
+    ctx.fact(Fact::Paddle, facts_of(&facts));
+    record_problems(
+        ctx,
+        &problems,
+        RuleId::TfUnsafeOp,
+        None,
+        &[("too-deep", "paddle_depth")],
+    );
+    Format::Paddle
+}
+
+/// PaddlePaddle `.pdiparams` (issue 40): every tensor record sized against the file (FMT009
+/// past the end, FMT007 broken); tensor count, dtypes and bytes as facts.
+pub fn inspect_paddle_params(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> Format {
+    let limits = super::paddle::Limits::from(&ctx.cfg.limits);
+    let (facts, problems) = super::paddle::inspect_params(r, size, &limits);
+    ctx.fact(Fact::TensorCount, facts.tensor_count);
+    if let Some(p) = facts.parameters {
+        ctx.fact(Fact::Parameters, p);
+    }
+    ctx.fact(Fact::Dtypes, json!(facts.dtypes));
+    ctx.fact(Fact::DataBytes, facts.data_bytes);
+    ctx.fact(Fact::Paddle, json!({ "params": facts_of(&facts) }));
+    record_problems(
+        ctx,
+        &problems,
+        RuleId::FormatMalformed,
+        None,
+        &[("rank-too-large", "tensor_rank")],
+    );
+    Format::PaddleParams
+}
+
 /// TensorFlow SavedModel / frozen GraphDef: op types, PyFunc and file-system ops (FMT006).
 pub fn inspect_tf(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64, saved_model: bool) -> Format {
     let kind = if saved_model {

@@ -23,6 +23,7 @@ pub mod native;
 pub mod numpy;
 pub mod onnx;
 pub mod package;
+pub mod paddle;
 pub mod pickle;
 pub mod pickle_stream;
 pub mod polyglot;
@@ -372,6 +373,10 @@ fn dispatch(
         // the MIL weight blobs of an `.mlpackage`.
         Format::Coreml => formats::inspect_coreml(ctx, r, size),
         Format::CoremlWeights => formats::inspect_coreml_weights(ctx, r, size),
+        // Issue 40: PaddlePaddle programs (operators; py_func and file ops FMT006) and
+        // parameters (every tensor record sized).
+        Format::Paddle => formats::inspect_paddle(ctx, r, size),
+        Format::PaddleParams => formats::inspect_paddle_params(ctx, r, size),
         // Issue 40: Flax/JAX msgpack, every array's dtype, shape and length checked.
         Format::Msgpack => {
             let end = formats::inspect_msgpack(ctx, r, size);

@@ -87,6 +87,8 @@ formats! {
     Coreml => "coreml", "Core ML model spec (`.mlmodel`, also inside an `.mlpackage`)";
     CoremlWeights => "coreml-weights", "Core ML weight blob file (an `.mlpackage`'s `weights/weight.bin`: MIL blob storage)";
     Msgpack => "msgpack", "Flax/msgpack serialized weights";
+    Paddle => "paddle", "PaddlePaddle inference program (`.pdmodel`: a ProgramDesc protobuf)";
+    PaddleParams => "paddle-params", "PaddlePaddle combined parameters (`.pdiparams`: serialized tensors)";
     LfsPointer => "lfs-pointer", "Git LFS pointer (content not present)";
     Python => "python", "Python source";
     Notebook => "notebook", "Jupyter notebook";
@@ -144,6 +146,8 @@ impl Format {
                 | Format::Coreml
                 | Format::CoremlWeights
                 | Format::Msgpack
+                | Format::Paddle
+                | Format::PaddleParams
                 | Format::Fasttext
                 | Format::Word2vec
                 | Format::TfMetagraph

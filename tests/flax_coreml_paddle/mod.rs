@@ -244,3 +244,90 @@ fn coreml_hostile_variants_are_findings() {
     );
     assert_eq!(code, 1);
 }
+
+#[test]
+fn paddle_inference_model_is_read_and_pdparams_stay_pickles() {
+    let repo = Repo::new();
+    repo.file("m/inference.pdmodel", build::paddle_benign_program())
+        .file(
+            "m/inference.pdiparams",
+            build::paddle_params(&[(build::PADDLE_FP32, &[4, 3]), (3, &[2])]),
+        )
+        .file("m/model.pdparams", pickle_ordered_dict())
+        .file("evil/model.pdparams", pickle_call("os", "system", "id"));
+    let (_, r) = scan_json(repo.path(), &[]);
+    let m = file(&r, "m/inference.pdmodel");
+    assert_eq!(m["format"], "paddle");
+    assert_eq!(m["kind"], "weights");
+    assert_eq!(m["facts"]["paddle"]["op_count"], 4);
+    assert_eq!(m["facts"]["paddle"]["op_types"]["matmul_v2"], 1);
+    let p = file(&r, "m/inference.pdiparams");
+    assert_eq!(p["format"], "paddle-params");
+    assert_eq!(p["facts"]["tensor_count"], 2);
+    assert_eq!(p["facts"]["data_bytes"], 48 + 16);
+    for f in ["m/inference.pdmodel", "m/inference.pdiparams"] {
+        let rules = rules_on(&r, f);
+        assert!(
+            rules.iter().all(|r| !r.starts_with("FMT")),
+            "{f}: {rules:?}"
+        );
+    }
+    // `.pdparams` is `paddle.save`'s pickle, judged as one.
+    assert_eq!(file(&r, "m/model.pdparams")["format"], "pickle");
+    assert!(denied(&r, "m/model.pdparams").is_empty(), "{r:#}");
+    assert_eq!(file(&r, "evil/model.pdparams")["format"], "pickle");
+    assert!(denied(&r, "evil/model.pdparams").contains(&"PKL001".to_string()));
+}
+
+#[test]
+fn paddle_py_func_is_denied_and_its_benign_twin_passes() {
+    let repo = Repo::new();
+    let evil = build::paddle_program(&[vec![
+        build::paddle_op("feed", ("col", 0)),
+        build::paddle_op("py_func", ("forward_callable_id", 0)),
+        build::paddle_op("fetch", ("col", 0)),
+    ]]);
+    let twin = build::paddle_program(&[vec![
+        build::paddle_op("feed", ("col", 0)),
+        build::paddle_op("tanh", ("use_cudnn", 0)),
+        build::paddle_op("fetch", ("col", 0)),
+    ]]);
+    repo.file("evil/inference.pdmodel", &evil)
+        .file("good/inference.pdmodel", &twin);
+    let (code, r) = scan_json(repo.path(), &[]);
+    let d = findings(&r, "FMT006");
+    assert_eq!(d.len(), 1, "{r:#}");
+    assert_eq!(d[0]["path"], "evil/inference.pdmodel");
+    assert_eq!(d[0]["evidence"]["op"], "py_func");
+    assert_eq!(d[0]["action"], "deny");
+    assert!(rules_on(&r, "good/inference.pdmodel").is_empty(), "{r:#}");
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn paddle_hostile_variants_are_findings() {
+    let repo = Repo::new();
+    let prog = build::paddle_benign_program();
+    let mut big = build::paddle_param_header(build::PADDLE_FP32, &[1 << 20, 1 << 20]);
+    big.extend_from_slice(&[0u8; 24]);
+    // A program's schema nests four messages deep (program, block, op, attribute), so the
+    // `paddle_depth` limit is exercised by the unit tests with a lower limit.
+    repo.file("t/inference.pdmodel", &prog[..prog.len() - 7])
+        .file("b/inference.pdiparams", &big);
+    let (_, r) = scan_json(repo.path(), &[]);
+    let problems = |rule: &str, path: &str| -> Vec<String> {
+        findings(&r, rule)
+            .iter()
+            .filter(|f| f["path"] == path)
+            .map(|f| f["evidence"]["problem"].as_str().unwrap_or("").to_string())
+            .collect()
+    };
+    assert!(
+        !problems("FMT007", "t/inference.pdmodel").is_empty(),
+        "{r:#}"
+    );
+    assert_eq!(
+        problems("FMT009", "b/inference.pdiparams"),
+        ["tensor-past-eof"]
+    );
+}

@@ -420,6 +420,21 @@ pub fn paddle_benign_program() -> Vec<u8> {
 /// Paddle's `VarType.Type` data types and their sizes, as `TensorToStream` writes them.
 pub const PADDLE_FP32: u64 = 5;
 
+/// One `.pdiparams` tensor record's header (no data): for declared sizes no data follows.
+pub fn paddle_param_header(dtype: u64, dims: &[u64]) -> Vec<u8> {
+    let mut v = Vec::new();
+    v.extend(0u32.to_le_bytes());
+    v.extend(0u64.to_le_bytes());
+    v.extend(0u32.to_le_bytes());
+    let mut desc = pb_varint(1, dtype);
+    for d in dims {
+        desc.extend(pb_varint(2, *d));
+    }
+    v.extend((desc.len() as i32).to_le_bytes());
+    v.extend(&desc);
+    v
+}
+
 /// A `.pdiparams` file (`save_combine`): per tensor, the LoDTensor version 0 and LoD level 0,
 /// the Tensor version 0, the `TensorDesc` size and bytes, then the raw data.
 pub fn paddle_params(tensors: &[(u64, &[u64])]) -> Vec<u8> {
