@@ -312,8 +312,11 @@ pub enum Route {
 /// - `saved_model.pb` (or the SavedModel probe) is a SavedModel, `.onnx` (or the ONNX probe) is
 ///   ONNX, a `.pb` that reads as an ONNX tensor (field 2 a varint) ONNX test data, any other
 ///   `.pb` a frozen TensorFlow graph;
-/// - `.mlmodel` with a protobuf field-1 varint first byte is Core ML; `.msgpack` starting with a
-///   msgpack map is Flax weights (recognised, not parsed further);
+/// - `.mlmodel` with a protobuf field-1 varint first byte is Core ML; a msgpack map under a
+///   Flax/Orbax checkpoint name ([`is_msgpack_name`]) is Flax weights; `.pdmodel` starting with
+///   a block field is a Paddle program, `.pdiparams` starting with a version 0 Paddle
+///   parameters; a MIL blob storage header ([`is_coreml_weights`]) is Core ML weights under any
+///   name (issue 40);
 /// - an lzma-alone stream is only believed under `.joblib`, `.lzma` or `.pkl`.
 ///
 /// Content-only cases follow: a joblib `ZF` container, then a pickle hiding under any name
@@ -823,6 +826,38 @@ mod tests {
         assert_eq!(
             r("m.msgpack", b"\x82", Format::Text, &none),
             Route::As(Format::Text)
+        );
+        // Issue 40: Flax/Orbax checkpoint names, Paddle names, Core ML blobs by content.
+        for name in ["checkpoint_1000", "a/checkpoint", "m.ckpt"] {
+            assert_eq!(
+                r(name, b"\x82", Format::Unknown, &none),
+                Route::As(Format::Msgpack),
+                "{name}"
+            );
+        }
+        assert_eq!(
+            r("checkpoint_x", b"\x82", Format::Unknown, &none),
+            Route::As(Format::Unknown)
+        );
+        assert_eq!(
+            r("inference.pdmodel", b"\x0a\x10", Format::Unknown, &none),
+            Route::As(Format::Paddle)
+        );
+        assert_eq!(
+            r("inference.pdiparams", b"\0\0\0\0\0", Format::Unknown, &none),
+            Route::As(Format::PaddleParams)
+        );
+        let mut blob = vec![0u8; 64];
+        blob[4] = 2;
+        assert_eq!(
+            r("anything.dat", &blob, Format::Unknown, &none),
+            Route::As(Format::CoremlWeights)
+        );
+        blob[0] = 1;
+        assert_eq!(
+            r("anything.dat", &blob, Format::Unknown, &none),
+            Route::As(Format::Unknown),
+            "a declared blob needs its sentinel"
         );
         // lzma-alone is believed only under a joblib/pickle name.
         let lzma = Probes {

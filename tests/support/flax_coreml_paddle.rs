@@ -334,7 +334,7 @@ pub fn coreml_weight_bin(blobs: &[&[u8]]) -> Vec<u8> {
     v[0..4].copy_from_slice(&(blobs.len() as u32).to_le_bytes());
     v[4..8].copy_from_slice(&2u32.to_le_bytes());
     for b in blobs {
-        while v.len() % 64 != 0 {
+        while !v.len().is_multiple_of(64) {
             v.push(0);
         }
         let meta = v.len() as u64;
