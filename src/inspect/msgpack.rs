@@ -29,7 +29,7 @@ use super::problem::{Problem, ProblemKind, excerpt};
 pub struct Limits {
     /// Deepest nesting of arrays and maps accepted (`msgpack_depth`).
     pub max_depth: usize,
-    /// Most arrays listed by name (`msgpack_tensors`); the counts stay exact past it.
+    /// Most arrays listed by name (a fixed cap on memory); the counts stay exact past it.
     pub max_tensors: usize,
     /// Most dimensions of one array (`tensor_rank`).
     pub max_rank: u64,
@@ -43,7 +43,7 @@ impl From<&crate::model::limits::Limits> for Limits {
     fn from(l: &crate::model::limits::Limits) -> Self {
         Self {
             max_depth: crate::model::limits::usize_of(l.msgpack_depth),
-            max_tensors: crate::model::limits::usize_of(l.msgpack_tensors),
+            max_tensors: 1_000_000,
             max_rank: l.tensor_rank,
             max_key_len: 256,
             max_name_bytes: 64 << 20,

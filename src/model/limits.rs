@@ -146,7 +146,6 @@ limits! {
     tf_depth = 64, [0, ANY], "TensorFlow graph protobuf nesting depth (functions, attributes)";
     // Issue 40: Flax msgpack, Core ML and PaddlePaddle protobuf walks (explicit stacks).
     msgpack_depth = 128, [0, ANY], "nesting depth of msgpack arrays and maps (Flax/JAX checkpoints)";
-    msgpack_tensors = 1_000_000, [0, ANY], "arrays listed by name from one msgpack checkpoint (counts stay exact)";
     coreml_depth = 64, [0, ANY], "Core ML model spec protobuf nesting depth (pipelines, branches, loops)";
     paddle_depth = 64, [0, ANY], "PaddlePaddle program protobuf nesting depth";
     hdf5_messages = 4096, [0, ANY], "object header messages read for an HDF5 root group";
