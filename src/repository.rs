@@ -333,13 +333,29 @@ pub fn mark_lfs_coverage(files: &mut [FileRecord], side: &BTreeMap<String, Vec<u
     }
 }
 
-/// Directories that hold a model: weights or a `config.json` directly inside.
+/// Directories that hold a model: weights or a `config.json` directly inside. A Core ML
+/// `.mlpackage` is one model, whatever folders it keeps its spec and weights in: its files count
+/// for the folder that holds the package (issue 40).
 pub fn model_dirs(files: &[FileRecord]) -> BTreeSet<String> {
     files
         .iter()
         .filter(|f| f.kind == Kind::Weights || classify::basename(&f.path) == "config.json")
-        .map(|f| parent(&f.path).to_string())
+        .map(|f| model_dir_of(&f.path).to_string())
         .collect()
+}
+
+/// The directory a model file belongs to: its own, or for a file inside an `.mlpackage`
+/// folder, the folder holding the package.
+fn model_dir_of(path: &str) -> &str {
+    let mut start = 0;
+    for part in path.split('/') {
+        let end = start + part.len();
+        if end < path.len() && part.to_ascii_lowercase().ends_with(".mlpackage") {
+            return path[..start].trim_end_matches('/');
+        }
+        start = end + 1;
+    }
+    parent(path)
 }
 
 /// The Python files of a crawl that a model loader can run, from the paths alone (decided before
@@ -841,6 +857,21 @@ pub fn check_git(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_mlpackage_is_one_model_of_the_folder_holding_it() {
+        // Issue 40.
+        assert_eq!(
+            model_dir_of("m/M.mlpackage/Data/com.apple.CoreML/weights/weight.bin"),
+            "m"
+        );
+        assert_eq!(
+            model_dir_of("M.mlpackage/Data/com.apple.CoreML/model.mlmodel"),
+            ""
+        );
+        assert_eq!(model_dir_of("m/x.mlpackage"), "m");
+        assert_eq!(model_dir_of("m/w/model.safetensors"), "m/w");
+    }
 
     #[test]
     fn model_code_is_python_next_to_weights_or_config_and_hub_torchserve_mlflow_code() {

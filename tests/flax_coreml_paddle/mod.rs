@@ -157,6 +157,14 @@ fn coreml_model_and_package_are_read() {
     for f in ["FMT002", "FMT007", "FMT008", "FMT009"] {
         assert!(findings(&r, f).is_empty(), "{f}: {r:#}");
     }
+    // The package is one model of the folder holding it, not one per inner folder.
+    let dirs: Vec<&str> = r["repository"]["model_dirs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(dirs, ["m", "p"], "{r:#}");
     assert_eq!(code, 0, "{r:#}");
 }
 
