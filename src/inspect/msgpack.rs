@@ -358,6 +358,86 @@ struct Frame {
     /// The key path component this container sits under (empty for the root).
     at: String,
     kind: FrameKind,
+    /// What a map that may be a chunked array has shown of its `shape` and `chunks` so far.
+    chunk: Option<Box<Chunk>>,
+}
+
+/// A chunked array (`_chunk` in `flax/serialization.py`): the whole array's shape (a map of
+/// dimensions) and its chunks (flat arrays), checked against each other when the map closes.
+#[derive(Default)]
+struct Chunk {
+    marked: bool,
+    offset: u64,
+    dims: Vec<u64>,
+    elements: Option<u64>,
+    itemsize: Option<u64>,
+}
+
+impl Frame {
+    fn chunk(&mut self, offset: u64) -> &mut Chunk {
+        self.chunk.get_or_insert_with(|| {
+            Box::new(Chunk {
+                offset,
+                elements: Some(0),
+                ..Chunk::default()
+            })
+        })
+    }
+}
+
+/// The parent of the innermost open container, when the innermost sits under `key`.
+fn parent_under<'a>(stack: &'a mut [Frame], key: &str) -> Option<&'a mut Frame> {
+    let n = stack.len();
+    if n >= 2 && stack[n - 1].at == key {
+        stack.get_mut(n - 2)
+    } else {
+        None
+    }
+}
+
+/// Checks a closed chunked-array map: its chunks hold exactly the elements its shape declares.
+fn finish_chunk(frame: Frame, stack: &[Frame], size: u64, w: &mut Walk) {
+    let Some(c) = frame.chunk.filter(|c| c.marked) else {
+        return;
+    };
+    let name = path(stack, &frame.at);
+    let declared = c.dims.iter().try_fold(1u64, |a, d| a.checked_mul(*d));
+    let bytes = declared.and_then(|e| e.checked_mul(c.itemsize.unwrap_or(1)));
+    let Some(bytes) = bytes else {
+        w.problems.push(exploit(
+            "size-overflow",
+            format!(
+                "msgpack: the chunked array at offset {} declares shape {:?}, whose byte size overflows",
+                c.offset, c.dims
+            ),
+            c.offset,
+            &name,
+        ));
+        return;
+    };
+    if bytes > size {
+        w.problems.push(exploit(
+            "array-past-eof",
+            format!(
+                "msgpack: the chunked array at offset {} declares shape {:?} ({bytes} bytes) in a {size}-byte file",
+                c.offset, c.dims
+            ),
+            c.offset,
+            &name,
+        ));
+    } else if declared != c.elements {
+        w.problems.push(malformed(
+            "chunked-size-mismatch",
+            format!(
+                "msgpack: the chunked array at offset {} declares shape {:?} but its chunks hold {} elements",
+                c.offset,
+                c.dims,
+                c.elements.map_or_else(|| "too many".to_string(), |e| e.to_string())
+            ),
+            c.offset,
+            &name,
+        ));
+    }
 }
 
 enum FrameKind {
@@ -444,7 +524,9 @@ fn walk(s: &mut Stream<'_>, limits: &Limits, w: &mut Walk, names: &mut usize) ->
                     *next += 1;
                     Some(std::mem::take(key))
                 } else if next == pairs {
-                    stack.pop();
+                    if let Some(done) = stack.pop() {
+                        finish_chunk(done, &stack, s.size, w);
+                    }
                     continue;
                 } else {
                     *in_value = true;
@@ -505,10 +587,30 @@ fn open(
         ),
         Item::Ext { ty, len } => {
             let name = path(stack, &component);
-            return ext(s, limits, w, names, ty, len, &name);
+            let array = ext(s, limits, w, names, ty, len, &name)?;
+            // A chunk of a chunked array: its elements count toward the whole.
+            if let (Some((elements, item)), Some(parent)) = (array, parent_under(stack, "chunks")) {
+                let c = parent.chunk(at);
+                c.elements = c.elements.and_then(|e| e.checked_add(elements));
+                c.itemsize = Some(item);
+            }
+            return Ok(());
         }
         Item::Bool if component == CHUNKED_MARK => {
             w.facts.chunked_arrays += 1;
+            if let Some(top) = stack.last_mut() {
+                top.chunk(at).marked = true;
+            }
+            return Ok(());
+        }
+        Item::Int(d) => {
+            // A dimension of a chunked array's `shape` map.
+            if let Some(parent) = parent_under(stack, "shape") {
+                let c = parent.chunk(at);
+                if (c.dims.len() as u64) < limits.max_rank {
+                    c.dims.push(u64::try_from(d).unwrap_or(u64::MAX));
+                }
+            }
             return Ok(());
         }
         _ => return Ok(()),
@@ -552,6 +654,7 @@ fn open(
     stack.push(Frame {
         at: component,
         kind,
+        chunk: None,
     });
     Ok(())
 }
@@ -601,19 +704,26 @@ fn ext(
     ty: i8,
     len: u64,
     name: &str,
-) -> Result<(), Stop> {
+) -> Result<Option<(u64, u64)>, Stop> {
     let at = s.pos;
     if len > s.left() {
         return Err(s.truncated());
     }
     let end = at + len;
+    let mut array = None;
     match ty {
         EXT_NDARRAY | EXT_SCALAR => {
             s.ends.push(end);
             let result = ndarray(s, limits, name, at, end);
             s.ends.pop();
             match result {
-                Ok(Ok(t)) => record(w, limits, names, t, ty == EXT_SCALAR),
+                Ok(Ok(t)) => {
+                    if ty == EXT_NDARRAY {
+                        let elements = t.shape.iter().try_fold(1u64, |a, d| a.checked_mul(*d));
+                        array = elements.zip(itemsize(&t.dtype));
+                    }
+                    record(w, limits, names, t, ty == EXT_SCALAR);
+                }
                 Ok(Err(p)) => w.problems.push(p),
                 // A stop inside the payload is the payload's fault; the walk resumes after it.
                 Err(Stop(p)) => w.problems.push(malformed(
@@ -652,7 +762,7 @@ fn ext(
     if s.pos < end {
         s.skip(end - s.pos)?;
     }
-    Ok(())
+    Ok(array)
 }
 
 fn complex(s: &mut Stream<'_>) -> Result<bool, Stop> {
@@ -953,6 +1063,25 @@ mod tests {
         assert_eq!(w.facts.chunked_arrays, 1);
         assert!(w.tensors.contains_key("big/chunks/0"));
         assert!(w.tensors.contains_key("big/chunks/1"));
+        // A chunked array whose shape claims more than its chunks hold, or than the file.
+        let lie = build::flax_file(&[(
+            "big",
+            build::chunked(
+                &[5],
+                &[
+                    build::ndarray(&[2], "float32", 4),
+                    build::ndarray(&[2], "float32", 4),
+                ],
+            ),
+        )]);
+        assert_eq!(codes(&run(&lie)), ["chunked-size-mismatch"]);
+        let huge = build::flax_file(&[(
+            "big",
+            build::chunked(&[1 << 20, 1 << 20], &[build::ndarray(&[2], "float32", 4)]),
+        )]);
+        let w = run(&huge);
+        assert_eq!(codes(&w), ["array-past-eof"]);
+        assert_eq!(w.problems[0].detail("tensor"), Some("big"));
     }
 
     proptest::proptest! {

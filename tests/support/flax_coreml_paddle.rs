@@ -186,20 +186,36 @@ pub fn flax_params() -> Vec<u8> {
     ])
 }
 
-/// A chunked array as `_chunk` writes it: `{"__msgpack_chunked_array__": true, "shape":
-/// {"0": 4}, "chunks": {"0": f32[2], "1": f32[2]}}` under `big`.
+/// A chunked array map as `_chunk` writes it: `{"__msgpack_chunked_array__": true, "shape":
+/// {"0": d0, ...}, "chunks": {"0": chunk0, ...}}`.
+pub fn chunked(shape: &[u64], chunks: &[Vec<u8>]) -> Vec<u8> {
+    let mut v = mp_map(3);
+    v.extend(mp_str("__msgpack_chunked_array__"));
+    v.push(0xc3);
+    v.extend(mp_str("shape"));
+    v.extend(mp_map(shape.len()));
+    for (i, d) in shape.iter().enumerate() {
+        v.extend(mp_str(&i.to_string()));
+        v.extend(mp_uint(*d));
+    }
+    v.extend(mp_str("chunks"));
+    v.extend(mp_map(chunks.len()));
+    for (i, c) in chunks.iter().enumerate() {
+        v.extend(mp_str(&i.to_string()));
+        v.extend_from_slice(c);
+    }
+    v
+}
+
+/// A chunked float32 array of 4 elements in two chunks under `big`.
 pub fn flax_chunked() -> Vec<u8> {
-    let mut chunked = mp_map(3);
-    chunked.extend(mp_str("__msgpack_chunked_array__"));
-    chunked.push(0xc3);
-    chunked.extend(mp_str("shape"));
-    chunked.extend(flax_file(&[("0", mp_uint(4))]));
-    chunked.extend(mp_str("chunks"));
-    chunked.extend(flax_file(&[
-        ("0", ndarray(&[2], "float32", 4)),
-        ("1", ndarray(&[2], "float32", 4)),
-    ]));
-    flax_file(&[("big", chunked)])
+    flax_file(&[(
+        "big",
+        chunked(
+            &[4],
+            &[ndarray(&[2], "float32", 4), ndarray(&[2], "float32", 4)],
+        ),
+    )])
 }
 
 // ---- protobuf ------------------------------------------------------------------------------
