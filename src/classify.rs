@@ -60,6 +60,9 @@ pub const WEIGHT_EXTENSIONS: &[&str] = &[
     "pb",
     "mlmodel",
     "msgpack",
+    "pdmodel",
+    "pdiparams",
+    "pdparams",
     "ot",
     "model",
     "dill",
@@ -118,8 +121,10 @@ pub fn claimed_format(rel: &str) -> Option<&'static [Format]> {
             Safetensors,
             Empty,
         ],
-        // `.bin` is also fastText's and word2vec's name (issue 15, cause 8).
+        // `.bin` is also fastText's and word2vec's name (issue 15, cause 8), and Core ML's
+        // `weight.bin` (issue 40).
         "bin" => &[
+            CoremlWeights,
             PytorchZip,
             PytorchLegacy,
             PytorchTar,
@@ -140,6 +145,11 @@ pub fn claimed_format(rel: &str) -> Option<&'static [Format]> {
         "keras" => &[Keras, Hdf5],
         "tflite" => &[Tflite],
         "skops" => &[Skops],
+        "mlmodel" => &[Coreml],
+        // Issue 40: PaddlePaddle's program and parameters; `paddle.save` writes pickles.
+        "pdmodel" => &[Paddle],
+        "pdiparams" => &[PaddleParams],
+        "pdparams" => &[Pickle],
         "zip" => &[Zip, PytorchZip, Torchscript, Npz, Keras],
         "gz" | "tgz" => &[Gzip, Joblib, Tar, PytorchTar],
         "bz2" => &[Bzip2, Joblib],
@@ -306,8 +316,11 @@ pub enum Route {
 /// - `saved_model.pb` (or the SavedModel probe) is a SavedModel, `.onnx` (or the ONNX probe) is
 ///   ONNX, a `.pb` that reads as an ONNX tensor (field 2 a varint) ONNX test data, any other
 ///   `.pb` a frozen TensorFlow graph;
-/// - `.mlmodel` with a protobuf field-1 varint first byte is Core ML; `.msgpack` starting with a
-///   msgpack map is Flax weights (recognised, not parsed further);
+/// - `.mlmodel` with a protobuf field-1 varint first byte is Core ML; a msgpack map under a
+///   Flax/Orbax checkpoint name ([`is_msgpack_name`]) is Flax weights; `.pdmodel` starting with
+///   a block field is a Paddle program, `.pdiparams` starting with a version 0 Paddle
+///   parameters; a MIL blob storage header ([`is_coreml_weights`]) is Core ML weights under any
+///   name (issue 40);
 /// - an lzma-alone stream is only believed under `.joblib`, `.lzma` or `.pkl`.
 ///
 /// Content-only cases follow: a joblib `ZF` container, then a pickle hiding under any name
@@ -344,7 +357,15 @@ pub fn route(rel: &str, head: &[u8], sniffed: Format, probes: &Probes) -> Route 
         OnnxTensor
     } else if ext == "pb" {
         TfGraph
-    } else if unknown && ext == "msgpack" && msgpack_map {
+    } else if unknown && ext == "pdmodel" && head.first() == Some(&0x0a) {
+        // Issue 40: a ProgramDesc starts with its first block (field 1, length-delimited).
+        Paddle
+    } else if unknown && ext == "pdiparams" && head.starts_with(&[0, 0, 0, 0]) {
+        // Issue 40: the first tensor record's version 0.
+        PaddleParams
+    } else if unknown && is_coreml_weights(head) {
+        CoremlWeights
+    } else if unknown && msgpack_map && is_msgpack_name(rel) {
         Msgpack
     } else if unknown && matches!(ext.as_str(), "joblib" | "lzma" | "pkl") && probes.lzma {
         Lzma
@@ -361,6 +382,35 @@ pub fn route(rel: &str, head: &[u8], sniffed: Format, probes: &Probes) -> Route 
         sniffed
     };
     Route::As(format)
+}
+
+/// A Core ML MIL blob storage file (issue 40; `mlmodel/src/MILBlob/Blob/StorageFormat.hpp`): a
+/// 64-byte header of the blob count, version 2 and zero reserved fields, and when blobs are
+/// declared the first metadata record's sentinel `0xDEADBEEF` at offset 64. Decided by content,
+/// so `weight.bin` is recognised under any name (the writer names it, the MIL program refers to
+/// it by path).
+pub fn is_coreml_weights(head: &[u8]) -> bool {
+    let Some(header) = head.get(..64) else {
+        return false;
+    };
+    let count = u32::from_le_bytes([header[0], header[1], header[2], header[3]]);
+    header[4..8] == 2u32.to_le_bytes()
+        && header[8..].iter().all(|&b| b == 0)
+        && (count == 0 || head.get(64..68) == Some(&0xDEAD_BEEFu32.to_le_bytes()[..]))
+}
+
+/// Names Flax and Orbax give msgpack checkpoints (issue 40): `*.msgpack` (`flax_model.msgpack`),
+/// `flax.training.checkpoints`' `checkpoint_<step>` and Orbax's `checkpoint` (no extension),
+/// and `.ckpt`. Only asked of binary content that starts with a msgpack map.
+pub fn is_msgpack_name(rel: &str) -> bool {
+    let ext = extension(rel);
+    let name = basename(rel);
+    ext == "msgpack"
+        || ext == "ckpt"
+        || name == "checkpoint"
+        || name
+            .strip_prefix("checkpoint_")
+            .is_some_and(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// A TensorFlow checkpoint's tensor files (issue 15, cause 8): the `.index` table (a LevelDB
@@ -783,6 +833,38 @@ mod tests {
         assert_eq!(
             r("m.msgpack", b"\x82", Format::Text, &none),
             Route::As(Format::Text)
+        );
+        // Issue 40: Flax/Orbax checkpoint names, Paddle names, Core ML blobs by content.
+        for name in ["checkpoint_1000", "a/checkpoint", "m.ckpt"] {
+            assert_eq!(
+                r(name, b"\x82", Format::Unknown, &none),
+                Route::As(Format::Msgpack),
+                "{name}"
+            );
+        }
+        assert_eq!(
+            r("checkpoint_x", b"\x82", Format::Unknown, &none),
+            Route::As(Format::Unknown)
+        );
+        assert_eq!(
+            r("inference.pdmodel", b"\x0a\x10", Format::Unknown, &none),
+            Route::As(Format::Paddle)
+        );
+        assert_eq!(
+            r("inference.pdiparams", b"\0\0\0\0\0", Format::Unknown, &none),
+            Route::As(Format::PaddleParams)
+        );
+        let mut blob = vec![0u8; 64];
+        blob[4] = 2;
+        assert_eq!(
+            r("anything.dat", &blob, Format::Unknown, &none),
+            Route::As(Format::CoremlWeights)
+        );
+        blob[0] = 1;
+        assert_eq!(
+            r("anything.dat", &blob, Format::Unknown, &none),
+            Route::As(Format::Unknown),
+            "a declared blob needs its sentinel"
         );
         // lzma-alone is believed only under a joblib/pickle name.
         let lzma = Probes {

@@ -326,6 +326,53 @@ pub fn check_openvino_weights(files: &mut [FileRecord], detections: &mut Vec<Det
     }
 }
 
+/// Core ML packages (issue 40): every item an `.mlpackage` `Manifest.json` lists must be a
+/// relative path that stays inside the package's `Data/` (else FMT009 `path-escape`) and names
+/// a file or a folder holding files (else FMT007 `item-missing`); the root model must be an item.
+pub fn check_coreml_packages(files: &[FileRecord]) -> Vec<Detection> {
+    use crate::inspect::coreml;
+    use crate::inspect::problem::ProblemKind;
+    let present: BTreeSet<&str> = files.iter().map(|f| f.path.as_str()).collect();
+    let exists = |p: &str| {
+        let dir = format!("{p}/");
+        present.contains(p)
+            || present
+                .range(dir.as_str()..)
+                .next()
+                .is_some_and(|f| f.starts_with(&dir))
+    };
+    let mut out = Vec::new();
+    for f in files {
+        let Some(manifest) = f
+            .facts
+            .fact(Fact::Coreml)
+            .and_then(|c| c.get("manifest"))
+            .and_then(|m| serde_json::from_value::<coreml::Manifest>(m.clone()).ok())
+        else {
+            continue;
+        };
+        let data_dir = join(parent(&f.path), "Data");
+        for p in coreml::check_manifest(&manifest, &data_dir, &exists) {
+            let rule = match p.kind {
+                ProblemKind::Exploit => RuleId::FormatExploitShape,
+                _ => RuleId::FormatMalformed,
+            };
+            let mut d = Detection::new(
+                rule,
+                f.path.clone(),
+                format!("{}:{}", p.code, p.detail("item").unwrap_or("")),
+                p.message.clone(),
+            )
+            .with("problem", p.code);
+            for (k, v) in &p.evidence {
+                d = d.with(k, v.as_str());
+            }
+            out.push(d);
+        }
+    }
+    out
+}
+
 /// Files by directory, so per-directory checks cost one pass over the tree, not one pass per
 /// directory (a tree of many small model directories would otherwise be quadratic).
 fn files_by_dir(files: &[FileRecord]) -> BTreeMap<&str, Vec<&FileRecord>> {
@@ -372,13 +419,29 @@ pub fn mark_lfs_coverage(files: &mut [FileRecord], side: &BTreeMap<String, Vec<u
     }
 }
 
-/// Directories that hold a model: weights or a `config.json` directly inside.
+/// Directories that hold a model: weights or a `config.json` directly inside. A Core ML
+/// `.mlpackage` is one model, whatever folders it keeps its spec and weights in: its files count
+/// for the folder that holds the package (issue 40).
 pub fn model_dirs(files: &[FileRecord]) -> BTreeSet<String> {
     files
         .iter()
         .filter(|f| f.kind == Kind::Weights || classify::basename(&f.path) == "config.json")
-        .map(|f| parent(&f.path).to_string())
+        .map(|f| model_dir_of(&f.path).to_string())
         .collect()
+}
+
+/// The directory a model file belongs to: its own, or for a file inside an `.mlpackage`
+/// folder, the folder holding the package.
+fn model_dir_of(path: &str) -> &str {
+    let mut start = 0;
+    for part in path.split('/') {
+        let end = start + part.len();
+        if end < path.len() && part.to_ascii_lowercase().ends_with(".mlpackage") {
+            return path[..start].trim_end_matches('/');
+        }
+        start = end + 1;
+    }
+    parent(path)
 }
 
 /// The Python files of a crawl that a model loader can run, from the paths alone (decided before
@@ -880,6 +943,21 @@ pub fn check_git(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_mlpackage_is_one_model_of_the_folder_holding_it() {
+        // Issue 40.
+        assert_eq!(
+            model_dir_of("m/M.mlpackage/Data/com.apple.CoreML/weights/weight.bin"),
+            "m"
+        );
+        assert_eq!(
+            model_dir_of("M.mlpackage/Data/com.apple.CoreML/model.mlmodel"),
+            ""
+        );
+        assert_eq!(model_dir_of("m/x.mlpackage"), "m");
+        assert_eq!(model_dir_of("m/w/model.safetensors"), "m/w");
+    }
 
     #[test]
     fn model_code_is_python_next_to_weights_or_config_and_hub_torchserve_mlflow_code() {

@@ -390,6 +390,7 @@ impl Scanner {
         detections.extend(repository::check_shards(&files, &side, &repo));
         detections.extend(repository::check_onnx_external_data(&files));
         repository::check_openvino_weights(&mut files, &mut detections);
+        detections.extend(repository::check_coreml_packages(&files));
         repository::mark_lfs_coverage(&mut files, &texts);
         repository::check_model_confusion(&files, &mut detections);
         repository::scope_native_library_loads(&files, &mut detections);

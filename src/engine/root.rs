@@ -193,6 +193,7 @@ impl Crawled {
         detections.extend(repository::check_shards(&files, &side, after.repo));
         detections.extend(repository::check_onnx_external_data(&files));
         repository::check_openvino_weights(&mut files, &mut detections);
+        detections.extend(repository::check_coreml_packages(&files));
         repository::check_model_confusion(&files, &mut detections);
         repository::mark_lfs_coverage(&mut files, &texts);
         let mut repo_facts = Map::new();

@@ -156,6 +156,124 @@ pub fn record_onnx(ctx: &mut Ctx<'_>, facts: &onnx::Facts, problems: &[Problem])
     Format::Onnx
 }
 
+/// Flax/JAX msgpack (issue 40): arrays listed as tensors under their key paths, every array's
+/// dtype, shape and byte length checked (FMT007 when they disagree, FMT009 for sizes only a
+/// crafted file declares, SCAN004 past `msgpack_depth`). Returns where the msgpack value ended
+/// when bytes follow it (for the polyglot check).
+pub fn inspect_msgpack(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> Option<u64> {
+    let limits = super::msgpack::Limits::from(&ctx.cfg.limits);
+    let walk = super::msgpack::inspect(r, size, &limits);
+    let f = &walk.facts;
+    ctx.fact(Fact::TensorCount, f.tensor_count);
+    if let Some(p) = f.parameters {
+        ctx.fact(Fact::Parameters, p);
+    }
+    ctx.fact(Fact::Dtypes, json!(f.dtypes));
+    ctx.fact(Fact::DataBytes, f.data_bytes);
+    ctx.fact(Fact::Msgpack, facts_of(f));
+    ctx.tensors = Some(walk.tensors);
+    record_problems(
+        ctx,
+        &walk.problems,
+        RuleId::FormatMalformed,
+        None,
+        &[
+            ("too-deep", "msgpack_depth"),
+            ("rank-too-large", "tensor_rank"),
+        ],
+    );
+    walk.trailing_at
+}
+
+/// Core ML model spec (issue 40): spec version, model type, layers and their types (facts);
+/// custom layers and custom models FMT008; broken structure FMT007; nesting past
+/// `coreml_depth` SCAN004.
+pub fn inspect_coreml(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> Format {
+    let limits = super::coreml::Limits::from(&ctx.cfg.limits);
+    let (facts, problems) = super::coreml::inspect_spec(r, size, &limits);
+    ctx.fact(Fact::Coreml, facts_of(&facts));
+    record_problems(
+        ctx,
+        &problems,
+        RuleId::CustomOperator,
+        None,
+        &[("too-deep", "coreml_depth")],
+    );
+    Format::Coreml
+}
+
+/// Core ML MIL weight blobs (`weight.bin`, issue 40): blob count and data bytes (facts); a blob
+/// past the end FMT009, a broken record FMT007.
+pub fn inspect_coreml_weights(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> Format {
+    let (facts, problems) = super::coreml::inspect_weights(r, size);
+    ctx.fact(Fact::DataBytes, facts.data_bytes);
+    ctx.fact(Fact::Coreml, json!({ "weights": facts_of(&facts) }));
+    record_problems(ctx, &problems, RuleId::FormatMalformed, None, &[]);
+    Format::CoremlWeights
+}
+
+/// An `.mlpackage`'s `Manifest.json` (issue 40), read bounded by `json_bytes`: its items are a
+/// fact, checked against the tree by `repository::check_coreml_packages`.
+pub fn inspect_coreml_manifest(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<()> {
+    let limit = ctx.cfg.limits.json_bytes;
+    let (bytes, more) = super::read::read_bounded(r, limit)?;
+    if more {
+        let cfg = ctx.cfg;
+        let d = ctx.detect(
+            RuleId::LimitExceeded,
+            "json_bytes",
+            format!("core ml package manifest is larger than the json_bytes limit ({limit}); not checked"),
+            Location::default(),
+        );
+        super::context::name_limit(d, cfg, "json_bytes");
+        return Ok(());
+    }
+    match super::coreml::parse_manifest(&bytes) {
+        Ok(m) => ctx.fact(Fact::Coreml, json!({ "manifest": facts_of(&m) })),
+        Err(p) => record_problems(ctx, &[p], RuleId::FormatMalformed, None, &[]),
+    }
+    Ok(())
+}
+
+/// PaddlePaddle program (issue 40): operator types (facts); `py_func` and the file ops judged
+/// like TensorFlow's PyFunc and file-system ops (FMT006); broken structure FMT007; nesting past
+/// `paddle_depth` SCAN004.
+pub fn inspect_paddle(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> Format {
+    let limits = super::paddle::Limits::from(&ctx.cfg.limits);
+    let (facts, problems) = super::paddle::inspect_program(r, size, &limits);
+    ctx.fact(Fact::Paddle, facts_of(&facts));
+    record_problems(
+        ctx,
+        &problems,
+        RuleId::TfUnsafeOp,
+        None,
+        &[("too-deep", "paddle_depth")],
+    );
+    Format::Paddle
+}
+
+/// PaddlePaddle `.pdiparams` (issue 40): every tensor record sized against the file (FMT009
+/// past the end, FMT007 broken); tensor count, dtypes and bytes as facts.
+pub fn inspect_paddle_params(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64) -> Format {
+    let limits = super::paddle::Limits::from(&ctx.cfg.limits);
+    let (facts, problems) = super::paddle::inspect_params(r, size, &limits);
+    ctx.fact(Fact::TensorCount, facts.tensor_count);
+    if let Some(p) = facts.parameters {
+        ctx.fact(Fact::Parameters, p);
+    }
+    ctx.fact(Fact::Dtypes, json!(facts.dtypes));
+    ctx.fact(Fact::DataBytes, facts.data_bytes);
+    ctx.fact(Fact::Paddle, json!({ "params": facts_of(&facts) }));
+    record_problems(
+        ctx,
+        &problems,
+        RuleId::FormatMalformed,
+        None,
+        &[("rank-too-large", "tensor_rank")],
+    );
+    Format::PaddleParams
+}
+
 /// TensorFlow SavedModel / frozen GraphDef: op types, PyFunc and file-system ops (FMT006).
 pub fn inspect_tf(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, size: u64, saved_model: bool) -> Format {
     let kind = if saved_model {

@@ -237,6 +237,30 @@ fn cases() -> Vec<Case> {
         c("gguf_metadata_bytes", 30, "m.gguf", gguf, Scan),
         c("onnx_depth", 1, "model.onnx", onnx, Scan),
         c("tf_depth", 1, "saved_model.pb", tf, Scan),
+        // Issue 40: Flax msgpack, Core ML and Paddle walks.
+        c(
+            "msgpack_depth",
+            1,
+            "flax_model.msgpack",
+            super::proto_fixtures::flax_params(),
+            Scan,
+        ),
+        c(
+            "coreml_depth",
+            1,
+            "model.mlmodel",
+            super::proto_fixtures::coreml_neural_network(&[super::proto_fixtures::coreml_layer(
+                "conv", 100,
+            )]),
+            Scan,
+        ),
+        c(
+            "paddle_depth",
+            1,
+            "inference.pdmodel",
+            super::proto_fixtures::paddle_benign_program(),
+            Scan,
+        ),
         c("hdf5_messages", 1, "model.h5", h5, Scan),
         c(
             "tflite_operator_codes",

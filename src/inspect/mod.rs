@@ -11,15 +11,18 @@ pub mod blocks;
 pub mod compress;
 pub mod config;
 pub mod context;
+pub mod coreml;
 pub mod formats;
 pub mod gguf;
 pub mod hdf5;
 pub mod keras;
+pub mod msgpack;
 pub mod native;
 pub mod numpy;
 pub mod onnx;
 pub mod openvino;
 pub mod package;
+pub mod paddle;
 pub mod pickle;
 pub mod pickle_stream;
 pub mod polyglot;
@@ -40,6 +43,10 @@ pub mod zip;
 
 #[cfg(test)]
 mod limit_tests;
+/// Byte-exact Flax, Core ML and Paddle fixtures, shared with the CLI tests (issue 40).
+#[cfg(test)]
+#[path = "../../tests/support/flax_coreml_paddle.rs"]
+pub(crate) mod proto_fixtures;
 
 use crate::model::facts::Fact;
 use crate::model::problem::ProblemKind;
@@ -364,9 +371,23 @@ fn dispatch(
             format
         }
         Format::TfGraph => formats::inspect_tf(ctx, r, size, false),
-        // Recognised as weights by name and a plausible first byte, not parsed further: Core ML
-        // specs are protobuf (field 1, version), Flax checkpoints are a msgpack map.
-        Format::Coreml | Format::Msgpack => sniffed,
+        // Issue 40: Core ML specs (model type, layers, custom layers and models: FMT008) and
+        // the MIL weight blobs of an `.mlpackage`.
+        Format::Coreml => formats::inspect_coreml(ctx, r, size),
+        Format::CoremlWeights => formats::inspect_coreml_weights(ctx, r, size),
+        // Issue 40: PaddlePaddle programs (operators; py_func and file ops FMT006) and
+        // parameters (every tensor record sized).
+        Format::Paddle => formats::inspect_paddle(ctx, r, size),
+        Format::PaddleParams => formats::inspect_paddle_params(ctx, r, size),
+        // Issue 40: Flax/JAX msgpack, every array's dtype, shape and length checked.
+        Format::Msgpack => {
+            let end = formats::inspect_msgpack(ctx, r, size);
+            if end.is_some() {
+                let at = ctx.positioned;
+                formats::record_polyglots(ctx, at, size, end)?;
+            }
+            Format::Msgpack
+        }
         // Tensors only: a TensorProto has no graph, no operators, nothing that runs.
         Format::OnnxTensor | Format::Fasttext | Format::Word2vec | Format::TfCheckpoint => sniffed,
         Format::TfMetagraph => formats::inspect_tf_file(ctx, r, size, tf::GraphFile::MetaGraph),
@@ -450,6 +471,9 @@ fn inspect_text(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, format: Format) -> io::R
     let name = classify::basename(ctx.rel);
     if name == "MLmodel" {
         return formats::inspect_mlmodel(ctx, r);
+    }
+    if coreml::is_manifest(ctx.rel) {
+        return formats::inspect_coreml_manifest(ctx, r);
     }
     match format {
         Format::Python => return source::inspect_python(ctx, r),

@@ -99,6 +99,9 @@ facts! {
     Tf = "tf", "TensorFlow graph facts (op types, node and function counts)";
     Skops = "skops", "skops schema facts (protocol, skops version, node count, loaders, the types and callables it names)";
     Openvino = "openvino", "OpenVINO IR facts (version, layer count, op types and opsets, custom layers, weight ranges; on a `.bin`: the IR that describes it)";
+    Msgpack = "msgpack", "Flax/JAX msgpack facts (arrays by dtype, the first arrays with key path, shape and bytes, scalars, chunked arrays, other extension types)";
+    Coreml = "coreml", "Core ML facts (spec version, model type, layers and their types, custom layers and models; `.mlpackage` manifest items; weight blobs)";
+    Paddle = "paddle", "PaddlePaddle facts (program version, blocks, operator types, variables; `.pdiparams` tensors)";
     // Code and configs.
     PythonSyntaxErrors = "python_syntax_errors", "Python: syntax errors met in the statements parsed (scanning goes on)";
     PythonTruncatedBy = "python_truncated_by", "Python: the limit that stopped the scan";

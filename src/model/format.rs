@@ -84,8 +84,11 @@ formats! {
     Tflite => "tflite", "TensorFlow Lite flatbuffer";
     TfSavedmodel => "tf-savedmodel", "TensorFlow SavedModel protobuf";
     TfGraph => "tf-graph", "TensorFlow frozen GraphDef protobuf";
-    Coreml => "coreml", "Core ML model";
+    Coreml => "coreml", "Core ML model spec (`.mlmodel`, also inside an `.mlpackage`)";
+    CoremlWeights => "coreml-weights", "Core ML weight blob file (an `.mlpackage`'s `weights/weight.bin`: MIL blob storage)";
     Msgpack => "msgpack", "Flax/msgpack serialized weights";
+    Paddle => "paddle", "PaddlePaddle inference program (`.pdmodel`: a ProgramDesc protobuf)";
+    PaddleParams => "paddle-params", "PaddlePaddle combined parameters (`.pdiparams`: serialized tensors)";
     LfsPointer => "lfs-pointer", "Git LFS pointer (content not present)";
     Python => "python", "Python source";
     Notebook => "notebook", "Jupyter notebook";
@@ -144,7 +147,10 @@ impl Format {
                 | Format::TfSavedmodel
                 | Format::TfGraph
                 | Format::Coreml
+                | Format::CoremlWeights
                 | Format::Msgpack
+                | Format::Paddle
+                | Format::PaddleParams
                 | Format::Fasttext
                 | Format::Word2vec
                 | Format::TfMetagraph

@@ -144,6 +144,10 @@ limits! {
     gguf_metadata_bytes = 512 * MIB, [0, ANY], "GGUF metadata section size";
     onnx_depth = 64, [0, ANY], "ONNX protobuf nesting depth (subgraphs)";
     tf_depth = 64, [0, ANY], "TensorFlow graph protobuf nesting depth (functions, attributes)";
+    // Issue 40: Flax msgpack, Core ML and PaddlePaddle protobuf walks (explicit stacks).
+    msgpack_depth = 128, [0, ANY], "nesting depth of msgpack arrays and maps (Flax/JAX checkpoints)";
+    coreml_depth = 64, [0, ANY], "Core ML model spec protobuf nesting depth (pipelines, branches, loops)";
+    paddle_depth = 64, [0, ANY], "PaddlePaddle program protobuf nesting depth";
     hdf5_messages = 4096, [0, ANY], "object header messages read for an HDF5 root group";
     tflite_operator_codes = 4096, [0, ANY], "operator codes read from a TFLite model";
     numpy_header_bytes = 64 * KIB, [0, ANY], "NumPy `.npy` header dictionary size";

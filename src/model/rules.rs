@@ -142,7 +142,7 @@ rules! {
         "The chat template (GGUF `tokenizer.chat_template`, `chat_template` in `tokenizer_config.json`, `chat_template.json` or a processor config, a `.jinja` file) uses Jinja constructs that reach Python internals (dunder attributes, globals, imports). Rendering it with an unsandboxed Jinja environment runs code (CVE-2024-34359).";
     TfUnsafeOp => "FMT006", "tf-unsafe-op", High, "format",
         "TF SavedModel/graph with PyFunc or file-system ops",
-        "The TensorFlow graph contains PyFunc-style ops (which call Python) or file-system ops, which can read or write files when the graph runs.";
+        "The TensorFlow graph contains PyFunc-style ops (which call Python) or file-system ops, which can read or write files when the graph runs. PaddlePaddle programs (`.pdmodel`) are judged the same way: `py_func` calls a Python function registered in the loading process, and the `save`/`load` operators read or write the file their `file_path` attribute names.";
     FormatMalformed => "FMT007", "format-malformed", Medium, "format",
         "a model file of a recognised format (GGUF, ONNX, HDF5, TFLite, TF, NumPy) is structurally invalid",
         "The file starts like a known model format but breaks its structure (truncated, out-of-bounds offsets, inconsistent sizes). Different loaders handle broken files differently, which is how parser differentials hide payloads. Re-export the model.";

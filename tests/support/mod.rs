@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod formats40;
+pub mod flax_coreml_paddle;
 pub mod native;
 
 use std::path::{Path, PathBuf};
