@@ -128,6 +128,7 @@ pub fn claimed_format(rel: &str) -> Option<&'static [Format]> {
             Empty,
             Fasttext,
             Word2vec,
+            Ggml,
         ],
         "pkl" | "pickle" | "dill" | "sav" => &[Pickle, Joblib, PytorchLegacy, Gzip, Bzip2, Xz],
         "joblib" => &[Joblib, Pickle, Zlib, Gzip, Bzip2, Xz, Lzma],
@@ -135,6 +136,7 @@ pub fn claimed_format(rel: &str) -> Option<&'static [Format]> {
         "npz" => &[Npz, Zip],
         "onnx" => &[Onnx],
         "gguf" => &[Gguf],
+        "ggml" => &[Ggml, Gguf],
         "h5" | "hdf5" => &[Hdf5, Keras],
         "keras" => &[Keras, Hdf5],
         "tflite" => &[Tflite],
@@ -178,6 +180,9 @@ pub fn sniff(head: &[u8], size: u64) -> Format {
     }
     if head.get(4..8) == Some(b"TFL3") {
         return Tflite;
+    }
+    if is_legacy_ggml(head) {
+        return Ggml;
     }
     if is_fasttext(head) {
         return Fasttext;
@@ -378,6 +383,22 @@ pub fn is_fasttext(head: &[u8]) -> bool {
         && head
             .get(4..8)
             .is_some_and(|v| (1..=64).contains(&u32::from_le_bytes([v[0], v[1], v[2], v[3]])))
+}
+
+/// Legacy GGML (issue 40): a little-endian `u32` magic `ggml` (0x67676d6c), `ggmf`
+/// (0x67676d66), `ggjt` (0x67676a74) or `ggla` (0x67676c61), followed by binary header fields
+/// (a text file that happens to start `lmgg` stays text).
+pub fn is_legacy_ggml(head: &[u8]) -> bool {
+    let magic = head
+        .get(..4)
+        .and_then(|b| <[u8; 4]>::try_from(b).ok())
+        .map(u32::from_le_bytes);
+    matches!(
+        magic,
+        Some(0x6767_6d6c | 0x6767_6d66 | 0x6767_6a74 | 0x6767_6c61)
+    ) && head
+        .get(4..head.len().min(64))
+        .is_some_and(|rest| rest.len() >= 8 && rest.contains(&0))
 }
 
 /// word2vec's binary format (`save_word2vec_format(binary=True)`, the original C tool): a text

@@ -470,6 +470,7 @@ mod configs;
 mod engine;
 mod hostile;
 mod hostile_python;
+mod legacy_formats;
 mod loader_configs;
 mod loaders;
 mod native;

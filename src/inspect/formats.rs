@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::context::Ctx;
 use super::problem::{Problem, ProblemKind};
 use super::read::{Positioned, ReadSeek};
-use super::{gguf, hdf5, keras, onnx, package, polyglot, template, tf, tflite};
+use super::{ggml, gguf, hdf5, keras, onnx, package, polyglot, template, tf, tflite};
 use crate::classify::Format;
 use crate::model::finding::Location;
 use crate::model::rules::RuleId;
@@ -270,6 +270,37 @@ pub fn inspect_tflite(ctx: &mut Ctx<'_>, at: Positioned<'_>, size: u64) -> io::R
         &[("too-many-operator-codes", "tflite_operator_codes")],
     );
     Ok(Format::Tflite)
+}
+
+/// Legacy GGML (`ggml`, `ggmf`, `ggjt`, `ggla`): magic, version, layout, vocabulary and the
+/// tensor walk; hostile counts and sizes FMT009, broken records FMT007. Random access: tensor
+/// headers are read at positions from `at`, their data skipped.
+pub fn inspect_ggml(ctx: &mut Ctx<'_>, at: Positioned<'_>, size: u64) -> io::Result<Format> {
+    if at.is_none() {
+        return Ok(streamed_only(ctx, Format::Ggml));
+    }
+    let Some(mut file) = reopen(ctx, at, "ggml")? else {
+        return Ok(Format::Ggml);
+    };
+    let (facts, mut problems) =
+        ggml::inspect(&mut file, size, &ggml::Limits::from(&ctx.cfg.limits));
+    drop(file);
+    if check_positioned(ctx, at, "ggml") {
+        problems.retain(|p| matches!(p.kind, ProblemKind::Unsafe | ProblemKind::Exploit));
+    }
+    if let Some(n) = facts.parameter_count.filter(|_| facts.layout.is_some()) {
+        ctx.fact(Fact::Parameters, n);
+    }
+    ctx.fact(Fact::TensorCount, facts.tensor_count);
+    ctx.fact(Fact::Ggml, facts_of(&facts));
+    record_problems(
+        ctx,
+        &problems,
+        RuleId::FormatMalformed,
+        None,
+        &[("too-many-tensors", "gguf_tensor_count")],
+    );
+    Ok(Format::Ggml)
 }
 
 /// A reader at offset 0 for `check`; `None` (with the finding recorded) when the source had

@@ -13,6 +13,7 @@ pub mod compress;
 pub mod config;
 pub mod context;
 pub mod formats;
+pub mod ggml;
 pub mod gguf;
 pub mod hdf5;
 pub mod keras;
@@ -353,6 +354,10 @@ fn dispatch(
         Format::Tflite => {
             let at = ctx.positioned;
             formats::inspect_tflite(ctx, at, size)?
+        }
+        Format::Ggml => {
+            let at = ctx.positioned;
+            formats::inspect_ggml(ctx, at, size)?
         }
         Format::TfSavedmodel => formats::inspect_tf(ctx, r, size, true),
         Format::Onnx => {

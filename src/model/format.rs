@@ -108,6 +108,7 @@ formats! {
     Elf => "elf", "ELF executable, shared library or object file";
     Macho => "mach-o", "Mach-O executable or library (thin or fat/universal)";
     Pe => "pe", "PE (Windows) executable or DLL";
+    Ggml => "ggml", "legacy GGML model (`ggml`, `ggmf`, `ggjt`, `ggla` magics: llama.cpp before GGUF, whisper.cpp, the ggml examples)";
 }
 
 impl Serialize for Format {
@@ -146,6 +147,7 @@ impl Format {
                 | Format::Word2vec
                 | Format::TfMetagraph
                 | Format::TfCheckpoint
+                | Format::Ggml
         )
     }
 }

@@ -2,6 +2,7 @@
 //! binary. Nothing here needs Python, git or the network.
 #![allow(dead_code)]
 
+pub mod legacy;
 pub mod native;
 
 use std::path::{Path, PathBuf};
