@@ -536,7 +536,7 @@ fn walk<R: Read + Seek>(
                 at,
             ));
         };
-        if elements % block != 0 {
+        if !elements.is_multiple_of(block) {
             return Err(bad(
                 ProblemKind::Exploit,
                 "hostile-dims",
@@ -601,7 +601,7 @@ mod tests {
         }
         out.extend_from_slice(name.as_bytes());
         if align {
-            while out.len() % 32 != 0 {
+            while !out.len().is_multiple_of(32) {
                 out.push(0);
             }
         }

@@ -12,7 +12,7 @@ pub fn ggml_tensor(out: &mut Vec<u8>, dims: &[i32], name: &str, ty: i32, data: u
     }
     out.extend_from_slice(name.as_bytes());
     if align {
-        while out.len() % 32 != 0 {
+        while !out.len().is_multiple_of(32) {
             out.push(0);
         }
     }
