@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::context::Ctx;
 use super::problem::{Problem, ProblemKind};
 use super::read::{Positioned, ReadSeek};
-use super::{ggml, gguf, hdf5, keras, onnx, package, polyglot, template, tf, tflite};
+use super::{ggml, gguf, hdf5, keras, llamafile, onnx, package, polyglot, template, tf, tflite};
 use crate::classify::Format;
 use crate::model::finding::Location;
 use crate::model::rules::RuleId;
@@ -301,6 +301,88 @@ pub fn inspect_ggml(ctx: &mut Ctx<'_>, at: Positioned<'_>, size: u64) -> io::Res
         &[("too-many-tensors", "gguf_tensor_count")],
     );
     Ok(Format::Ggml)
+}
+
+/// A native executable with a zip appended: a llamafile when the zip stores a `.gguf` (its
+/// layout), `None` otherwise (or with no file to reopen). Problems of the appended zip are
+/// recorded (FMT007, FMT009, SCAN004).
+pub fn probe_llamafile(
+    ctx: &mut Ctx<'_>,
+    at: Positioned<'_>,
+    size: u64,
+) -> io::Result<Option<llamafile::Layout>> {
+    if at.is_none() {
+        return Ok(None);
+    }
+    let Some(mut file) = reopen(ctx, at, "llamafile")? else {
+        return Ok(None);
+    };
+    let (layout, problems) =
+        llamafile::probe(&mut file, size, &llamafile::Limits::from(&ctx.cfg.limits));
+    drop(file);
+    if check_positioned(ctx, at, "llamafile") {
+        return Ok(None);
+    }
+    record_problems(ctx, &problems, RuleId::FormatMalformed, None, &[]);
+    Ok(layout)
+}
+
+/// Each GGUF a llamafile carries, read by the GGUF inspector from its offset (header, metadata,
+/// tensor infos; chat templates judged: FMT005), findings named by the member.
+pub fn inspect_llamafile(
+    ctx: &mut Ctx<'_>,
+    at: Positioned<'_>,
+    layout: &llamafile::Layout,
+) -> io::Result<()> {
+    let limits = gguf::Limits::from(&ctx.cfg.limits);
+    let mut embedded = Vec::new();
+    for g in &layout.ggufs {
+        let Some(mut file) = reopen(ctx, at, "llamafile")? else {
+            return Ok(());
+        };
+        use std::io::{Seek, SeekFrom};
+        file.seek(SeekFrom::Start(g.offset))?;
+        let mut member = io::BufReader::new(io::Read::take(file, g.size));
+        let (facts, mut problems) = gguf::inspect(&mut member, g.size, &limits);
+        drop(member);
+        // Offsets in the member are offsets in the file from where the member starts.
+        for p in &mut problems {
+            p.offset = p.offset.map(|o| o.saturating_add(g.offset));
+        }
+        if check_positioned(ctx, at, "llamafile") {
+            return Ok(());
+        }
+        if let Some(n) = facts.parameter_count {
+            ctx.fact(Fact::Parameters, n);
+        }
+        ctx.fact(Fact::TensorCount, facts.tensor_count);
+        embedded.push(json!({
+            "member": g.member,
+            "offset": g.offset,
+            "size": g.size,
+            "gguf": facts_of(&facts),
+        }));
+        record_problems(
+            ctx,
+            &problems,
+            RuleId::GgufTemplateSuspicious,
+            Some(&g.member),
+            &[
+                ("header-too-large", "gguf_metadata_bytes"),
+                ("too-many-tensors", "gguf_tensor_count"),
+                ("too-many-kv", "gguf_kv_count"),
+            ],
+        );
+    }
+    ctx.fact(
+        Fact::Llamafile,
+        json!({
+            "executable_bytes": layout.executable_bytes,
+            "zip_members": layout.zip_members,
+            "ggufs": embedded,
+        }),
+    );
+    Ok(())
 }
 
 /// A reader at offset 0 for `check`; `None` (with the finding recorded) when the source had

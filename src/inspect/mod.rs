@@ -17,6 +17,7 @@ pub mod ggml;
 pub mod gguf;
 pub mod hdf5;
 pub mod keras;
+pub mod llamafile;
 pub mod marshal;
 pub mod native;
 pub mod numpy;
@@ -374,8 +375,20 @@ fn dispatch(
         Format::OnnxTensor | Format::Fasttext | Format::Word2vec | Format::TfCheckpoint => sniffed,
         Format::TfMetagraph => formats::inspect_tf_file(ctx, r, size, tf::GraphFile::MetaGraph),
         Format::Elf | Format::Macho | Format::Pe => {
-            native::inspect_native(ctx, r)?;
-            sniffed
+            // A llamafile (issue 40): the executable image is native code, the GGUF weights in
+            // the zip appended to it are read as a GGUF.
+            let at = ctx.positioned;
+            match formats::probe_llamafile(ctx, at, size)? {
+                Some(layout) => {
+                    native::inspect_native_image(ctx, r, Some(layout.executable_bytes))?;
+                    formats::inspect_llamafile(ctx, at, &layout)?;
+                    Format::Llamafile
+                }
+                None => {
+                    native::inspect_native(ctx, r)?;
+                    sniffed
+                }
+            }
         }
         Format::PythonBytecode => {
             if let Some(pyc) = bytecode::inspect_pyc(ctx, r)? {

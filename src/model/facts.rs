@@ -97,6 +97,7 @@ facts! {
     KerasMetadata = "keras_metadata", "Keras metadata.json facts";
     Tflite = "tflite", "TFLite facts (version, operator codes, custom ops)";
     Tf = "tf", "TensorFlow graph facts (op types, node and function counts)";
+    Llamafile = "llamafile", "llamafile: the executable image's size, the appended zip's members and each embedded GGUF (member, offset, size, its `gguf` facts)";
     Ggml = "ggml", "legacy GGML facts (magic, version, layout, hparams, vocabulary size, tensor count and types)";
     // Code and configs.
     PythonSyntaxErrors = "python_syntax_errors", "Python: syntax errors met in the statements parsed (scanning goes on)";

@@ -108,6 +108,7 @@ formats! {
     Elf => "elf", "ELF executable, shared library or object file";
     Macho => "mach-o", "Mach-O executable or library (thin or fat/universal)";
     Pe => "pe", "PE (Windows) executable or DLL";
+    Llamafile => "llamafile", "llamafile: a native executable (APE, ELF, PE or Mach-O) with GGUF weights in an appended zip";
     Ggml => "ggml", "legacy GGML model (`ggml`, `ggmf`, `ggjt`, `ggla` magics: llama.cpp before GGUF, whisper.cpp, the ggml examples)";
 }
 
@@ -120,7 +121,10 @@ impl Serialize for Format {
 impl Format {
     /// Native code (ELF, Mach-O, PE): what `SRC007` reports in a model directory.
     pub fn is_native(self) -> bool {
-        matches!(self, Format::Elf | Format::Macho | Format::Pe)
+        matches!(
+            self,
+            Format::Elf | Format::Macho | Format::Pe | Format::Llamafile
+        )
     }
 
     /// Formats that are serialized models (weights) whatever their name.
@@ -148,6 +152,7 @@ impl Format {
                 | Format::TfMetagraph
                 | Format::TfCheckpoint
                 | Format::Ggml
+                | Format::Llamafile
         )
     }
 }

@@ -62,3 +62,85 @@ fn hostile_and_broken_ggml_are_denied() {
         .unwrap()["evidence"];
     assert_eq!(ev["problem"], "data-past-end");
 }
+
+const BENIGN_TEMPLATE: &str =
+    "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}{% endfor %}";
+const EVIL_TEMPLATE: &str = "{{ cycler.__init__.__globals__.os.popen('id').read() }}";
+
+#[test]
+fn llamafile_is_native_code_and_its_gguf_is_judged() {
+    let exe = crate::support::native::elf_plain();
+    let benign = llamafile(
+        &exe,
+        &[
+            (".args", b"-m\nmodel.gguf\n"),
+            (
+                "model.gguf",
+                &gguf_with("tokenizer.chat_template", BENIGN_TEMPLATE),
+            ),
+        ],
+        4096,
+    );
+    let evil = llamafile(
+        &exe,
+        &[(
+            "model.gguf",
+            &gguf_with("tokenizer.chat_template", EVIL_TEMPLATE),
+        )],
+        4096,
+    );
+    let good = Repo::new();
+    good.file("tiny.llamafile", &benign);
+    let (code, r) = scan_json(good.path(), &[]);
+    let f = file(&r, "tiny.llamafile");
+    assert_eq!(f["format"], "llamafile", "{r:#}");
+    assert_eq!(f["facts"]["native"]["format"], "elf");
+    // The image ends where the zip's first member (here after zipalign's padding) starts.
+    let image = f["facts"]["llamafile"]["executable_bytes"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(&benign[image as usize..][..4], b"PK\x03\x04");
+    assert!(image >= exe.len() as u64);
+    assert_eq!(f["facts"]["llamafile"]["ggufs"][0]["member"], "model.gguf");
+    assert_eq!(
+        f["facts"]["llamafile"]["ggufs"][0]["gguf"]["chat_templates"][0],
+        "default"
+    );
+    // Native code in a model directory: SRC007; nothing denied.
+    assert_eq!(rules_on(&r, "tiny.llamafile"), vec!["SRC007"], "{r:#}");
+    assert_eq!(code, 0, "{r:#}");
+
+    let bad = Repo::new();
+    bad.file("evil.llamafile", &evil);
+    let (code, r) = scan_json(bad.path(), &[]);
+    assert_eq!(code, 1, "{r:#}");
+    let rules = rules_on(&r, "evil.llamafile");
+    assert!(
+        rules.contains(&"FMT005".to_string()) && rules.contains(&"SRC007".to_string()),
+        "{rules:?}"
+    );
+    let t = &findings(&r, "FMT005")[0];
+    assert_eq!(t["action"], "deny");
+    assert_eq!(t["location"]["member"], "model.gguf");
+}
+
+#[test]
+fn hostile_llamafile_zip_is_denied() {
+    let exe = crate::support::native::elf_plain();
+    let mut f = llamafile(
+        &exe,
+        &[(
+            "model.gguf",
+            &gguf_with("tokenizer.chat_template", BENIGN_TEMPLATE),
+        )],
+        64,
+    );
+    let cd = f.windows(4).rposition(|w| w == b"PK\x01\x02").unwrap();
+    f[cd + 20..cd + 24].copy_from_slice(&0x7fff_0000u32.to_le_bytes());
+    let repo = Repo::new();
+    repo.file("hostile.llamafile", &f);
+    let (code, r) = scan_json(repo.path(), &[]);
+    assert_eq!(code, 1, "{r:#}");
+    let rules = rules_on(&r, "hostile.llamafile");
+    assert!(rules.contains(&"FMT009".to_string()), "{rules:?}");
+}
