@@ -137,6 +137,7 @@ pub fn claimed_format(rel: &str) -> Option<&'static [Format]> {
         "onnx" => &[Onnx],
         "gguf" => &[Gguf],
         "ggml" => &[Ggml, Gguf],
+        "pte" => &[Executorch],
         "h5" | "hdf5" => &[Hdf5, Keras],
         "keras" => &[Keras, Hdf5],
         "tflite" => &[Tflite],
@@ -180,6 +181,9 @@ pub fn sniff(head: &[u8], size: u64) -> Format {
     }
     if head.get(4..8) == Some(b"TFL3") {
         return Tflite;
+    }
+    if is_executorch(head) {
+        return Executorch;
     }
     if is_legacy_ggml(head) {
         return Ggml;
@@ -399,6 +403,17 @@ pub fn is_legacy_ggml(head: &[u8]) -> bool {
     ) && head
         .get(4..head.len().min(64))
         .is_some_and(|rest| rest.len() >= 8 && rest.contains(&0))
+}
+
+/// An ExecuTorch program (issue 40): a FlatBuffer whose file identifier at bytes 4..8 is `ET`
+/// and two digits (`ET12`), with a 4-aligned root offset past the identifier.
+pub fn is_executorch(head: &[u8]) -> bool {
+    let root = head
+        .get(..4)
+        .and_then(|b| <[u8; 4]>::try_from(b).ok())
+        .map(u32::from_le_bytes);
+    matches!(head.get(4..8), Some([b'E', b'T', a, b]) if a.is_ascii_digit() && b.is_ascii_digit())
+        && root.is_some_and(|r| r >= 8 && r.is_multiple_of(4))
 }
 
 /// word2vec's binary format (`save_word2vec_format(binary=True)`, the original C tool): a text

@@ -11,7 +11,9 @@ use serde_json::{Value, json};
 use super::context::Ctx;
 use super::problem::{Problem, ProblemKind};
 use super::read::{Positioned, ReadSeek};
-use super::{ggml, gguf, hdf5, keras, llamafile, onnx, package, polyglot, template, tf, tflite};
+use super::{
+    executorch, ggml, gguf, hdf5, keras, llamafile, onnx, package, polyglot, template, tf, tflite,
+};
 use crate::classify::Format;
 use crate::model::finding::Location;
 use crate::model::rules::RuleId;
@@ -301,6 +303,33 @@ pub fn inspect_ggml(ctx: &mut Ctx<'_>, at: Positioned<'_>, size: u64) -> io::Res
         &[("too-many-tensors", "gguf_tensor_count")],
     );
     Ok(Format::Ggml)
+}
+
+/// ExecuTorch `.pte`: the program's plans, operators (custom namespaces FMT008) and delegates
+/// (backend ids, blob sizes); hostile sizes FMT009, broken structure FMT007. Random access, small
+/// reads at positions from `at`.
+pub fn inspect_executorch(ctx: &mut Ctx<'_>, at: Positioned<'_>, size: u64) -> io::Result<Format> {
+    if at.is_none() {
+        return Ok(streamed_only(ctx, Format::Executorch));
+    }
+    let Some(mut file) = reopen(ctx, at, "executorch")? else {
+        return Ok(Format::Executorch);
+    };
+    let (facts, mut problems) =
+        executorch::inspect(&mut file, size, &executorch::Limits::from(&ctx.cfg.limits));
+    drop(file);
+    if check_positioned(ctx, at, "executorch") {
+        problems.retain(|p| matches!(p.kind, ProblemKind::Unsafe | ProblemKind::Exploit));
+    }
+    ctx.fact(Fact::Executorch, facts_of(&facts));
+    record_problems(
+        ctx,
+        &problems,
+        RuleId::FormatMalformed,
+        None,
+        &[("too-many-entries", "tflite_operator_codes")],
+    );
+    Ok(Format::Executorch)
 }
 
 /// A native executable with a zip appended: a llamafile when the zip stores a `.gguf` (its

@@ -12,6 +12,7 @@ pub mod bytecode;
 pub mod compress;
 pub mod config;
 pub mod context;
+pub mod executorch;
 pub mod formats;
 pub mod ggml;
 pub mod gguf;
@@ -359,6 +360,10 @@ fn dispatch(
         Format::Ggml => {
             let at = ctx.positioned;
             formats::inspect_ggml(ctx, at, size)?
+        }
+        Format::Executorch => {
+            let at = ctx.positioned;
+            formats::inspect_executorch(ctx, at, size)?
         }
         Format::TfSavedmodel => formats::inspect_tf(ctx, r, size, true),
         Format::Onnx => {

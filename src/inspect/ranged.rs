@@ -350,7 +350,7 @@ fn scan_cached(c: &mut Cached<'_>, rel: &str, size: u64, cfg: &ScanConfig) -> (F
         Format::Safetensors => safetensors(&mut ctx, c, size, &mut cov),
         Format::Gguf => gguf(&mut ctx, c, size, &mut cov),
         Format::Zip => zip(&mut ctx, c, size, &mut cov),
-        Format::Hdf5 | Format::Tflite | Format::Ggml => {
+        Format::Hdf5 | Format::Tflite | Format::Ggml | Format::Executorch => {
             random_access(&mut ctx, c, format, size, &mut cov)
         }
         Format::Onnx => onnx(&mut ctx, c, size, &mut cov),
@@ -640,6 +640,7 @@ fn random_access(
         Ok(match format {
             Format::Tflite => formats::inspect_tflite(ctx, at, size)?,
             Format::Ggml => formats::inspect_ggml(ctx, at, size)?,
+            Format::Executorch => formats::inspect_executorch(ctx, at, size)?,
             _ => {
                 let (format, embedded) = formats::inspect_hdf5(ctx, at, size)?;
                 super::archive::inspect_embedded(ctx, "model_config", &embedded);

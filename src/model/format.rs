@@ -109,6 +109,7 @@ formats! {
     Macho => "mach-o", "Mach-O executable or library (thin or fat/universal)";
     Pe => "pe", "PE (Windows) executable or DLL";
     Llamafile => "llamafile", "llamafile: a native executable (APE, ELF, PE or Mach-O) with GGUF weights in an appended zip";
+    Executorch => "executorch", "ExecuTorch program (`.pte`): a FlatBuffer with identifier `ETxx`";
     Ggml => "ggml", "legacy GGML model (`ggml`, `ggmf`, `ggjt`, `ggla` magics: llama.cpp before GGUF, whisper.cpp, the ggml examples)";
 }
 
@@ -153,6 +154,7 @@ impl Format {
                 | Format::TfCheckpoint
                 | Format::Ggml
                 | Format::Llamafile
+                | Format::Executorch
         )
     }
 }

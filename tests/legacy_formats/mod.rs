@@ -144,3 +144,49 @@ fn hostile_llamafile_zip_is_denied() {
     let rules = rules_on(&r, "hostile.llamafile");
     assert!(rules.contains(&"FMT009".to_string()), "{rules:?}");
 }
+
+#[test]
+fn executorch_programs_are_read_and_custom_kernels_flagged() {
+    let repo = Repo::new();
+    let benign = pte(
+        &[
+            ("aten::add", "out"),
+            ("dim_order_ops::_to_dim_order_copy", "out"),
+        ],
+        &[("XnnpackBackend", b"xnnpack-blob")],
+        &[],
+    );
+    let custom = pte(
+        &[("aten::add", "out"), ("evil_ops::spawn", "default")],
+        &[],
+        &[],
+    );
+    // A data segment that runs past the end of the file.
+    let hostile = pte(&[("aten::add", "out")], &[], &[(0, 1 << 40)]);
+    repo.file("good/model.pte", &benign)
+        .file("custom/model.pte", &custom)
+        .file("hostile/program.data", &hostile);
+    let (code, r) = scan_json(repo.path(), &[]);
+    assert_eq!(code, 1, "{r:#}");
+    let g = file(&r, "good/model.pte");
+    assert_eq!(g["format"], "executorch");
+    assert_eq!(g["kind"], "weights");
+    assert_eq!(g["facts"]["executorch"]["identifier"], "ET12");
+    assert_eq!(
+        g["facts"]["executorch"]["delegates"][0]["id"],
+        "XnnpackBackend"
+    );
+    assert_eq!(g["facts"]["executorch"]["delegates"][0]["size"], 12);
+    assert_eq!(
+        g["facts"]["executorch"]["operators"],
+        serde_json::json!(["aten::add.out", "dim_order_ops::_to_dim_order_copy.out"])
+    );
+    assert!(rules_on(&r, "good/model.pte").is_empty());
+    assert_eq!(rules_on(&r, "custom/model.pte"), vec!["FMT008"]);
+    let c = &findings(&r, "FMT008")[0];
+    assert_eq!(c["evidence"]["op"], "evil_ops::spawn.default");
+    // Recognised by content under any name.
+    assert_eq!(file(&r, "hostile/program.data")["format"], "executorch");
+    assert_eq!(rules_on(&r, "hostile/program.data"), vec!["FMT009"]);
+    assert!(findings(&r, "FMT002").is_empty());
+}
