@@ -182,6 +182,10 @@ pub fn sniff(head: &[u8], size: u64) -> Format {
     if head.get(4..8) == Some(b"TFL3") {
         return Tflite;
     }
+    // TensorRT 8+ engines start with their `ftrt` tag (issue 40).
+    if head.starts_with(b"ftrt") && head.len() >= 16 {
+        return Tensorrt;
+    }
     if is_executorch(head) {
         return Executorch;
     }
@@ -349,6 +353,9 @@ pub fn route(rel: &str, head: &[u8], sniffed: Format, probes: &Probes) -> Route 
         OnnxTensor
     } else if ext == "pb" {
         TfGraph
+    } else if unknown && matches!(ext.as_str(), "engine" | "plan" | "trt") {
+        // TensorRT engines without the `ftrt` tag (older releases): by name (issue 40).
+        Tensorrt
     } else if unknown && ext == "msgpack" && msgpack_map {
         Msgpack
     } else if unknown && matches!(ext.as_str(), "joblib" | "lzma" | "pkl") && probes.lzma {

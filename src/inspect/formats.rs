@@ -332,6 +332,15 @@ pub fn inspect_executorch(ctx: &mut Ctx<'_>, at: Positioned<'_>, size: u64) -> i
     Ok(Format::Executorch)
 }
 
+/// TensorRT engine: its tag and serialization version, and the native images (plugin libraries,
+/// the lean runtime) embedded in the plan, found in the one sequential read; SRC007 reports them
+/// (`repository::native`).
+pub fn inspect_tensorrt(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, head: &[u8]) -> io::Result<()> {
+    let facts = super::tensorrt::inspect(r, head)?;
+    ctx.fact(Fact::Tensorrt, facts_of(&facts));
+    Ok(())
+}
+
 /// A native executable with a zip appended: a llamafile when the zip stores a `.gguf` (its
 /// layout), `None` otherwise (or with no file to reopen). Problems of the appended zip are
 /// recorded (FMT007, FMT009, SCAN004).

@@ -35,6 +35,7 @@ pub mod safetensors;
 pub mod source;
 pub mod tar;
 pub mod template;
+pub mod tensorrt;
 pub mod tf;
 pub mod tflite;
 pub mod torchscript;
@@ -360,6 +361,10 @@ fn dispatch(
         Format::Ggml => {
             let at = ctx.positioned;
             formats::inspect_ggml(ctx, at, size)?
+        }
+        Format::Tensorrt => {
+            formats::inspect_tensorrt(ctx, r, head)?;
+            Format::Tensorrt
         }
         Format::Executorch => {
             let at = ctx.positioned;

@@ -99,6 +99,7 @@ facts! {
     Tf = "tf", "TensorFlow graph facts (op types, node and function counts)";
     Llamafile = "llamafile", "llamafile: the executable image's size, the appended zip's members and each embedded GGUF (member, offset, size, its `gguf` facts)";
     Executorch = "executorch", "ExecuTorch facts (identifier, version, extended header, plans, operators, custom ops, delegates with their backend id and blob size, segment count)";
+    Tensorrt = "tensorrt", "TensorRT facts (whether the `ftrt` tag is present, serialization version, native images embedded in the plan)";
     Ggml = "ggml", "legacy GGML facts (magic, version, layout, hparams, vocabulary size, tensor count and types)";
     // Code and configs.
     PythonSyntaxErrors = "python_syntax_errors", "Python: syntax errors met in the statements parsed (scanning goes on)";

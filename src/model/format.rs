@@ -110,6 +110,7 @@ formats! {
     Pe => "pe", "PE (Windows) executable or DLL";
     Llamafile => "llamafile", "llamafile: a native executable (APE, ELF, PE or Mach-O) with GGUF weights in an appended zip";
     Executorch => "executorch", "ExecuTorch program (`.pte`): a FlatBuffer with identifier `ETxx`";
+    Tensorrt => "tensorrt", "TensorRT engine/plan (`ftrt` tag, or `.engine`/`.plan`/`.trt` by name)";
     Ggml => "ggml", "legacy GGML model (`ggml`, `ggmf`, `ggjt`, `ggla` magics: llama.cpp before GGUF, whisper.cpp, the ggml examples)";
 }
 
@@ -155,6 +156,7 @@ impl Format {
                 | Format::Ggml
                 | Format::Llamafile
                 | Format::Executorch
+                | Format::Tensorrt
         )
     }
 }

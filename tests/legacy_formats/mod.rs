@@ -190,3 +190,43 @@ fn executorch_programs_are_read_and_custom_kernels_flagged() {
     assert_eq!(rules_on(&r, "hostile/program.data"), vec!["FMT009"]);
     assert!(findings(&r, "FMT002").is_empty());
 }
+
+#[test]
+fn tensorrt_engines_are_recognised_and_embedded_plugins_are_native_code() {
+    let repo = Repo::new();
+    let plugin = crate::support::native::elf_plain();
+    repo.file("trt/model.engine", trt_engine(&[]))
+        .file("trt/renamed.data", trt_engine(&[]))
+        .file(
+            "old/model.plan",
+            b"\x01\x02\x03\x00opaque plan of an older release\x00",
+        )
+        .file("plugins/model.engine", trt_engine(&plugin));
+    let (code, r) = scan_json(repo.path(), &[]);
+    assert_eq!(code, 0, "{r:#}");
+    let e = file(&r, "trt/model.engine");
+    assert_eq!(e["format"], "tensorrt");
+    assert_eq!(e["kind"], "weights");
+    assert_eq!(e["facts"]["tensorrt"]["magic"], true);
+    assert_eq!(e["facts"]["tensorrt"]["serialization_version"], 232);
+    assert!(rules_on(&r, "trt/model.engine").is_empty());
+    // By content under another name .
+    assert_eq!(file(&r, "trt/renamed.data")["format"], "tensorrt");
+    // By name when there is no tag.
+    let old = file(&r, "old/model.plan");
+    assert_eq!(old["format"], "tensorrt");
+    assert_eq!(old["facts"]["tensorrt"]["magic"], false);
+    assert!(rules_on(&r, "old/model.plan").is_empty());
+    // A plugin library inside the plan: native code.
+    assert_eq!(rules_on(&r, "plugins/model.engine"), vec!["SRC007"]);
+    let f = findings(&r, "SRC007")
+        .into_iter()
+        .find(|f| f["path"] == "plugins/model.engine")
+        .unwrap();
+    assert_eq!(f["evidence"]["embedded_format"], "elf");
+    assert_eq!(
+        file(&r, "plugins/model.engine")["facts"]["tensorrt"]["embedded_native"][0]["offset"],
+        3012
+    );
+    assert!(findings(&r, "FMT002").is_empty());
+}
