@@ -129,6 +129,8 @@ pub fn claimed_format(rel: &str) -> Option<&'static [Format]> {
             Fasttext,
             Word2vec,
             Ggml,
+            // XGBoost 2.1+ writes UBJSON under any extension it does not know.
+            Xgboost,
         ],
         "pkl" | "pickle" | "dill" | "sav" => &[Pickle, Joblib, PytorchLegacy, Gzip, Bzip2, Xz],
         "joblib" => &[Joblib, Pickle, Zlib, Gzip, Bzip2, Xz, Lzma],
@@ -152,7 +154,9 @@ pub fn claimed_format(rel: &str) -> Option<&'static [Format]> {
         "tar" => &[Tar, PytorchTar],
         "7z" => &[SevenZip],
         "rar" => &[Rar],
-        "json" => &[Json],
+        "json" => &[Json, Xgboost],
+        "ubj" => &[Xgboost],
+        "cbm" => &[Catboost],
         _ => return None,
     })
 }
@@ -188,6 +192,12 @@ pub fn sniff(head: &[u8], size: u64) -> Format {
     }
     if is_executorch(head) {
         return Executorch;
+    }
+    if is_xgboost_ubjson(head) {
+        return Xgboost;
+    }
+    if head.starts_with(b"CBM1") {
+        return Catboost;
     }
     if is_legacy_ggml(head) {
         return Ggml;
@@ -421,6 +431,25 @@ pub fn is_executorch(head: &[u8]) -> bool {
         .map(u32::from_le_bytes);
     matches!(head.get(4..8), Some([b'E', b'T', a, b]) if a.is_ascii_digit() && b.is_ascii_digit())
         && root.is_some_and(|r| r >= 8 && r.is_multiple_of(4))
+}
+
+/// XGBoost's UBJSON model (issue 40): `{`, a UBJSON length marker and length, then the key
+/// `learner` (the first key of every XGBoost model document).
+pub fn is_xgboost_ubjson(head: &[u8]) -> bool {
+    let Some(rest) = head.strip_prefix(b"{") else {
+        return false;
+    };
+    let width = match rest.first() {
+        Some(b'i' | b'U') => 1,
+        Some(b'I') => 2,
+        Some(b'l') => 4,
+        Some(b'L') => 8,
+        _ => return false,
+    };
+    let len = rest
+        .get(1..1 + width)
+        .map(|b| b.iter().fold(0u64, |v, &x| (v << 8) | u64::from(x)));
+    len == Some(7) && rest.get(1 + width..1 + width + 7) == Some(b"learner")
 }
 
 /// word2vec's binary format (`save_word2vec_format(binary=True)`, the original C tool): a text

@@ -341,6 +341,26 @@ pub fn inspect_tensorrt(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, head: &[u8]) -> 
     Ok(())
 }
 
+/// XGBoost JSON/UBJSON model: recognised, its tree count and version where the first block has
+/// them (issue 40).
+pub fn record_xgboost(ctx: &mut Ctx<'_>, head: &[u8], size: u64, ubjson: bool) {
+    let whole = head.len() as u64 == size;
+    let facts = super::trees::xgboost(head, whole, ubjson);
+    ctx.fact(Fact::Xgboost, facts_of(&facts));
+}
+
+/// LightGBM text model: its header (version, classes, objective, tree count).
+pub fn record_lightgbm(ctx: &mut Ctx<'_>, head: &[u8]) {
+    ctx.fact(Fact::Lightgbm, facts_of(&super::trees::lightgbm(head)));
+}
+
+/// CatBoost `.cbm`: the model core's size, checked against the file (FMT009 past the end).
+pub fn record_catboost(ctx: &mut Ctx<'_>, head: &[u8], size: u64) {
+    let (facts, problems) = super::trees::catboost(head, size);
+    ctx.fact(Fact::Catboost, facts_of(&facts));
+    record_problems(ctx, &problems, RuleId::FormatMalformed, None, &[]);
+}
+
 /// A native executable with a zip appended: a llamafile when the zip stores a `.gguf` (its
 /// layout), `None` otherwise (or with no file to reopen). Problems of the appended zip are
 /// recorded (FMT007, FMT009, SCAN004).

@@ -39,6 +39,7 @@ pub mod tensorrt;
 pub mod tf;
 pub mod tflite;
 pub mod torchscript;
+pub mod trees;
 pub mod zip;
 
 #[cfg(test)]
@@ -427,10 +428,29 @@ fn dispatch(
         Format::Lzma => {
             archive::inspect_compressed(ctx, r, compress::Compression::Lzma, Format::Lzma, None, 0)?
         }
+        Format::Text if trees::is_lightgbm(head) => {
+            formats::record_lightgbm(ctx, head);
+            Format::Lightgbm
+        }
         Format::Text => {
             let format = classify::text_format(ctx.rel);
+            // XGBoost's JSON model under any name: the config checks still read it.
+            let xgboost = trees::is_xgboost_json(head);
             inspect_text(ctx, r, format)?;
-            format
+            if xgboost {
+                formats::record_xgboost(ctx, head, size, false);
+                Format::Xgboost
+            } else {
+                format
+            }
+        }
+        Format::Xgboost => {
+            formats::record_xgboost(ctx, head, size, true);
+            Format::Xgboost
+        }
+        Format::Catboost => {
+            formats::record_catboost(ctx, head, size);
+            Format::Catboost
         }
         other => other,
     })

@@ -100,6 +100,9 @@ facts! {
     Llamafile = "llamafile", "llamafile: the executable image's size, the appended zip's members and each embedded GGUF (member, offset, size, its `gguf` facts)";
     Executorch = "executorch", "ExecuTorch facts (identifier, version, extended header, plans, operators, custom ops, delegates with their backend id and blob size, segment count)";
     Tensorrt = "tensorrt", "TensorRT facts (whether the `ftrt` tag is present, serialization version, native images embedded in the plan)";
+    Xgboost = "xgboost", "XGBoost facts (encoding, num_trees, version)";
+    Lightgbm = "lightgbm", "LightGBM facts (version, num_class, num_tree_per_iteration, objective, tree_count)";
+    Catboost = "catboost", "CatBoost facts (core_size)";
     Ggml = "ggml", "legacy GGML facts (magic, version, layout, hparams, vocabulary size, tensor count and types)";
     // Code and configs.
     PythonSyntaxErrors = "python_syntax_errors", "Python: syntax errors met in the statements parsed (scanning goes on)";

@@ -111,6 +111,9 @@ formats! {
     Llamafile => "llamafile", "llamafile: a native executable (APE, ELF, PE or Mach-O) with GGUF weights in an appended zip";
     Executorch => "executorch", "ExecuTorch program (`.pte`): a FlatBuffer with identifier `ETxx`";
     Tensorrt => "tensorrt", "TensorRT engine/plan (`ftrt` tag, or `.engine`/`.plan`/`.trt` by name)";
+    Xgboost => "xgboost", "XGBoost model (`save_model` JSON or UBJSON: trees and parameters, no code)";
+    Lightgbm => "lightgbm", "LightGBM text model (`tree\\nversion=v…`: trees and parameters, no code)";
+    Catboost => "catboost", "CatBoost model (`.cbm`, `CBM1` magic: trees and parameters, no code)";
     Ggml => "ggml", "legacy GGML model (`ggml`, `ggmf`, `ggjt`, `ggla` magics: llama.cpp before GGUF, whisper.cpp, the ggml examples)";
 }
 
@@ -157,6 +160,9 @@ impl Format {
                 | Format::Llamafile
                 | Format::Executorch
                 | Format::Tensorrt
+                | Format::Xgboost
+                | Format::Lightgbm
+                | Format::Catboost
         )
     }
 }

@@ -230,3 +230,51 @@ fn tensorrt_engines_are_recognised_and_embedded_plugins_are_native_code() {
     );
     assert!(findings(&r, "FMT002").is_empty());
 }
+
+#[test]
+fn tree_model_files_are_recognised_data_formats() {
+    let repo = Repo::new();
+    let core = [0x0c, 0, 0, 0, 0x43, 0x42, 0x4d, 0x31, 0, 0, 0, 0];
+    repo.file("xgb/model.json", xgboost_json(3))
+        .file("xgb/model.ubj", xgboost_ubj("2"))
+        .file("xgb/renamed.bin", xgboost_ubj("2"))
+        .file("lgbm/model.txt", LIGHTGBM_MODEL)
+        .file("cat/model.cbm", catboost_cbm(core.len() as u32, &core))
+        .file("cat/hostile.cbm", catboost_cbm(u32::MAX, &core));
+    let (code, r) = scan_json(repo.path(), &[]);
+    let j = file(&r, "xgb/model.json");
+    assert_eq!(j["format"], "xgboost", "{r:#}");
+    assert_eq!(j["kind"], "weights");
+    assert_eq!(j["facts"]["xgboost"]["encoding"], "json");
+    assert_eq!(j["facts"]["xgboost"]["num_trees"], 3);
+    assert_eq!(j["facts"]["xgboost"]["version"], "2.1.0");
+    let u = file(&r, "xgb/model.ubj");
+    assert_eq!(u["format"], "xgboost");
+    assert_eq!(u["facts"]["xgboost"]["encoding"], "ubjson");
+    assert_eq!(u["facts"]["xgboost"]["num_trees"], 2);
+    assert_eq!(file(&r, "xgb/renamed.bin")["format"], "xgboost");
+    let l = file(&r, "lgbm/model.txt");
+    assert_eq!(l["format"], "lightgbm");
+    assert_eq!(l["facts"]["lightgbm"]["tree_count"], 3);
+    assert_eq!(l["facts"]["lightgbm"]["version"], "v4");
+    let c = file(&r, "cat/model.cbm");
+    assert_eq!(c["format"], "catboost");
+    assert_eq!(c["facts"]["catboost"]["core_size"], 12);
+    for path in [
+        "xgb/model.json",
+        "xgb/model.ubj",
+        "xgb/renamed.bin",
+        "lgbm/model.txt",
+        "cat/model.cbm",
+    ] {
+        assert!(
+            rules_on(&r, path).is_empty(),
+            "{path}: {:?}",
+            rules_on(&r, path)
+        );
+    }
+    // A core size past the end is a crafted header.
+    assert_eq!(rules_on(&r, "cat/hostile.cbm"), vec!["FMT009"]);
+    assert_eq!(code, 1);
+    assert!(findings(&r, "FMT002").is_empty());
+}

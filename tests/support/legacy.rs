@@ -267,3 +267,47 @@ pub fn trt_engine(payload: &[u8]) -> Vec<u8> {
     e.extend((0..3000u32).map(|i| (i * 17 % 241) as u8));
     e
 }
+
+/// An XGBoost JSON model (`Booster.save_model("m.json")` shape) with `trees` trees.
+pub fn xgboost_json(trees: usize) -> String {
+    let tree = r#"{"base_weights":[0.5],"left_children":[-1],"right_children":[-1],"split_indices":[0],"split_conditions":[0.5],"tree_param":{"num_nodes":"1","num_feature":"2"},"id":0}"#;
+    let all = vec![tree; trees].join(",");
+    format!(
+        r#"{{"learner":{{"attributes":{{}},"feature_names":[],"feature_types":[],"gradient_booster":{{"model":{{"gbtree_model_param":{{"num_parallel_tree":"1","num_trees":"{trees}"}},"iteration_indptr":[0],"tree_info":[0],"trees":[{all}]}},"name":"gbtree"}},"learner_model_param":{{"base_score":"5E-1","num_class":"0","num_feature":"2","num_target":"1"}},"objective":{{"name":"binary:logistic","reg_loss_param":{{"scale_pos_weight":"1"}}}}}},"version":[2,1,0]}}"#
+    )
+}
+
+/// An XGBoost UBJSON model head: `{`, `L` + length 7 + `learner`, then `num_trees`.
+pub fn xgboost_ubj(trees: &str) -> Vec<u8> {
+    let key = |k: &str| {
+        let mut v = b"L".to_vec();
+        v.extend_from_slice(&(k.len() as u64).to_be_bytes());
+        v.extend_from_slice(k.as_bytes());
+        v
+    };
+    let mut out = b"{".to_vec();
+    out.extend(key("learner"));
+    out.push(b'{');
+    out.extend(key("num_trees"));
+    out.push(b'S');
+    out.extend(key(trees));
+    out.extend_from_slice(b"}");
+    out.extend(key("version"));
+    out.extend_from_slice(b"[$L#i\x03");
+    for v in [2u64, 1, 0] {
+        out.extend_from_slice(&v.to_be_bytes());
+    }
+    out.push(b'}');
+    out
+}
+
+/// A LightGBM text model with three trees.
+pub const LIGHTGBM_MODEL: &str = "tree\nversion=v4\nnum_class=1\nnum_tree_per_iteration=1\nlabel_index=0\nmax_feature_idx=1\nobjective=binary sigmoid:1\nfeature_names=a b\nfeature_infos=[0:1] [0:1]\ntree_sizes=120 118 121\n\nTree=0\nnum_leaves=1\nleaf_value=0.1\n\n\nTree=1\nnum_leaves=1\nleaf_value=0.1\n\n\nTree=2\nnum_leaves=1\nleaf_value=0.1\n\n\nend of trees\n";
+
+/// A CatBoost `.cbm`: `CBM1`, the core size, the core.
+pub fn catboost_cbm(declared: u32, core: &[u8]) -> Vec<u8> {
+    let mut v = b"CBM1".to_vec();
+    v.extend_from_slice(&declared.to_le_bytes());
+    v.extend_from_slice(core);
+    v
+}
