@@ -327,7 +327,9 @@ pub enum Route {
 ///   `.pb` a frozen TensorFlow graph;
 /// - `.mlmodel` with a protobuf field-1 varint first byte is Core ML; `.msgpack` starting with a
 ///   msgpack map is Flax weights (recognised, not parsed further);
-/// - an lzma-alone stream is only believed under `.joblib`, `.lzma` or `.pkl`.
+/// - an lzma-alone stream is only believed under `.joblib`, `.lzma` or `.pkl`;
+/// - unknown content under `.engine`, `.plan` or `.trt` is a TensorRT engine of a release that
+///   wrote no `ftrt` tag.
 ///
 /// Content-only cases follow: a joblib `ZF` container, then a pickle hiding under any name
 /// (`pickle.load` reads it all the same).
