@@ -1,7 +1,7 @@
 //! ExecuTorch program (`.pte`) inspector. A `.pte` file is a FlatBuffer with file identifier
 //! `ETxx` (`ET12` today) at bytes 4..8, usually followed at byte 8 by an extended header (`eh00`,
 //! its length, the program's size and the base offset of the data segments appended after the
-//! program). Field ids follow pytorch/executorch `schema/program.fbs`:
+//! program; docs/source/pte-file-format.md). Field ids follow pytorch/executorch `schema/program.fbs`:
 //! Program { version:0, execution_plan:1, constant_buffer:2, backend_delegate_data:3,
 //! segments:4, constant_segment:5, mutable_data_segments:6 };
 //! ExecutionPlan { name:0, container_meta_type:1, values:2, inputs:3, outputs:4, chains:5,
@@ -347,7 +347,10 @@ fn parse<R: Read + Seek + ?Sized>(
     }
     facts.identifier = String::from_utf8_lossy(&ident).into_owned();
     let mut eh = [0u8; 4];
-    if f.read_at(8, &mut eh).is_ok() && &eh == b"eh00" {
+    // `eh` and two digits (`eh00` today; docs/source/pte-file-format.md).
+    if f.read_at(8, &mut eh).is_ok()
+        && matches!(eh, [b'e', b'h', a, b] if a.is_ascii_digit() && b.is_ascii_digit())
+    {
         let len = f.u32_at(12)?;
         if len < 24 {
             return Err(bad(
