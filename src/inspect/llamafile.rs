@@ -337,6 +337,91 @@ mod tests {
         );
     }
 
+    /// A zip64 archive appended to `exe` (what `zipalign` writes for weights over 4 GiB): the
+    /// central record's sizes and offset saturated, their values in the zip64 extra field, the
+    /// zip64 end record and its locator before the classic end record.
+    fn append_zip64(exe: &[u8], name: &str, data: &[u8]) -> Vec<u8> {
+        let mut out = exe.to_vec();
+        let local = out.len() as u64;
+        out.extend_from_slice(b"PK\x03\x04");
+        out.extend_from_slice(&[45, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        out.extend_from_slice(&0u32.to_le_bytes());
+        out.extend_from_slice(&u32::MAX.to_le_bytes());
+        out.extend_from_slice(&u32::MAX.to_le_bytes());
+        out.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        out.extend_from_slice(&20u16.to_le_bytes());
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(&1u16.to_le_bytes());
+        out.extend_from_slice(&16u16.to_le_bytes());
+        out.extend_from_slice(&(data.len() as u64).to_le_bytes());
+        out.extend_from_slice(&(data.len() as u64).to_le_bytes());
+        out.extend_from_slice(data);
+        let cd_at = out.len() as u64;
+        let mut cd = b"PK\x01\x02".to_vec();
+        cd.extend_from_slice(&[45, 3, 45, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        cd.extend_from_slice(&0u32.to_le_bytes());
+        cd.extend_from_slice(&u32::MAX.to_le_bytes());
+        cd.extend_from_slice(&u32::MAX.to_le_bytes());
+        cd.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        cd.extend_from_slice(&28u16.to_le_bytes());
+        // Comment length, disk, internal and external attributes.
+        cd.extend_from_slice(&[0u8; 10]);
+        cd.extend_from_slice(&u32::MAX.to_le_bytes());
+        cd.extend_from_slice(name.as_bytes());
+        cd.extend_from_slice(&1u16.to_le_bytes());
+        cd.extend_from_slice(&24u16.to_le_bytes());
+        cd.extend_from_slice(&(data.len() as u64).to_le_bytes());
+        cd.extend_from_slice(&(data.len() as u64).to_le_bytes());
+        cd.extend_from_slice(&local.to_le_bytes());
+        out.extend_from_slice(&cd);
+        let z_at = out.len() as u64;
+        out.extend_from_slice(b"PK\x06\x06");
+        out.extend_from_slice(&44u64.to_le_bytes());
+        out.extend_from_slice(&[45, 3, 45, 0]);
+        out.extend_from_slice(&[0u8; 8]);
+        out.extend_from_slice(&1u64.to_le_bytes());
+        out.extend_from_slice(&1u64.to_le_bytes());
+        out.extend_from_slice(&(cd.len() as u64).to_le_bytes());
+        out.extend_from_slice(&cd_at.to_le_bytes());
+        out.extend_from_slice(b"PK\x06\x07");
+        out.extend_from_slice(&0u32.to_le_bytes());
+        out.extend_from_slice(&z_at.to_le_bytes());
+        out.extend_from_slice(&1u32.to_le_bytes());
+        out.extend_from_slice(b"PK\x05\x06\0\0\0\0");
+        out.extend_from_slice(&u16::MAX.to_le_bytes());
+        out.extend_from_slice(&u16::MAX.to_le_bytes());
+        out.extend_from_slice(&u32::MAX.to_le_bytes());
+        out.extend_from_slice(&u32::MAX.to_le_bytes());
+        out.extend_from_slice(&0u16.to_le_bytes());
+        out
+    }
+
+    #[test]
+    fn reads_zip64_records() {
+        let exe = b"\x7fELF image".to_vec();
+        let f = append_zip64(&exe, "big.gguf", b"GGUF1234");
+        let (l, p) = run(&f);
+        assert!(p.is_empty(), "{p:?}");
+        let l = l.unwrap();
+        assert_eq!(l.executable_bytes, exe.len() as u64);
+        let g = &l.ggufs[0];
+        assert_eq!(g.size, 8);
+        assert_eq!(&f[g.offset as usize..][..8], b"GGUF1234");
+    }
+
+    #[test]
+    fn compressed_gguf_is_reported_not_read() {
+        let mut f = append_zip(b"\x7fELF", &[("m.gguf", b"GGUF....")]);
+        let cd = f.windows(4).position(|w| w == b"PK\x01\x02").unwrap();
+        f[cd + 10] = 8;
+        let (l, p) = run(&f);
+        assert!(l.is_some_and(|l| l.ggufs.is_empty()));
+        assert!(
+            matches!(p.as_slice(), [q] if q.code == "compressed-gguf"),
+            "{p:?}"
+        );
+    }
+
     #[test]
     fn central_directory_outside_the_file_is_reported() {
         let mut f = append_zip(b"\x7fELF", &[("m.gguf", b"GGUF....")]);
