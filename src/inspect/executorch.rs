@@ -60,6 +60,9 @@ impl Default for Limits {
     }
 }
 
+/// Most inline delegate blobs indexed (each is one table reference).
+const MAX_INLINE_BLOBS: u32 = 1 << 16;
+
 /// Operator namespaces of the standard ExecuTorch kernel libraries.
 pub const STANDARD_NAMESPACES: &[&str] = &[
     "aten",
@@ -419,11 +422,7 @@ fn parse<R: Read + Seek + ?Sized>(
         }
         segment_sizes.push(len);
     }
-    let inline = match f.field(root, 3)? {
-        Some(at) => f.vector(at, 4)?.1,
-        None => 0,
-    };
-    let inline_tables = f.tables(root, 3, inline, "inline delegate blobs")?;
+    let inline_tables = f.tables(root, 3, MAX_INLINE_BLOBS, "inline delegate blobs")?;
     let plans = f.tables(root, 1, limits.max_plans, "execution plans")?;
     let mut operators = BTreeSet::new();
     let mut custom = BTreeSet::new();
@@ -735,6 +734,20 @@ mod tests {
         let (_, p) = run(&b);
         assert!(
             matches!(p.as_slice(), [q] if q.code == "hostile-count" && q.kind == ProblemKind::Exploit),
+            "{p:?}"
+        );
+    }
+
+    #[test]
+    fn operator_limit_is_a_limit() {
+        let b = pte(&[("aten::add", "out"), ("aten::mul", "out")], &[]);
+        let limits = Limits {
+            max_operators: 1,
+            ..Limits::default()
+        };
+        let (_, p) = inspect(&mut Cursor::new(&b), b.len() as u64, &limits);
+        assert!(
+            matches!(p.as_slice(), [q] if q.kind == ProblemKind::LimitExceeded),
             "{p:?}"
         );
     }
