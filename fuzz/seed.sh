@@ -10,7 +10,7 @@ corpus=$(pwd)/corpus
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-targets="safetensors pickle zip tar compress numpy gguf onnx tf hdf5 keras tflite lfs policy archive_member card notebook code automap sign_bundle hub_api ranged blob_decode marshal native behaviour skops openvino msgpack coreml paddle"
+targets="safetensors pickle zip tar compress numpy gguf onnx tf hdf5 keras tflite lfs policy archive_member card notebook code automap sign_bundle hub_api ranged blob_decode marshal native behaviour skops openvino msgpack coreml paddle ggml llamafile executorch tensorrt trees"
 for t in $targets; do
   mkdir -p "$corpus/$t"
   if [ -d "seeds/$t" ]; then cp -f seeds/"$t"/* "$corpus/$t/" 2>/dev/null || true; fi

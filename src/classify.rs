@@ -134,6 +134,9 @@ pub fn claimed_format(rel: &str) -> Option<&'static [Format]> {
             Empty,
             Fasttext,
             Word2vec,
+            Ggml,
+            // XGBoost 2.1+ writes UBJSON under any extension it does not know.
+            Xgboost,
         ],
         "pkl" | "pickle" | "dill" | "sav" => &[Pickle, Joblib, PytorchLegacy, Gzip, Bzip2, Xz],
         "joblib" => &[Joblib, Pickle, Zlib, Gzip, Bzip2, Xz, Lzma],
@@ -141,6 +144,8 @@ pub fn claimed_format(rel: &str) -> Option<&'static [Format]> {
         "npz" => &[Npz, Zip],
         "onnx" => &[Onnx],
         "gguf" => &[Gguf],
+        "ggml" => &[Ggml, Gguf],
+        "pte" => &[Executorch],
         "h5" | "hdf5" => &[Hdf5, Keras],
         "keras" => &[Keras, Hdf5],
         "tflite" => &[Tflite],
@@ -161,7 +166,9 @@ pub fn claimed_format(rel: &str) -> Option<&'static [Format]> {
         "tar" => &[Tar, PytorchTar],
         "7z" => &[SevenZip],
         "rar" => &[Rar],
-        "json" => &[Json],
+        "json" => &[Json, Xgboost],
+        "ubj" => &[Xgboost],
+        "cbm" => &[Catboost],
         _ => return None,
     })
 }
@@ -190,6 +197,22 @@ pub fn sniff(head: &[u8], size: u64) -> Format {
     }
     if head.get(4..8) == Some(b"TFL3") {
         return Tflite;
+    }
+    // TensorRT 8+ engines start with their `ftrt` tag (issue 40).
+    if head.starts_with(b"ftrt") && head.len() >= 16 {
+        return Tensorrt;
+    }
+    if is_executorch(head) {
+        return Executorch;
+    }
+    if is_xgboost_ubjson(head) {
+        return Xgboost;
+    }
+    if head.starts_with(b"CBM1") {
+        return Catboost;
+    }
+    if is_legacy_ggml(head) {
+        return Ggml;
     }
     if is_fasttext(head) {
         return Fasttext;
@@ -321,7 +344,9 @@ pub enum Route {
 ///   a block field is a Paddle program, `.pdiparams` starting with a version 0 Paddle
 ///   parameters; a MIL blob storage header ([`is_coreml_weights`]) is Core ML weights under any
 ///   name (issue 40);
-/// - an lzma-alone stream is only believed under `.joblib`, `.lzma` or `.pkl`.
+/// - an lzma-alone stream is only believed under `.joblib`, `.lzma` or `.pkl`;
+/// - unknown content under `.engine`, `.plan` or `.trt` is a TensorRT engine of a release that
+///   wrote no `ftrt` tag.
 ///
 /// Content-only cases follow: a joblib `ZF` container, then a pickle hiding under any name
 /// (`pickle.load` reads it all the same).
@@ -365,6 +390,9 @@ pub fn route(rel: &str, head: &[u8], sniffed: Format, probes: &Probes) -> Route 
         PaddleParams
     } else if unknown && is_coreml_weights(head) {
         CoremlWeights
+    } else if unknown && matches!(ext.as_str(), "engine" | "plan" | "trt") {
+        // TensorRT engines without the `ftrt` tag (older releases): by name (issue 40).
+        Tensorrt
     } else if unknown && msgpack_map && is_msgpack_name(rel) {
         Msgpack
     } else if unknown && matches!(ext.as_str(), "joblib" | "lzma" | "pkl") && probes.lzma {
@@ -435,6 +463,52 @@ pub fn is_fasttext(head: &[u8]) -> bool {
         && head
             .get(4..8)
             .is_some_and(|v| (1..=64).contains(&u32::from_le_bytes([v[0], v[1], v[2], v[3]])))
+}
+
+/// Legacy GGML (issue 40): a little-endian `u32` magic `ggml` (0x67676d6c), `ggmf`
+/// (0x67676d66), `ggjt` (0x67676a74) or `ggla` (0x67676c61), followed by binary header fields
+/// (a text file that happens to start `lmgg` stays text).
+pub fn is_legacy_ggml(head: &[u8]) -> bool {
+    let magic = head
+        .get(..4)
+        .and_then(|b| <[u8; 4]>::try_from(b).ok())
+        .map(u32::from_le_bytes);
+    matches!(
+        magic,
+        Some(0x6767_6d6c | 0x6767_6d66 | 0x6767_6a74 | 0x6767_6c61)
+    ) && head
+        .get(4..head.len().min(64))
+        .is_some_and(|rest| rest.len() >= 8 && rest.contains(&0))
+}
+
+/// An ExecuTorch program (issue 40): a FlatBuffer whose file identifier at bytes 4..8 is `ET`
+/// and two digits (`ET12`), with a 4-aligned root offset past the identifier.
+pub fn is_executorch(head: &[u8]) -> bool {
+    let root = head
+        .get(..4)
+        .and_then(|b| <[u8; 4]>::try_from(b).ok())
+        .map(u32::from_le_bytes);
+    matches!(head.get(4..8), Some([b'E', b'T', a, b]) if a.is_ascii_digit() && b.is_ascii_digit())
+        && root.is_some_and(|r| r >= 8 && r.is_multiple_of(4))
+}
+
+/// XGBoost's UBJSON model (issue 40): `{`, a UBJSON length marker and length, then the key
+/// `learner` (the first key of every XGBoost model document).
+pub fn is_xgboost_ubjson(head: &[u8]) -> bool {
+    let Some(rest) = head.strip_prefix(b"{") else {
+        return false;
+    };
+    let width = match rest.first() {
+        Some(b'i' | b'U') => 1,
+        Some(b'I') => 2,
+        Some(b'l') => 4,
+        Some(b'L') => 8,
+        _ => return false,
+    };
+    let len = rest
+        .get(1..1 + width)
+        .map(|b| b.iter().fold(0u64, |v, &x| (v << 8) | u64::from(x)));
+    len == Some(7) && rest.get(1 + width..1 + width + 7) == Some(b"learner")
 }
 
 /// word2vec's binary format (`save_word2vec_format(binary=True)`, the original C tool): a text

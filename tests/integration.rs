@@ -494,6 +494,7 @@ mod engine;
 mod flax_coreml_paddle;
 mod hostile;
 mod hostile_python;
+mod legacy_formats;
 mod loader_configs;
 mod loaders;
 mod native;

@@ -11,7 +11,9 @@ use serde_json::{Value, json};
 use super::context::Ctx;
 use super::problem::{Problem, ProblemKind};
 use super::read::{Positioned, ReadSeek};
-use super::{gguf, hdf5, keras, onnx, package, polyglot, template, tf, tflite};
+use super::{
+    executorch, ggml, gguf, hdf5, keras, llamafile, onnx, package, polyglot, template, tf, tflite,
+};
 use crate::classify::Format;
 use crate::model::finding::Location;
 use crate::model::rules::RuleId;
@@ -388,6 +390,175 @@ pub fn inspect_tflite(ctx: &mut Ctx<'_>, at: Positioned<'_>, size: u64) -> io::R
         &[("too-many-operator-codes", "tflite_operator_codes")],
     );
     Ok(Format::Tflite)
+}
+
+/// Legacy GGML (`ggml`, `ggmf`, `ggjt`, `ggla`): magic, version, layout, vocabulary and the
+/// tensor walk; hostile counts and sizes FMT009, broken records FMT007. Random access: tensor
+/// headers are read at positions from `at`, their data skipped.
+pub fn inspect_ggml(ctx: &mut Ctx<'_>, at: Positioned<'_>, size: u64) -> io::Result<Format> {
+    if at.is_none() {
+        return Ok(streamed_only(ctx, Format::Ggml));
+    }
+    let Some(mut file) = reopen(ctx, at, "ggml")? else {
+        return Ok(Format::Ggml);
+    };
+    let (facts, mut problems) =
+        ggml::inspect(&mut file, size, &ggml::Limits::from(&ctx.cfg.limits));
+    drop(file);
+    if check_positioned(ctx, at, "ggml") {
+        problems.retain(|p| matches!(p.kind, ProblemKind::Unsafe | ProblemKind::Exploit));
+    }
+    if let Some(n) = facts.parameter_count.filter(|_| facts.layout.is_some()) {
+        ctx.fact(Fact::Parameters, n);
+    }
+    ctx.fact(Fact::TensorCount, facts.tensor_count);
+    ctx.fact(Fact::Ggml, facts_of(&facts));
+    record_problems(
+        ctx,
+        &problems,
+        RuleId::FormatMalformed,
+        None,
+        &[("too-many-tensors", "gguf_tensor_count")],
+    );
+    Ok(Format::Ggml)
+}
+
+/// ExecuTorch `.pte`: the program's plans, operators (custom namespaces FMT008) and delegates
+/// (backend ids, blob sizes); hostile sizes FMT009, broken structure FMT007. Random access, small
+/// reads at positions from `at`.
+pub fn inspect_executorch(ctx: &mut Ctx<'_>, at: Positioned<'_>, size: u64) -> io::Result<Format> {
+    if at.is_none() {
+        return Ok(streamed_only(ctx, Format::Executorch));
+    }
+    let Some(mut file) = reopen(ctx, at, "executorch")? else {
+        return Ok(Format::Executorch);
+    };
+    let (facts, mut problems) =
+        executorch::inspect(&mut file, size, &executorch::Limits::from(&ctx.cfg.limits));
+    drop(file);
+    if check_positioned(ctx, at, "executorch") {
+        problems.retain(|p| matches!(p.kind, ProblemKind::Unsafe | ProblemKind::Exploit));
+    }
+    ctx.fact(Fact::Executorch, facts_of(&facts));
+    record_problems(
+        ctx,
+        &problems,
+        RuleId::FormatMalformed,
+        None,
+        &[("too-many-entries", "tflite_operator_codes")],
+    );
+    Ok(Format::Executorch)
+}
+
+/// TensorRT engine: its tag and serialization version, and the native images (plugin libraries,
+/// the lean runtime) embedded in the plan, found in the one sequential read; SRC007 reports them
+/// (`repository::native`).
+pub fn inspect_tensorrt(ctx: &mut Ctx<'_>, r: &mut dyn BufRead, head: &[u8]) -> io::Result<()> {
+    let facts = super::tensorrt::inspect(r, head)?;
+    ctx.fact(Fact::Tensorrt, facts_of(&facts));
+    Ok(())
+}
+
+/// XGBoost JSON/UBJSON model: recognised, its tree count and version where the first block has
+/// them (issue 40).
+pub fn record_xgboost(ctx: &mut Ctx<'_>, head: &[u8], size: u64, ubjson: bool) {
+    let whole = head.len() as u64 == size;
+    let facts = super::trees::xgboost(head, whole, ubjson);
+    ctx.fact(Fact::Xgboost, facts_of(&facts));
+}
+
+/// LightGBM text model: its header (version, classes, objective, tree count).
+pub fn record_lightgbm(ctx: &mut Ctx<'_>, head: &[u8]) {
+    ctx.fact(Fact::Lightgbm, facts_of(&super::trees::lightgbm(head)));
+}
+
+/// CatBoost `.cbm`: the model core's size, checked against the file (FMT009 past the end).
+pub fn record_catboost(ctx: &mut Ctx<'_>, head: &[u8], size: u64) {
+    let (facts, problems) = super::trees::catboost(head, size);
+    ctx.fact(Fact::Catboost, facts_of(&facts));
+    record_problems(ctx, &problems, RuleId::FormatMalformed, None, &[]);
+}
+
+/// A native executable with a zip appended: a llamafile when the zip stores a `.gguf` (its
+/// layout), `None` otherwise (or with no file to reopen). Problems of the appended zip are
+/// recorded (FMT007, FMT009, SCAN004).
+pub fn probe_llamafile(
+    ctx: &mut Ctx<'_>,
+    at: Positioned<'_>,
+    size: u64,
+) -> io::Result<Option<llamafile::Layout>> {
+    if at.is_none() {
+        return Ok(None);
+    }
+    let Some(mut file) = reopen(ctx, at, "llamafile")? else {
+        return Ok(None);
+    };
+    let (layout, problems) =
+        llamafile::probe(&mut file, size, &llamafile::Limits::from(&ctx.cfg.limits));
+    drop(file);
+    if check_positioned(ctx, at, "llamafile") {
+        return Ok(None);
+    }
+    record_problems(ctx, &problems, RuleId::FormatMalformed, None, &[]);
+    Ok(layout)
+}
+
+/// Each GGUF a llamafile carries, read by the GGUF inspector from its offset (header, metadata,
+/// tensor infos; chat templates judged: FMT005), findings named by the member.
+pub fn inspect_llamafile(
+    ctx: &mut Ctx<'_>,
+    at: Positioned<'_>,
+    layout: &llamafile::Layout,
+) -> io::Result<()> {
+    let limits = gguf::Limits::from(&ctx.cfg.limits);
+    let mut embedded = Vec::new();
+    for g in &layout.ggufs {
+        let Some(mut file) = reopen(ctx, at, "llamafile")? else {
+            return Ok(());
+        };
+        use std::io::{Seek, SeekFrom};
+        file.seek(SeekFrom::Start(g.offset))?;
+        let mut member = io::BufReader::new(io::Read::take(file, g.size));
+        let (facts, mut problems) = gguf::inspect(&mut member, g.size, &limits);
+        drop(member);
+        // Offsets in the member are offsets in the file from where the member starts.
+        for p in &mut problems {
+            p.offset = p.offset.map(|o| o.saturating_add(g.offset));
+        }
+        if check_positioned(ctx, at, "llamafile") {
+            return Ok(());
+        }
+        if let Some(n) = facts.parameter_count {
+            ctx.fact(Fact::Parameters, n);
+        }
+        ctx.fact(Fact::TensorCount, facts.tensor_count);
+        embedded.push(json!({
+            "member": g.member,
+            "offset": g.offset,
+            "size": g.size,
+            "gguf": facts_of(&facts),
+        }));
+        record_problems(
+            ctx,
+            &problems,
+            RuleId::GgufTemplateSuspicious,
+            Some(&g.member),
+            &[
+                ("header-too-large", "gguf_metadata_bytes"),
+                ("too-many-tensors", "gguf_tensor_count"),
+                ("too-many-kv", "gguf_kv_count"),
+            ],
+        );
+    }
+    ctx.fact(
+        Fact::Llamafile,
+        json!({
+            "executable_bytes": layout.executable_bytes,
+            "zip_members": layout.zip_members,
+            "ggufs": embedded,
+        }),
+    );
+    Ok(())
 }
 
 /// A reader at offset 0 for `check`; `None` (with the finding recorded) when the source had

@@ -12,11 +12,14 @@ pub mod compress;
 pub mod config;
 pub mod context;
 pub mod coreml;
+pub mod executorch;
 pub mod formats;
+pub mod ggml;
 pub mod gguf;
 pub mod hdf5;
 pub mod keras;
 pub mod msgpack;
+pub mod llamafile;
 pub mod native;
 pub mod numpy;
 pub mod onnx;
@@ -36,9 +39,11 @@ pub mod skops;
 pub mod source;
 pub mod tar;
 pub mod template;
+pub mod tensorrt;
 pub mod tf;
 pub mod tflite;
 pub mod torchscript;
+pub mod trees;
 pub mod zip;
 
 #[cfg(test)]
@@ -363,6 +368,18 @@ fn dispatch(
             let at = ctx.positioned;
             formats::inspect_tflite(ctx, at, size)?
         }
+        Format::Ggml => {
+            let at = ctx.positioned;
+            formats::inspect_ggml(ctx, at, size)?
+        }
+        Format::Tensorrt => {
+            formats::inspect_tensorrt(ctx, r, head)?;
+            Format::Tensorrt
+        }
+        Format::Executorch => {
+            let at = ctx.positioned;
+            formats::inspect_executorch(ctx, at, size)?
+        }
         Format::TfSavedmodel => formats::inspect_tf(ctx, r, size, true),
         Format::Onnx => {
             let format = formats::inspect_onnx(ctx, r, size);
@@ -393,8 +410,20 @@ fn dispatch(
         Format::TfMetagraph => formats::inspect_tf_file(ctx, r, size, tf::GraphFile::MetaGraph),
         Format::Openvino => openvino::inspect_ir(ctx, r)?,
         Format::Elf | Format::Macho | Format::Pe => {
-            native::inspect_native(ctx, r)?;
-            sniffed
+            // A llamafile (issue 40): the executable image is native code, the GGUF weights in
+            // the zip appended to it are read as a GGUF.
+            let at = ctx.positioned;
+            match formats::probe_llamafile(ctx, at, size)? {
+                Some(layout) => {
+                    native::inspect_native_image(ctx, r, Some(layout.executable_bytes))?;
+                    formats::inspect_llamafile(ctx, at, &layout)?;
+                    Format::Llamafile
+                }
+                None => {
+                    native::inspect_native(ctx, r)?;
+                    sniffed
+                }
+            }
         }
         Format::PythonBytecode => {
             if let Some(pyc) = pyc::inspect_pyc(ctx, r)? {
@@ -423,10 +452,29 @@ fn dispatch(
         Format::Lzma => {
             archive::inspect_compressed(ctx, r, compress::Compression::Lzma, Format::Lzma, None, 0)?
         }
+        Format::Text if trees::is_lightgbm(head) => {
+            formats::record_lightgbm(ctx, head);
+            Format::Lightgbm
+        }
         Format::Text => {
             let format = classify::text_format(ctx.rel);
+            // XGBoost's JSON model under any name: the config checks still read it.
+            let xgboost = trees::is_xgboost_json(head);
             inspect_text(ctx, r, format)?;
-            format
+            if xgboost {
+                formats::record_xgboost(ctx, head, size, false);
+                Format::Xgboost
+            } else {
+                format
+            }
+        }
+        Format::Xgboost => {
+            formats::record_xgboost(ctx, head, size, true);
+            Format::Xgboost
+        }
+        Format::Catboost => {
+            formats::record_catboost(ctx, head, size);
+            Format::Catboost
         }
         other => other,
     })

@@ -641,9 +641,22 @@ pub fn inspect_native(
     ctx: &mut super::context::Ctx<'_>,
     r: &mut dyn std::io::BufRead,
 ) -> std::io::Result<Option<NativeFacts>> {
+    inspect_native_image(ctx, r, None)
+}
+
+/// [`inspect_native`] of the first `image` bytes only, when the executable image ends before
+/// the file does (a llamafile's appended zip): the rest is the caller's.
+pub fn inspect_native_image(
+    ctx: &mut super::context::Ctx<'_>,
+    r: &mut dyn std::io::BufRead,
+    image: Option<u64>,
+) -> std::io::Result<Option<NativeFacts>> {
     use crate::model::facts::Fact;
     let cap = ctx.cfg.limits.native_bytes;
-    let (bytes, more) = super::read::read_bounded(r, cap)?;
+    let (bytes, more) = match image {
+        Some(n) if n <= cap => (super::read::read_bounded(r, n)?.0, false),
+        _ => super::read::read_bounded(r, cap)?,
+    };
     if more {
         let cfg = ctx.cfg;
         let d = ctx.detect(

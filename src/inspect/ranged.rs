@@ -350,7 +350,9 @@ fn scan_cached(c: &mut Cached<'_>, rel: &str, size: u64, cfg: &ScanConfig) -> (F
         Format::Safetensors => safetensors(&mut ctx, c, size, &mut cov),
         Format::Gguf => gguf(&mut ctx, c, size, &mut cov),
         Format::Zip => zip(&mut ctx, c, size, &mut cov),
-        Format::Hdf5 | Format::Tflite => random_access(&mut ctx, c, format, size, &mut cov),
+        Format::Hdf5 | Format::Tflite | Format::Ggml | Format::Executorch => {
+            random_access(&mut ctx, c, format, size, &mut cov)
+        }
         Format::Onnx => onnx(&mut ctx, c, size, &mut cov),
         Format::TfSavedmodel | Format::TfGraph | Format::TfMetagraph => {
             tf(&mut ctx, c, format, size, &mut cov)
@@ -637,6 +639,8 @@ fn random_access(
     let format = with_blocks(c, cov, |at| -> io::Result<Format> {
         Ok(match format {
             Format::Tflite => formats::inspect_tflite(ctx, at, size)?,
+            Format::Ggml => formats::inspect_ggml(ctx, at, size)?,
+            Format::Executorch => formats::inspect_executorch(ctx, at, size)?,
             _ => {
                 let (format, embedded) = formats::inspect_hdf5(ctx, at, size)?;
                 super::archive::inspect_embedded(ctx, "model_config", &embedded);

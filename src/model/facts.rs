@@ -102,6 +102,13 @@ facts! {
     Msgpack = "msgpack", "Flax/JAX msgpack facts (arrays by dtype, the first arrays with key path, shape and bytes, scalars, chunked arrays, other extension types)";
     Coreml = "coreml", "Core ML facts (spec version, model type, layers and their types, custom layers and models; `.mlpackage` manifest items; weight blobs)";
     Paddle = "paddle", "PaddlePaddle facts (program version, blocks, operator types, variables; `.pdiparams` tensors)";
+    Llamafile = "llamafile", "llamafile: the executable image's size, the appended zip's members and each embedded GGUF (member, offset, size, its `gguf` facts)";
+    Executorch = "executorch", "ExecuTorch facts (identifier, version, extended header, plans, operators, custom ops, delegates with their backend id and blob size, segment count)";
+    Tensorrt = "tensorrt", "TensorRT facts (whether the `ftrt` tag is present, serialization version, native images embedded in the plan)";
+    Xgboost = "xgboost", "XGBoost facts (encoding, num_trees, version)";
+    Lightgbm = "lightgbm", "LightGBM facts (version, num_class, num_tree_per_iteration, objective, tree_count)";
+    Catboost = "catboost", "CatBoost facts (core_size)";
+    Ggml = "ggml", "legacy GGML facts (magic, version, layout, hparams, vocabulary size, tensor count and types)";
     // Code and configs.
     PythonSyntaxErrors = "python_syntax_errors", "Python: syntax errors met in the statements parsed (scanning goes on)";
     PythonTruncatedBy = "python_truncated_by", "Python: the limit that stopped the scan";

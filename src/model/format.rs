@@ -114,6 +114,13 @@ formats! {
     Skops => "skops", "skops (scikit-learn) zip: `schema.json`, a tree of typed nodes skops.io.load builds, plus NumPy members";
     Openvino => "openvino", "OpenVINO IR network XML (`<net>`: layers, their op types and the weight ranges in the `.bin` beside it)";
     OpenvinoWeights => "openvino-weights", "OpenVINO IR weights (`.bin` beside an IR `.xml` of the same stem; raw constants, sized against the XML)";
+    Llamafile => "llamafile", "llamafile: a native executable (APE, ELF, PE or Mach-O) with GGUF weights in an appended zip";
+    Executorch => "executorch", "ExecuTorch program (`.pte`): a FlatBuffer with identifier `ETxx`";
+    Tensorrt => "tensorrt", "TensorRT engine/plan (`ftrt` tag, or `.engine`/`.plan`/`.trt` by name)";
+    Xgboost => "xgboost", "XGBoost model (`save_model` JSON or UBJSON: trees and parameters, no code)";
+    Lightgbm => "lightgbm", "LightGBM text model (`tree\\nversion=v…`: trees and parameters, no code)";
+    Catboost => "catboost", "CatBoost model (`.cbm`, `CBM1` magic: trees and parameters, no code)";
+    Ggml => "ggml", "legacy GGML model (`ggml`, `ggmf`, `ggjt`, `ggla` magics: llama.cpp before GGUF, whisper.cpp, the ggml examples)";
 }
 
 impl Serialize for Format {
@@ -125,7 +132,10 @@ impl Serialize for Format {
 impl Format {
     /// Native code (ELF, Mach-O, PE): what `SRC007` reports in a model directory.
     pub fn is_native(self) -> bool {
-        matches!(self, Format::Elf | Format::Macho | Format::Pe)
+        matches!(
+            self,
+            Format::Elf | Format::Macho | Format::Pe | Format::Llamafile
+        )
     }
 
     /// Formats that are serialized models (weights) whatever their name.
@@ -158,6 +168,13 @@ impl Format {
                 | Format::Skops
                 | Format::Openvino
                 | Format::OpenvinoWeights
+                | Format::Ggml
+                | Format::Llamafile
+                | Format::Executorch
+                | Format::Tensorrt
+                | Format::Xgboost
+                | Format::Lightgbm
+                | Format::Catboost
         )
     }
 }

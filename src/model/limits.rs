@@ -140,7 +140,7 @@ limits! {
     yaml_bytes = 256 * KIB, [0, ANY], "model-card YAML front matter read";
     code_file_bytes = 8 * MIB, [0, ANY], "source files read by the code scan";
     gguf_kv_count = 1_000_000, [0, ANY], "GGUF metadata key/value pairs";
-    gguf_tensor_count = 1_000_000, [0, ANY], "GGUF tensor descriptors";
+    gguf_tensor_count = 1_000_000, [0, ANY], "GGUF tensor descriptors (and legacy GGML tensor records)";
     gguf_metadata_bytes = 512 * MIB, [0, ANY], "GGUF metadata section size";
     onnx_depth = 64, [0, ANY], "ONNX protobuf nesting depth (subgraphs)";
     tf_depth = 64, [0, ANY], "TensorFlow graph protobuf nesting depth (functions, attributes)";
@@ -149,7 +149,7 @@ limits! {
     coreml_depth = 64, [0, ANY], "Core ML model spec protobuf nesting depth (pipelines, branches, loops)";
     paddle_depth = 64, [0, ANY], "PaddlePaddle program protobuf nesting depth";
     hdf5_messages = 4096, [0, ANY], "object header messages read for an HDF5 root group";
-    tflite_operator_codes = 4096, [0, ANY], "operator codes read from a TFLite model";
+    tflite_operator_codes = 4096, [0, ANY], "operator codes read from a TFLite model (and operators from an ExecuTorch program)";
     numpy_header_bytes = 64 * KIB, [0, ANY], "NumPy `.npy` header dictionary size";
     // Literal blobs in shipped Python (issue 30): payloads are kilobytes; a bigger output is a
     // decompression bomb, not code anyone hides.

@@ -170,6 +170,8 @@ pub(super) fn check_native_code(
             out.push(d);
         } else if f.format == Format::PythonBytecode && in_model_dir {
             out.extend(bytecode_detection(f));
+        } else if let Some(d) = embedded_detection(f) {
+            out.push(d);
         } else if in_model_dir && is_jar(f) {
             out.push(
                 Detection::new(
@@ -183,6 +185,44 @@ pub(super) fn check_native_code(
         }
     }
     out
+}
+
+/// Native images embedded in a TensorRT plan (serialized plugin libraries, a version-compatible
+/// engine's lean runtime): the runtime loads them with the engine (issue 40).
+fn embedded_detection(f: &FileRecord) -> Option<Detection> {
+    if f.format != Format::Tensorrt {
+        return None;
+    }
+    let info = f.facts.fact(Fact::Tensorrt)?;
+    let embedded = info.get("embedded_native")?.as_array()?;
+    let first = embedded.first()?;
+    let list: Vec<String> = embedded
+        .iter()
+        .map(|e| {
+            format!(
+                "{} ({}) at offset {}",
+                e.get("format").and_then(Value::as_str).unwrap_or("?"),
+                e.get("machine").and_then(Value::as_str).unwrap_or("?"),
+                e.get("offset").and_then(Value::as_u64).unwrap_or(0)
+            )
+        })
+        .collect();
+    let mut d = Detection::new(
+        RuleId::NativeCode,
+        f.path.clone(),
+        "tensorrt-embedded",
+        format!(
+            "TensorRT plan embeds native code the runtime loads with the engine (plugin libraries or a lean runtime): {}",
+            list.join(", ")
+        ),
+    )
+    .with("format", "tensorrt")
+    .with(
+        "embedded_format",
+        first.get("format").and_then(Value::as_str).unwrap_or("?"),
+    );
+    d.evidence.insert("embedded".into(), json!(list));
+    Some(d)
 }
 
 fn native_detection(f: &FileRecord, loads: Option<&BTreeSet<LoadSite>>) -> Option<Detection> {

@@ -4,6 +4,7 @@
 
 pub mod formats40;
 pub mod flax_coreml_paddle;
+pub mod legacy;
 pub mod native;
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,768 @@
+//! ExecuTorch program (`.pte`) inspector. A `.pte` file is a FlatBuffer with file identifier
+//! `ETxx` (`ET12` today) at bytes 4..8, usually followed at byte 8 by an extended header (`eh00`,
+//! its length, the program's size and the base offset of the data segments appended after the
+//! program; docs/source/pte-file-format.md). Field ids follow pytorch/executorch `schema/program.fbs`:
+//! Program { version:0, execution_plan:1, constant_buffer:2, backend_delegate_data:3,
+//! segments:4, constant_segment:5, mutable_data_segments:6 };
+//! ExecutionPlan { name:0, container_meta_type:1, values:2, inputs:3, outputs:4, chains:5,
+//! operators:6, delegates:7, non_const_buffer_sizes:8 }; Operator { name:0, overload:1 };
+//! BackendDelegate { id:0, processed:1, compile_specs:2 };
+//! BackendDelegateDataReference { location:0 (INLINE 0, SEGMENT 1), index:1 };
+//! BackendDelegateInlineData { data:0 }; DataSegment { offset:0, size:1 }.
+//!
+//! What matters for security: every kernel an ExecuTorch runtime calls is looked up by operator
+//! name in the registry the application was built with. `aten::` operators and ExecuTorch's own
+//! (`quantized_decomposed::`, `dim_order_ops::`, `executorch_prim::`) are the standard library;
+//! any other namespace is a custom kernel the application must trust (FMT008). Delegate blobs are
+//! opaque programs for a backend (XNNPACK, Core ML, QNN, ...) and are noted with their backend id.
+//! Random access, bounded like TFLite's: every offset checked against the file size, every
+//! vector length against a limit, weight data never read.
+
+use std::collections::BTreeSet;
+use std::io::{Read, Seek};
+
+use serde::Serialize;
+
+use super::problem::{Problem, ProblemKind, excerpt};
+
+/// Bounds for the walk.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Most operators read over all execution plans (the policy's `tflite_operator_codes`).
+    pub max_operators: u32,
+    /// Most execution plans read.
+    pub max_plans: u32,
+    /// Most delegates read over all plans.
+    pub max_delegates: u32,
+    /// Longest string kept.
+    pub max_string_len: u32,
+    /// Largest vtable accepted, in bytes.
+    pub max_vtable_len: u16,
+}
+
+impl From<&crate::model::limits::Limits> for Limits {
+    /// `tflite_operator_codes` bounds the operator table as it does TFLite's; the other sizes are
+    /// fixed internal caps.
+    fn from(l: &crate::model::limits::Limits) -> Self {
+        Self {
+            max_operators: crate::model::limits::u32_of(l.tflite_operator_codes),
+            max_plans: 256,
+            max_delegates: 4096,
+            max_string_len: 1024,
+            max_vtable_len: 1024,
+        }
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self::from(&crate::model::limits::Limits::default())
+    }
+}
+
+/// Most inline delegate blobs indexed (each is one table reference).
+const MAX_INLINE_BLOBS: u32 = 1 << 16;
+
+/// Operator namespaces of the standard ExecuTorch kernel libraries.
+pub const STANDARD_NAMESPACES: &[&str] = &[
+    "aten",
+    "quantized_decomposed",
+    "dim_order_ops",
+    "executorch_prim",
+    "prims",
+];
+
+/// One backend delegate of an execution plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Delegate {
+    /// The plan (method) it belongs to.
+    pub plan: String,
+    /// The backend id, e.g. `XnnpackBackend`.
+    pub id: String,
+    /// Where its processed blob lives: `inline` or `segment`.
+    pub location: String,
+    /// The blob's index in that list.
+    pub index: u32,
+    /// The blob's size in bytes, when known.
+    pub size: Option<u64>,
+}
+
+/// What an ExecuTorch program says.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Facts {
+    /// The file identifier, e.g. `ET12`.
+    pub identifier: String,
+    /// `Program.version`.
+    pub version: u32,
+    /// The extended header's program size and segment base offset, when present.
+    pub program_size: Option<u64>,
+    /// Where the data segments start.
+    pub segment_base_offset: Option<u64>,
+    /// Execution plans (methods) by name.
+    pub plans: Vec<String>,
+    /// Operators (`name.overload`), sorted, each once.
+    pub operators: Vec<String>,
+    /// Operators outside the standard namespaces.
+    pub custom_ops: Vec<String>,
+    /// Backend delegates.
+    pub delegates: Vec<Delegate>,
+    /// Data segments.
+    pub segment_count: u32,
+}
+
+/// Sniffs an ExecuTorch program: identifier `ET` and two digits at bytes 4..8, and a root
+/// offset past the identifier.
+pub fn is_executorch(head: &[u8]) -> bool {
+    crate::classify::is_executorch(head)
+}
+
+#[derive(Debug)]
+struct Bad {
+    kind: ProblemKind,
+    code: &'static str,
+    message: String,
+    offset: u64,
+}
+
+fn bad(code: &'static str, message: String, offset: u64) -> Bad {
+    Bad {
+        kind: ProblemKind::Malformed,
+        code,
+        message,
+        offset,
+    }
+}
+
+struct File<'a, R: ?Sized> {
+    inner: &'a mut R,
+    size: u64,
+    max_vtable_len: u16,
+    max_string_len: u32,
+}
+
+impl<R: Read + Seek + ?Sized> File<'_, R> {
+    fn read_at(&mut self, offset: u64, out: &mut [u8]) -> Result<(), Bad> {
+        super::read::read_at(self.inner, self.size, offset, out)
+            .map_err(|e| bad(e.code, e.message, e.offset))
+    }
+
+    fn u8_at(&mut self, offset: u64) -> Result<u8, Bad> {
+        let mut b = [0u8; 1];
+        self.read_at(offset, &mut b)?;
+        Ok(b[0])
+    }
+
+    fn u16_at(&mut self, offset: u64) -> Result<u16, Bad> {
+        let mut b = [0u8; 2];
+        self.read_at(offset, &mut b)?;
+        Ok(u16::from_le_bytes(b))
+    }
+
+    fn u32_at(&mut self, offset: u64) -> Result<u32, Bad> {
+        let mut b = [0u8; 4];
+        self.read_at(offset, &mut b)?;
+        Ok(u32::from_le_bytes(b))
+    }
+
+    fn u64_at(&mut self, offset: u64) -> Result<u64, Bad> {
+        let mut b = [0u8; 8];
+        self.read_at(offset, &mut b)?;
+        Ok(u64::from_le_bytes(b))
+    }
+
+    /// Follows a uoffset stored at `at`.
+    fn follow(&mut self, at: u64) -> Result<u64, Bad> {
+        let rel = self.u32_at(at)?;
+        let target = at.saturating_add(u64::from(rel));
+        if target >= self.size {
+            return Err(bad(
+                "offset-out-of-bounds",
+                format!("offset at {at} points to {target}, past the end of the file"),
+                at,
+            ));
+        }
+        Ok(target)
+    }
+
+    /// Position of field `id` of the table at `table`, if present.
+    fn field(&mut self, table: u64, id: u16) -> Result<Option<u64>, Bad> {
+        let soffset = self.u32_at(table)? as i32;
+        let vtable = i64::try_from(table)
+            .ok()
+            .and_then(|t| t.checked_sub(i64::from(soffset)))
+            .and_then(|v| u64::try_from(v).ok())
+            .ok_or_else(|| {
+                bad(
+                    "bad-vtable",
+                    format!("table at {table} has vtable offset {soffset} outside the file"),
+                    table,
+                )
+            })?;
+        let vt_len = self.u16_at(vtable)?;
+        if vt_len < 4 || !vt_len.is_multiple_of(2) || vt_len > self.max_vtable_len {
+            return Err(bad(
+                "bad-vtable",
+                format!("vtable at {vtable} has invalid length {vt_len}"),
+                vtable,
+            ));
+        }
+        let slot = 4 + 2 * u64::from(id);
+        if slot + 2 > u64::from(vt_len) {
+            return Ok(None);
+        }
+        let field_off = self.u16_at(vtable + slot)?;
+        if field_off == 0 {
+            return Ok(None);
+        }
+        let table_len = self.u16_at(vtable + 2)?;
+        if field_off >= table_len {
+            return Err(bad(
+                "bad-vtable",
+                format!(
+                    "field {id} of table at {table} lies outside the table's {table_len} bytes"
+                ),
+                vtable,
+            ));
+        }
+        Ok(Some(table + u64::from(field_off)))
+    }
+
+    fn string(&mut self, at: u64) -> Result<String, Bad> {
+        let start = self.follow(at)?;
+        let len = self.u32_at(start)?;
+        if start.saturating_add(4).saturating_add(u64::from(len)) > self.size {
+            return Err(bad(
+                "offset-out-of-bounds",
+                format!("string at {start} of length {len} runs past the end of the file"),
+                start,
+            ));
+        }
+        let keep = len.min(self.max_string_len);
+        let mut bytes = vec![0u8; keep as usize];
+        self.read_at(start.saturating_add(4), &mut bytes)?;
+        Ok(excerpt(&String::from_utf8_lossy(&bytes), 256))
+    }
+
+    fn string_field(&mut self, table: u64, id: u16) -> Result<Option<String>, Bad> {
+        match self.field(table, id)? {
+            Some(at) => self.string(at).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// (start of elements, length) of the vector referenced at `at`.
+    fn vector(&mut self, at: u64, elem: u64) -> Result<(u64, u32), Bad> {
+        let start = self.follow(at)?;
+        let len = self.u32_at(start)?;
+        let end = u64::from(len)
+            .checked_mul(elem)
+            .and_then(|bytes| bytes.checked_add(start.saturating_add(4)));
+        if end.is_none_or(|end| end > self.size) {
+            return Err(Bad {
+                kind: ProblemKind::Exploit,
+                code: "hostile-count",
+                message: format!(
+                    "vector at {start} with {len} elements runs past the end of the file"
+                ),
+                offset: start,
+            });
+        }
+        Ok((start + 4, len))
+    }
+
+    /// The tables of the table vector in field `id` of `table`, at most `cap` (more is a limit).
+    fn tables(
+        &mut self,
+        table: u64,
+        id: u16,
+        cap: u32,
+        what: &'static str,
+    ) -> Result<Vec<u64>, Bad> {
+        let Some(at) = self.field(table, id)? else {
+            return Ok(Vec::new());
+        };
+        let (start, len) = self.vector(at, 4)?;
+        if len > cap {
+            return Err(Bad {
+                kind: ProblemKind::LimitExceeded,
+                code: "too-many-entries",
+                message: format!("{len} {what} exceed the limit of {cap}"),
+                offset: start,
+            });
+        }
+        (0..u64::from(len))
+            .map(|i| self.follow(start + 4 * i))
+            .collect()
+    }
+}
+
+/// Reads the root `Program` table of an ExecuTorch file of `size` bytes.
+pub fn inspect<R: Read + Seek + ?Sized>(
+    reader: &mut R,
+    size: u64,
+    limits: &Limits,
+) -> (Facts, Vec<Problem>) {
+    let mut facts = Facts::default();
+    let mut problems = Vec::new();
+    let mut file = File {
+        inner: reader,
+        size,
+        max_vtable_len: limits.max_vtable_len,
+        max_string_len: limits.max_string_len,
+    };
+    if let Err(err) = parse(&mut file, limits, &mut facts) {
+        problems.push(Problem::new(
+            err.kind,
+            err.code,
+            format!("executorch: {}", err.message),
+            Some(err.offset),
+        ));
+    }
+    for op in &facts.custom_ops {
+        problems.push(
+            Problem::new(
+                ProblemKind::CustomOp,
+                "custom-operator",
+                format!(
+                    "executorch: operator `{op}` is outside the standard kernel libraries; the runtime needs a custom kernel registered for it"
+                ),
+                None,
+            )
+            .with("op", op.clone()),
+        );
+    }
+    (facts, problems)
+}
+
+fn parse<R: Read + Seek + ?Sized>(
+    f: &mut File<'_, R>,
+    limits: &Limits,
+    facts: &mut Facts,
+) -> Result<(), Bad> {
+    let mut ident = [0u8; 4];
+    f.read_at(4, &mut ident)?;
+    if !is_executorch_identifier(&ident) {
+        return Err(bad(
+            "bad-identifier",
+            format!("file identifier {ident:02x?} is not ETxx"),
+            4,
+        ));
+    }
+    facts.identifier = String::from_utf8_lossy(&ident).into_owned();
+    let mut eh = [0u8; 4];
+    // `eh` and two digits (`eh00` today; docs/source/pte-file-format.md).
+    if f.read_at(8, &mut eh).is_ok()
+        && matches!(eh, [b'e', b'h', a, b] if a.is_ascii_digit() && b.is_ascii_digit())
+    {
+        let len = f.u32_at(12)?;
+        if len < 24 {
+            return Err(bad(
+                "bad-extended-header",
+                format!("extended header of {len} bytes is shorter than its 24-byte minimum"),
+                8,
+            ));
+        }
+        let program = f.u64_at(16)?;
+        let base = f.u64_at(24)?;
+        facts.program_size = Some(program);
+        facts.segment_base_offset = Some(base);
+        // A size no file has is a crafted header; one a little past the end, a cut file.
+        const ABSURD: u64 = 1 << 48;
+        if program > ABSURD || base > ABSURD {
+            return Err(Bad {
+                kind: ProblemKind::Exploit,
+                code: "offset-past-end",
+                message: format!(
+                    "extended header declares a {program}-byte program and segments at {base}"
+                ),
+                offset: 8,
+            });
+        }
+        if program > f.size || base > f.size {
+            return Err(Bad {
+                kind: ProblemKind::Malformed,
+                code: "truncated",
+                message: format!(
+                    "extended header declares a {program}-byte program and segments at {base}, past the end of the {}-byte file",
+                    f.size
+                ),
+                offset: 8,
+            });
+        }
+    }
+    let root = f.follow(0)?;
+    if let Some(at) = f.field(root, 0)? {
+        facts.version = f.u32_at(at)?;
+    }
+    // Segments: each must lie inside the file, from the segment base.
+    let segments = f.tables(root, 4, 1 << 16, "data segments")?;
+    facts.segment_count = segments.len() as u32;
+    let mut segment_sizes = Vec::with_capacity(segments.len());
+    for s in segments {
+        let offset = match f.field(s, 0)? {
+            Some(at) => f.u64_at(at)?,
+            None => 0,
+        };
+        let len = match f.field(s, 1)? {
+            Some(at) => f.u64_at(at)?,
+            None => 0,
+        };
+        let base = facts.segment_base_offset.unwrap_or(0);
+        let end = base.checked_add(offset).and_then(|o| o.checked_add(len));
+        if end.is_none_or(|e| e > f.size) {
+            return Err(Bad {
+                kind: ProblemKind::Exploit,
+                code: "segment-past-end",
+                message: format!(
+                    "data segment of {len} bytes at offset {offset} (base {base}) runs past the end of the {}-byte file",
+                    f.size
+                ),
+                offset: s,
+            });
+        }
+        segment_sizes.push(len);
+    }
+    let inline_tables = f.tables(root, 3, MAX_INLINE_BLOBS, "inline delegate blobs")?;
+    let plans = f.tables(root, 1, limits.max_plans, "execution plans")?;
+    let mut operators = BTreeSet::new();
+    let mut custom = BTreeSet::new();
+    let mut op_total: u32 = 0;
+    for plan in plans {
+        let name = f.string_field(plan, 0)?.unwrap_or_default();
+        let remaining = limits.max_operators.saturating_sub(op_total);
+        for op in f.tables(plan, 6, remaining, "operators")? {
+            op_total += 1;
+            let op_name = f.string_field(op, 0)?.unwrap_or_default();
+            let overload = f.string_field(op, 1)?.unwrap_or_default();
+            let full = if overload.is_empty() {
+                op_name.clone()
+            } else {
+                format!("{op_name}.{overload}")
+            };
+            let namespace = op_name.split_once("::").map_or("", |(ns, _)| ns);
+            if !STANDARD_NAMESPACES.contains(&namespace) {
+                custom.insert(full.clone());
+            }
+            operators.insert(full);
+        }
+        let remaining = limits
+            .max_delegates
+            .saturating_sub(facts.delegates.len() as u32);
+        for d in f.tables(plan, 7, remaining, "delegates")? {
+            let id = f.string_field(d, 0)?.unwrap_or_default();
+            let (mut location, mut index) = ("inline", 0u32);
+            if let Some(at) = f.field(d, 1)? {
+                let r = f.follow(at)?;
+                if let Some(l) = f.field(r, 0)? {
+                    location = match f.u8_at(l)? {
+                        0 => "inline",
+                        1 => "segment",
+                        other => {
+                            return Err(bad(
+                                "bad-delegate-location",
+                                format!("delegate `{id}` names data location {other}"),
+                                l,
+                            ));
+                        }
+                    };
+                }
+                if let Some(i) = f.field(r, 1)? {
+                    index = f.u32_at(i)?;
+                }
+            }
+            let size = if location == "segment" {
+                segment_sizes.get(index as usize).copied()
+            } else {
+                match inline_tables.get(index as usize) {
+                    Some(&t) => match f.field(t, 0)? {
+                        Some(at) => Some(u64::from(f.vector(at, 1)?.1)),
+                        None => Some(0),
+                    },
+                    None => None,
+                }
+            };
+            if size.is_none() {
+                return Err(bad(
+                    "bad-delegate-index",
+                    format!(
+                        "delegate `{id}` points at {location} blob {index}, which does not exist"
+                    ),
+                    d,
+                ));
+            }
+            facts.delegates.push(Delegate {
+                plan: name.clone(),
+                id,
+                location: location.to_string(),
+                index,
+                size,
+            });
+        }
+        facts.plans.push(name);
+    }
+    facts.operators = operators.into_iter().collect();
+    facts.custom_ops = custom.into_iter().collect();
+    Ok(())
+}
+
+fn is_executorch_identifier(ident: &[u8]) -> bool {
+    matches!(ident, [b'E', b'T', a, b] if a.is_ascii_digit() && b.is_ascii_digit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Cursor;
+
+    /// A tiny FlatBuffer builder that writes back to front like `flatc` (children first, so
+    /// every uoffset points forward). Handles are distances from an object to the buffer's end.
+    pub(crate) struct Fb {
+        pub buf: Vec<u8>,
+    }
+
+    /// A field value for [`Fb::table`].
+    pub(crate) enum V {
+        U8(u8),
+        U32(u32),
+        /// A uoffset to an object written earlier (its handle).
+        Ref(usize),
+    }
+
+    impl Fb {
+        pub fn new() -> Self {
+            Fb { buf: Vec::new() }
+        }
+
+        fn prepend(&mut self, mut chunk: Vec<u8>) -> usize {
+            while !chunk.len().is_multiple_of(4) {
+                chunk.push(0);
+            }
+            let h = self.buf.len() + chunk.len();
+            self.buf.splice(0..0, chunk);
+            h
+        }
+
+        /// A string; returns its handle.
+        pub fn string(&mut self, s: &str) -> usize {
+            let mut c = (s.len() as u32).to_le_bytes().to_vec();
+            c.extend_from_slice(s.as_bytes());
+            c.push(0);
+            self.prepend(c)
+        }
+
+        /// A byte vector; returns its handle.
+        pub fn bytes(&mut self, b: &[u8]) -> usize {
+            let mut c = (b.len() as u32).to_le_bytes().to_vec();
+            c.extend_from_slice(b);
+            self.prepend(c)
+        }
+
+        /// A vector of references to `targets`; returns its handle.
+        pub fn refs(&mut self, targets: &[usize]) -> usize {
+            let len = 4 + 4 * targets.len();
+            let end = self.buf.len() + len;
+            let mut c = (targets.len() as u32).to_le_bytes().to_vec();
+            for (i, &t) in targets.iter().enumerate() {
+                let here = end - (4 + 4 * i);
+                c.extend_from_slice(&((here - t) as u32).to_le_bytes());
+            }
+            self.prepend(c)
+        }
+
+        /// A table with `fields` in field id order, its vtable right before it; returns the
+        /// table's handle.
+        pub fn table(&mut self, fields: &[Option<V>]) -> usize {
+            let vt_len = 4 + 2 * fields.len();
+            let vt_total = vt_len.next_multiple_of(4);
+            let body_len = 8 + 8 * fields.iter().filter(|f| f.is_some()).count();
+            let end = self.buf.len() + vt_total + body_len;
+            let mut vt = (vt_len as u16).to_le_bytes().to_vec();
+            vt.extend_from_slice(&(body_len as u16).to_le_bytes());
+            let mut body = (vt_total as i32).to_le_bytes().to_vec();
+            body.extend_from_slice(&[0; 4]);
+            for f in fields {
+                let Some(v) = f else {
+                    vt.extend_from_slice(&0u16.to_le_bytes());
+                    continue;
+                };
+                vt.extend_from_slice(&(body.len() as u16).to_le_bytes());
+                match v {
+                    V::U8(x) => body.extend_from_slice(&[*x, 0, 0, 0, 0, 0, 0, 0]),
+                    V::U32(x) => {
+                        body.extend_from_slice(&x.to_le_bytes());
+                        body.extend_from_slice(&[0; 4]);
+                    }
+                    V::Ref(t) => {
+                        let here = end - (vt_total + body.len());
+                        body.extend_from_slice(&((here - t) as u32).to_le_bytes());
+                        body.extend_from_slice(&[0; 4]);
+                    }
+                }
+            }
+            vt.resize(vt_total, 0);
+            vt.extend_from_slice(&body);
+            self.prepend(vt) - vt_total
+        }
+
+        /// Prepends the file header (root offset, identifier, extended header) and returns the
+        /// file.
+        pub fn finish(mut self, root: usize, ident: &[u8; 4]) -> Vec<u8> {
+            let total = self.buf.len() + 40;
+            let mut h = ((total - root) as u32).to_le_bytes().to_vec();
+            h.extend_from_slice(ident);
+            h.extend_from_slice(b"eh00");
+            h.extend_from_slice(&32u32.to_le_bytes());
+            h.extend_from_slice(&(total as u64).to_le_bytes());
+            h.extend_from_slice(&(total as u64).to_le_bytes());
+            h.extend_from_slice(&0u64.to_le_bytes());
+            self.buf.splice(0..0, h);
+            self.buf
+        }
+    }
+
+    /// A `.pte`: root offset, `ET12`, an extended header, then a program with one plan using
+    /// `ops` (name, overload) and delegates (id, inline blob).
+    pub(crate) fn pte(ops: &[(&str, &str)], delegates: &[(&str, &[u8])]) -> Vec<u8> {
+        let mut fb = Fb::new();
+        let mut op_tables = Vec::new();
+        for (n, o) in ops {
+            let n = fb.string(n);
+            let o = fb.string(o);
+            op_tables.push(fb.table(&[Some(V::Ref(n)), Some(V::Ref(o))]));
+        }
+        let mut blobs = Vec::new();
+        let mut dels = Vec::new();
+        for (i, (id, blob)) in delegates.iter().enumerate() {
+            let data = fb.bytes(blob);
+            blobs.push(fb.table(&[Some(V::Ref(data))]));
+            let r = fb.table(&[Some(V::U8(0)), Some(V::U32(i as u32))]);
+            let id = fb.string(id);
+            dels.push(fb.table(&[Some(V::Ref(id)), Some(V::Ref(r))]));
+        }
+        let ops_v = fb.refs(&op_tables);
+        let dels_v = fb.refs(&dels);
+        let name = fb.string("forward");
+        let plan = fb.table(&[
+            Some(V::Ref(name)),
+            None,
+            None,
+            None,
+            None,
+            None,
+            Some(V::Ref(ops_v)),
+            Some(V::Ref(dels_v)),
+        ]);
+        let plans = fb.refs(&[plan]);
+        let blobs_v = fb.refs(&blobs);
+        let root = fb.table(&[
+            Some(V::U32(0)),
+            Some(V::Ref(plans)),
+            None,
+            Some(V::Ref(blobs_v)),
+        ]);
+        fb.finish(root, b"ET12")
+    }
+
+    fn run(b: &[u8]) -> (Facts, Vec<Problem>) {
+        inspect(&mut Cursor::new(b), b.len() as u64, &Limits::default())
+    }
+
+    #[test]
+    fn reads_operators_and_delegates() {
+        let b = pte(
+            &[
+                ("aten::add", "out"),
+                ("quantized_decomposed::quantize_per_tensor", "out"),
+            ],
+            &[("XnnpackBackend", b"blob")],
+        );
+        assert!(is_executorch(&b));
+        let (f, p) = run(&b);
+        assert!(p.is_empty(), "{p:?}");
+        assert_eq!(f.identifier, "ET12");
+        assert_eq!(f.plans, vec!["forward"]);
+        assert_eq!(
+            f.operators,
+            vec![
+                "aten::add.out",
+                "quantized_decomposed::quantize_per_tensor.out"
+            ]
+        );
+        assert_eq!(f.delegates.len(), 1);
+        assert_eq!(f.delegates[0].id, "XnnpackBackend");
+        assert_eq!(f.delegates[0].size, Some(4));
+    }
+
+    #[test]
+    fn custom_namespace_is_a_custom_op() {
+        let b = pte(&[("aten::mul", "out"), ("my_ops::run_shell", "")], &[]);
+        let (f, p) = run(&b);
+        assert_eq!(f.custom_ops, vec!["my_ops::run_shell"]);
+        assert!(
+            matches!(p.as_slice(), [q] if q.kind == ProblemKind::CustomOp && q.detail("op") == Some("my_ops::run_shell"))
+        );
+    }
+
+    #[test]
+    fn hostile_header_and_vectors_are_exploit_shapes() {
+        let mut b = pte(&[("aten::add", "out")], &[]);
+        b[16..24].copy_from_slice(&u64::MAX.to_le_bytes());
+        let (_, p) = run(&b);
+        assert!(
+            matches!(p.as_slice(), [q] if q.kind == ProblemKind::Exploit),
+            "{p:?}"
+        );
+        // The operator vector's length: found by walking to it.
+        let mut b = pte(&[("aten::add", "out")], &[]);
+        let len_at = {
+            let mut c = Cursor::new(&b);
+            let size = b.len() as u64;
+            let mut f = File {
+                inner: &mut c,
+                size,
+                max_vtable_len: 1024,
+                max_string_len: 1024,
+            };
+            let root = f.follow(0).unwrap();
+            let plans = f.field(root, 1).unwrap().unwrap();
+            let (first, _) = f.vector(plans, 4).unwrap();
+            let plan = f.follow(first).unwrap();
+            let ops = f.field(plan, 6).unwrap().unwrap();
+            f.follow(ops).unwrap() as usize
+        };
+        b[len_at..len_at + 4].copy_from_slice(&0x00ff_ffffu32.to_le_bytes());
+        let (_, p) = run(&b);
+        assert!(
+            matches!(p.as_slice(), [q] if q.code == "hostile-count" && q.kind == ProblemKind::Exploit),
+            "{p:?}"
+        );
+    }
+
+    #[test]
+    fn operator_limit_is_a_limit() {
+        let b = pte(&[("aten::add", "out"), ("aten::mul", "out")], &[]);
+        let limits = Limits {
+            max_operators: 1,
+            ..Limits::default()
+        };
+        let (_, p) = inspect(&mut Cursor::new(&b), b.len() as u64, &limits);
+        assert!(
+            matches!(p.as_slice(), [q] if q.kind == ProblemKind::LimitExceeded),
+            "{p:?}"
+        );
+    }
+
+    #[test]
+    fn broken_structure_is_malformed() {
+        let b = pte(&[("aten::add", "out")], &[]);
+        let (_, p) = run(&b[..b.len() / 2]);
+        assert!(
+            matches!(p.as_slice(), [q] if q.kind == ProblemKind::Malformed),
+            "{p:?}"
+        );
+        let mut b2 = b.clone();
+        b2[0..4].copy_from_slice(&u32::MAX.to_le_bytes());
+        let (_, p) = run(&b2);
+        assert!(matches!(p.as_slice(), [q] if q.code == "offset-out-of-bounds"));
+    }
+}
