@@ -2,8 +2,8 @@
 //! binary. Nothing here needs Python, git or the network.
 #![allow(dead_code)]
 
-pub mod formats40;
 pub mod flax_coreml_paddle;
+pub mod formats40;
 pub mod legacy;
 pub mod native;
 
