@@ -491,6 +491,7 @@ mod behaviour;
 mod chat_templates;
 mod configs;
 mod engine;
+mod every_format;
 mod flax_coreml_paddle;
 mod hostile;
 mod hostile_python;
