@@ -36,6 +36,9 @@
 //! Exceptions and constants of a module (`subprocess.CalledProcessError`, `subprocess.PIPE`)
 //! are deliberately not covered: only the callables are listed one by one.
 
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
 /// What a piece of code can do that a model never needs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Capability {
@@ -891,21 +894,66 @@ pub const PACKAGES: &[Entry] = &[
 
 /// Whether `entry` is one of [`PACKAGES`] (its `source` then says the package's purpose).
 pub fn is_package(entry: &Entry) -> bool {
-    PACKAGES.iter().any(|p| std::ptr::eq(p, entry))
+    // By value: a `const` table's entries have no one address to compare.
+    PACKAGES.contains(entry)
 }
 
-/// The purpose entry of [`PACKAGES`] whose package is a dotted prefix of `name` (the longest).
+/// The purpose entry of [`PACKAGES`] whose package is a dotted prefix of `name` (the longest;
+/// of several entries for one package, the last).
 fn lookup_package(name: &str) -> Option<&'static Entry> {
-    PACKAGES
-        .iter()
-        .filter(|e| match e.matching {
-            Match::Exact => e.name == name,
-            _ => name
-                .strip_prefix(e.name)
-                .is_some_and(|rest| rest.is_empty() || rest.starts_with('.')),
-        })
-        .max_by_key(|e| e.name.len())
+    prefixes(name).find_map(|(prefix, whole)| {
+        INDEX
+            .packages
+            .get(prefix)?
+            .iter()
+            .rev()
+            .find(|e| whole || e.matching != Match::Exact)
+            .copied()
+    })
 }
+
+/// `name` and its dotted prefixes, longest first, each with whether it is the whole name.
+fn prefixes(name: &str) -> impl Iterator<Item = (&str, bool)> {
+    let cuts = name.match_indices('.').map(|(i, _)| i).rev();
+    std::iter::once((name, true)).chain(cuts.map(move |i| (&name[..i], false)))
+}
+
+/// The tables by name, so that a lookup costs a few hash probes whatever their size: the code
+/// judge looks names up once per call, and a chain of 5,000 calls is 5,000 lookups (issue 37).
+/// Each map keeps what the linear search it replaces found: the first exact or method entry of
+/// a name, the last module entry (the longest prefix wins; among equals, the last).
+struct Index {
+    exact: HashMap<&'static str, &'static Entry>,
+    module: HashMap<&'static str, &'static Entry>,
+    method: HashMap<&'static str, &'static Entry>,
+    packages: HashMap<&'static str, Vec<&'static Entry>>,
+}
+
+static INDEX: LazyLock<Index> = LazyLock::new(|| {
+    let mut index = Index {
+        exact: HashMap::new(),
+        module: HashMap::new(),
+        method: HashMap::new(),
+        packages: HashMap::new(),
+    };
+    for e in ENTRIES {
+        match e.matching {
+            Match::Exact => {
+                index.exact.entry(e.name).or_insert(e);
+            }
+            Match::Module => {
+                index.module.insert(e.name, e);
+            }
+            Match::Method => {
+                index.method.entry(e.name).or_insert(e);
+            }
+        }
+    }
+    for e in PACKAGES {
+        index.packages.entry(e.name).or_default().push(e);
+    }
+    index
+});
 
 /// Spellings that reach the same module: a judge may see any of them.
 const MODULE_SYNONYMS: &[(&str, &str)] = &[
@@ -939,21 +987,10 @@ pub fn lookup(name: &str) -> Option<&'static Entry> {
     if let Some(entry) = lookup_handle(&name) {
         return Some(entry);
     }
-    if let Some(entry) = ENTRIES
-        .iter()
-        .find(|e| e.matching == Match::Exact && e.name == name)
-    {
+    if let Some(entry) = INDEX.exact.get(name.as_str()) {
         return Some(entry);
     }
-    let module = ENTRIES
-        .iter()
-        .filter(|e| {
-            e.matching == Match::Module
-                && name
-                    .strip_prefix(e.name)
-                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
-        })
-        .max_by_key(|e| e.name.len());
+    let module = prefixes(&name).find_map(|(prefix, _)| INDEX.module.get(prefix).copied());
     if module.is_some() {
         return module;
     }
@@ -965,9 +1002,7 @@ pub fn lookup(name: &str) -> Option<&'static Entry> {
     if last.len() == name.len() {
         return None;
     }
-    ENTRIES
-        .iter()
-        .find(|e| e.matching == Match::Method && e.name == last)
+    INDEX.method.get(last).copied()
 }
 
 /// What an imported symbol does, when it is one of [`NOTABLE_IMPORTS`].
@@ -1539,6 +1574,74 @@ pub fn is_install_command(words: &[&str]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The lookup before the index (issue 37): linear searches over the tables.
+    fn linear(name: &str) -> Option<&'static Entry> {
+        let name = normalize(name);
+        if let Some(entry) = lookup_handle(&name) {
+            return Some(entry);
+        }
+        let under = |e: &Entry| {
+            name.strip_prefix(e.name)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+        };
+        if let Some(entry) = ENTRIES
+            .iter()
+            .find(|e| e.matching == Match::Exact && e.name == name)
+        {
+            return Some(entry);
+        }
+        let module = ENTRIES
+            .iter()
+            .filter(|e| e.matching == Match::Module && under(e))
+            .max_by_key(|e| e.name.len());
+        if module.is_some() {
+            return module;
+        }
+        let package = PACKAGES
+            .iter()
+            .filter(|e| match e.matching {
+                Match::Exact => e.name == name,
+                _ => under(e),
+            })
+            .max_by_key(|e| e.name.len());
+        if package.is_some() {
+            return package;
+        }
+        let last = name.rsplit('.').next().unwrap_or_default();
+        if last.len() == name.len() {
+            return None;
+        }
+        ENTRIES
+            .iter()
+            .find(|e| e.matching == Match::Method && e.name == last)
+    }
+
+    #[test]
+    fn the_index_finds_what_the_linear_search_found() {
+        let mut names: Vec<String> = Vec::new();
+        for e in ENTRIES.iter().chain(PACKAGES) {
+            for n in [
+                e.name.to_owned(),
+                format!("{}.x", e.name),
+                format!("{}.x.y", e.name),
+                format!("a.{}", e.name),
+                format!("{}x", e.name),
+            ] {
+                names.push(n);
+            }
+            if let Some((head, _)) = e.name.rsplit_once('.') {
+                names.push(head.to_owned());
+            }
+        }
+        names.extend(
+            ["", ".", "a..b", "builtins.eval", "posix.system", "x.dlopen"].map(String::from),
+        );
+        for n in &names {
+            let (got, want) = (lookup(n), linear(n));
+            assert_eq!(got, want, "{n}");
+        }
+    }
 
     #[test]
     fn looks_up_exact_names_after_normalising_spellings() {
