@@ -23,6 +23,7 @@ use std::io::{Read, Seek};
 
 use serde::Serialize;
 
+use super::flatbuf::{Bad, Flat, bad};
 use super::problem::{Problem, ProblemKind, excerpt};
 
 /// Bounds for the walk.
@@ -116,184 +117,47 @@ pub fn is_executorch(head: &[u8]) -> bool {
     crate::classify::is_executorch(head)
 }
 
-#[derive(Debug)]
-struct Bad {
-    kind: ProblemKind,
-    code: &'static str,
-    message: String,
-    offset: u64,
+type File<'a, R> = Flat<'a, R>;
+
+/// The string referenced at `at`, as an excerpt (operator and backend names are short).
+fn string<R: Read + Seek + ?Sized>(f: &mut File<'_, R>, at: u64) -> Result<String, Bad> {
+    f.string(at).map(|s| excerpt(&s, 256))
 }
 
-fn bad(code: &'static str, message: String, offset: u64) -> Bad {
-    Bad {
-        kind: ProblemKind::Malformed,
-        code,
-        message,
-        offset,
+fn string_field<R: Read + Seek + ?Sized>(
+    f: &mut File<'_, R>,
+    table: u64,
+    id: u16,
+) -> Result<Option<String>, Bad> {
+    match f.field(table, id)? {
+        Some(at) => string(f, at).map(Some),
+        None => Ok(None),
     }
 }
 
-struct File<'a, R: ?Sized> {
-    inner: &'a mut R,
-    size: u64,
-    max_vtable_len: u16,
-    max_string_len: u32,
-}
-
-impl<R: Read + Seek + ?Sized> File<'_, R> {
-    fn read_at(&mut self, offset: u64, out: &mut [u8]) -> Result<(), Bad> {
-        super::read::read_at(self.inner, self.size, offset, out)
-            .map_err(|e| bad(e.code, e.message, e.offset))
+/// The tables of the table vector in field `id` of `table`, at most `cap` (more is a limit).
+fn tables<R: Read + Seek + ?Sized>(
+    f: &mut File<'_, R>,
+    table: u64,
+    id: u16,
+    cap: u32,
+    what: &'static str,
+) -> Result<Vec<u64>, Bad> {
+    let Some(at) = f.field(table, id)? else {
+        return Ok(Vec::new());
+    };
+    let (start, len) = f.vector(at, 4)?;
+    if len > cap {
+        return Err(Bad {
+            kind: ProblemKind::LimitExceeded,
+            code: "too-many-entries",
+            message: format!("{len} {what} exceed the limit of {cap}"),
+            offset: start,
+        });
     }
-
-    fn u8_at(&mut self, offset: u64) -> Result<u8, Bad> {
-        let mut b = [0u8; 1];
-        self.read_at(offset, &mut b)?;
-        Ok(b[0])
-    }
-
-    fn u16_at(&mut self, offset: u64) -> Result<u16, Bad> {
-        let mut b = [0u8; 2];
-        self.read_at(offset, &mut b)?;
-        Ok(u16::from_le_bytes(b))
-    }
-
-    fn u32_at(&mut self, offset: u64) -> Result<u32, Bad> {
-        let mut b = [0u8; 4];
-        self.read_at(offset, &mut b)?;
-        Ok(u32::from_le_bytes(b))
-    }
-
-    fn u64_at(&mut self, offset: u64) -> Result<u64, Bad> {
-        let mut b = [0u8; 8];
-        self.read_at(offset, &mut b)?;
-        Ok(u64::from_le_bytes(b))
-    }
-
-    /// Follows a uoffset stored at `at`.
-    fn follow(&mut self, at: u64) -> Result<u64, Bad> {
-        let rel = self.u32_at(at)?;
-        let target = at.saturating_add(u64::from(rel));
-        if target >= self.size {
-            return Err(bad(
-                "offset-out-of-bounds",
-                format!("offset at {at} points to {target}, past the end of the file"),
-                at,
-            ));
-        }
-        Ok(target)
-    }
-
-    /// Position of field `id` of the table at `table`, if present.
-    fn field(&mut self, table: u64, id: u16) -> Result<Option<u64>, Bad> {
-        let soffset = self.u32_at(table)? as i32;
-        let vtable = i64::try_from(table)
-            .ok()
-            .and_then(|t| t.checked_sub(i64::from(soffset)))
-            .and_then(|v| u64::try_from(v).ok())
-            .ok_or_else(|| {
-                bad(
-                    "bad-vtable",
-                    format!("table at {table} has vtable offset {soffset} outside the file"),
-                    table,
-                )
-            })?;
-        let vt_len = self.u16_at(vtable)?;
-        if vt_len < 4 || !vt_len.is_multiple_of(2) || vt_len > self.max_vtable_len {
-            return Err(bad(
-                "bad-vtable",
-                format!("vtable at {vtable} has invalid length {vt_len}"),
-                vtable,
-            ));
-        }
-        let slot = 4 + 2 * u64::from(id);
-        if slot + 2 > u64::from(vt_len) {
-            return Ok(None);
-        }
-        let field_off = self.u16_at(vtable + slot)?;
-        if field_off == 0 {
-            return Ok(None);
-        }
-        let table_len = self.u16_at(vtable + 2)?;
-        if field_off >= table_len {
-            return Err(bad(
-                "bad-vtable",
-                format!(
-                    "field {id} of table at {table} lies outside the table's {table_len} bytes"
-                ),
-                vtable,
-            ));
-        }
-        Ok(Some(table + u64::from(field_off)))
-    }
-
-    fn string(&mut self, at: u64) -> Result<String, Bad> {
-        let start = self.follow(at)?;
-        let len = self.u32_at(start)?;
-        if start.saturating_add(4).saturating_add(u64::from(len)) > self.size {
-            return Err(bad(
-                "offset-out-of-bounds",
-                format!("string at {start} of length {len} runs past the end of the file"),
-                start,
-            ));
-        }
-        let keep = len.min(self.max_string_len);
-        let mut bytes = vec![0u8; keep as usize];
-        self.read_at(start.saturating_add(4), &mut bytes)?;
-        Ok(excerpt(&String::from_utf8_lossy(&bytes), 256))
-    }
-
-    fn string_field(&mut self, table: u64, id: u16) -> Result<Option<String>, Bad> {
-        match self.field(table, id)? {
-            Some(at) => self.string(at).map(Some),
-            None => Ok(None),
-        }
-    }
-
-    /// (start of elements, length) of the vector referenced at `at`.
-    fn vector(&mut self, at: u64, elem: u64) -> Result<(u64, u32), Bad> {
-        let start = self.follow(at)?;
-        let len = self.u32_at(start)?;
-        let end = u64::from(len)
-            .checked_mul(elem)
-            .and_then(|bytes| bytes.checked_add(start.saturating_add(4)));
-        if end.is_none_or(|end| end > self.size) {
-            return Err(Bad {
-                kind: ProblemKind::Exploit,
-                code: "hostile-count",
-                message: format!(
-                    "vector at {start} with {len} elements runs past the end of the file"
-                ),
-                offset: start,
-            });
-        }
-        Ok((start + 4, len))
-    }
-
-    /// The tables of the table vector in field `id` of `table`, at most `cap` (more is a limit).
-    fn tables(
-        &mut self,
-        table: u64,
-        id: u16,
-        cap: u32,
-        what: &'static str,
-    ) -> Result<Vec<u64>, Bad> {
-        let Some(at) = self.field(table, id)? else {
-            return Ok(Vec::new());
-        };
-        let (start, len) = self.vector(at, 4)?;
-        if len > cap {
-            return Err(Bad {
-                kind: ProblemKind::LimitExceeded,
-                code: "too-many-entries",
-                message: format!("{len} {what} exceed the limit of {cap}"),
-                offset: start,
-            });
-        }
-        (0..u64::from(len))
-            .map(|i| self.follow(start + 4 * i))
-            .collect()
-    }
+    (0..u64::from(len))
+        .map(|i| f.follow(start + 4 * i))
+        .collect()
 }
 
 /// Reads the root `Program` table of an ExecuTorch file of `size` bytes.
@@ -304,12 +168,8 @@ pub fn inspect<R: Read + Seek + ?Sized>(
 ) -> (Facts, Vec<Problem>) {
     let mut facts = Facts::default();
     let mut problems = Vec::new();
-    let mut file = File {
-        inner: reader,
-        size,
-        max_vtable_len: limits.max_vtable_len,
-        max_string_len: limits.max_string_len,
-    };
+    let mut file =
+        Flat::new(reader, size, limits.max_vtable_len, limits.max_string_len).hostile_counts();
     if let Err(err) = parse(&mut file, limits, &mut facts) {
         problems.push(Problem::new(
             err.kind,
@@ -395,7 +255,7 @@ fn parse<R: Read + Seek + ?Sized>(
         facts.version = f.u32_at(at)?;
     }
     // Segments: each must lie inside the file, from the segment base.
-    let segments = f.tables(root, 4, 1 << 16, "data segments")?;
+    let segments = tables(f, root, 4, 1 << 16, "data segments")?;
     facts.segment_count = segments.len() as u32;
     let mut segment_sizes = Vec::with_capacity(segments.len());
     for s in segments {
@@ -422,18 +282,18 @@ fn parse<R: Read + Seek + ?Sized>(
         }
         segment_sizes.push(len);
     }
-    let inline_tables = f.tables(root, 3, MAX_INLINE_BLOBS, "inline delegate blobs")?;
-    let plans = f.tables(root, 1, limits.max_plans, "execution plans")?;
+    let inline_tables = tables(f, root, 3, MAX_INLINE_BLOBS, "inline delegate blobs")?;
+    let plans = tables(f, root, 1, limits.max_plans, "execution plans")?;
     let mut operators = BTreeSet::new();
     let mut custom = BTreeSet::new();
     let mut op_total: u32 = 0;
     for plan in plans {
-        let name = f.string_field(plan, 0)?.unwrap_or_default();
+        let name = string_field(f, plan, 0)?.unwrap_or_default();
         let remaining = limits.max_operators.saturating_sub(op_total);
-        for op in f.tables(plan, 6, remaining, "operators")? {
+        for op in tables(f, plan, 6, remaining, "operators")? {
             op_total += 1;
-            let op_name = f.string_field(op, 0)?.unwrap_or_default();
-            let overload = f.string_field(op, 1)?.unwrap_or_default();
+            let op_name = string_field(f, op, 0)?.unwrap_or_default();
+            let overload = string_field(f, op, 1)?.unwrap_or_default();
             let full = if overload.is_empty() {
                 op_name.clone()
             } else {
@@ -448,8 +308,8 @@ fn parse<R: Read + Seek + ?Sized>(
         let remaining = limits
             .max_delegates
             .saturating_sub(facts.delegates.len() as u32);
-        for d in f.tables(plan, 7, remaining, "delegates")? {
-            let id = f.string_field(d, 0)?.unwrap_or_default();
+        for d in tables(f, plan, 7, remaining, "delegates")? {
+            let id = string_field(f, d, 0)?.unwrap_or_default();
             let (mut location, mut index) = ("inline", 0u32);
             if let Some(at) = f.field(d, 1)? {
                 let r = f.follow(at)?;
@@ -717,12 +577,7 @@ mod tests {
         let len_at = {
             let mut c = Cursor::new(&b);
             let size = b.len() as u64;
-            let mut f = File {
-                inner: &mut c,
-                size,
-                max_vtable_len: 1024,
-                max_string_len: 1024,
-            };
+            let mut f = File::new(&mut c, size, 1024, 1024);
             let root = f.follow(0).unwrap();
             let plans = f.field(root, 1).unwrap().unwrap();
             let (first, _) = f.vector(plans, 4).unwrap();

@@ -13,6 +13,7 @@ pub mod config;
 pub mod context;
 pub mod coreml;
 pub mod executorch;
+mod flatbuf;
 pub mod formats;
 pub mod ggml;
 pub mod gguf;

@@ -23,6 +23,7 @@ use std::io::{Read, Seek};
 
 use serde::Serialize;
 
+use super::flatbuf::{Bad, Flat, bad};
 use super::problem::{Problem, ProblemKind, excerpt};
 
 /// Bounds for the TFLite walk.
@@ -322,142 +323,7 @@ pub fn is_tflite(head: &[u8]) -> bool {
     head.get(4..8) == Some(b"TFL3")
 }
 
-#[derive(Debug)]
-struct Bad {
-    code: &'static str,
-    message: String,
-    offset: u64,
-}
-
-fn bad(code: &'static str, message: String, offset: u64) -> Bad {
-    Bad {
-        code,
-        message,
-        offset,
-    }
-}
-
-struct File<'a, R> {
-    inner: &'a mut R,
-    size: u64,
-}
-
-impl<R: Read + Seek> File<'_, R> {
-    fn read_at(&mut self, offset: u64, out: &mut [u8]) -> Result<(), Bad> {
-        super::read::read_at(self.inner, self.size, offset, out)
-            .map_err(|e| bad(e.code, e.message, e.offset))
-    }
-
-    fn u8_at(&mut self, offset: u64) -> Result<u8, Bad> {
-        let mut b = [0u8; 1];
-        self.read_at(offset, &mut b)?;
-        let [byte] = b;
-        Ok(byte)
-    }
-
-    fn u16_at(&mut self, offset: u64) -> Result<u16, Bad> {
-        let mut b = [0u8; 2];
-        self.read_at(offset, &mut b)?;
-        Ok(u16::from_le_bytes(b))
-    }
-
-    fn u32_at(&mut self, offset: u64) -> Result<u32, Bad> {
-        let mut b = [0u8; 4];
-        self.read_at(offset, &mut b)?;
-        Ok(u32::from_le_bytes(b))
-    }
-
-    /// Follows a uoffset stored at `at`.
-    fn follow(&mut self, at: u64) -> Result<u64, Bad> {
-        let rel = self.u32_at(at)?;
-        let target = at.saturating_add(u64::from(rel));
-        if target >= self.size {
-            return Err(bad(
-                "offset-out-of-bounds",
-                format!("offset at {at} points to {target}, past the end of the file"),
-                at,
-            ));
-        }
-        Ok(target)
-    }
-
-    /// Position of field `id` of the table at `table`, if present.
-    fn field(&mut self, table: u64, id: u16, limits: &Limits) -> Result<Option<u64>, Bad> {
-        let soffset = self.u32_at(table)? as i32;
-        let vtable = i64::try_from(table)
-            .ok()
-            .and_then(|t| t.checked_sub(i64::from(soffset)))
-            .and_then(|v| u64::try_from(v).ok())
-            .ok_or_else(|| {
-                bad(
-                    "bad-vtable",
-                    format!("table at {table} has vtable offset {soffset} outside the file"),
-                    table,
-                )
-            })?;
-        let vt_len = self.u16_at(vtable)?;
-        if vt_len < 4 || !vt_len.is_multiple_of(2) || vt_len > limits.max_vtable_len {
-            return Err(bad(
-                "bad-vtable",
-                format!("vtable at {vtable} has invalid length {vt_len}"),
-                vtable,
-            ));
-        }
-        let slot = 4 + 2 * u64::from(id);
-        if slot + 2 > u64::from(vt_len) {
-            return Ok(None);
-        }
-        let field_off = self.u16_at(vtable + slot)?;
-        if field_off == 0 {
-            return Ok(None);
-        }
-        let table_len = self.u16_at(vtable + 2)?;
-        if field_off >= table_len {
-            return Err(bad(
-                "bad-vtable",
-                format!(
-                    "field {id} of table at {table} lies outside the table's {table_len} bytes"
-                ),
-                vtable,
-            ));
-        }
-        Ok(Some(table + u64::from(field_off)))
-    }
-
-    fn string(&mut self, at: u64, limits: &Limits) -> Result<String, Bad> {
-        let start = self.follow(at)?;
-        let len = self.u32_at(start)?;
-        let keep = len.min(limits.max_string_len);
-        let mut bytes = vec![0u8; keep as usize];
-        self.read_at(start.saturating_add(4), &mut bytes)?;
-        // The whole string (not just the kept part) must lie inside the file.
-        if start.saturating_add(4).saturating_add(u64::from(len)) > self.size {
-            return Err(bad(
-                "offset-out-of-bounds",
-                format!("string at {start} of length {len} runs past the end of the file"),
-                start,
-            ));
-        }
-        Ok(String::from_utf8_lossy(&bytes).into_owned())
-    }
-
-    /// Returns (start of elements, length) of the vector referenced at `at`.
-    fn vector(&mut self, at: u64, elem: u64) -> Result<(u64, u32), Bad> {
-        let start = self.follow(at)?;
-        let len = self.u32_at(start)?;
-        let end = u64::from(len)
-            .checked_mul(elem)
-            .and_then(|bytes| bytes.checked_add(start.saturating_add(4)));
-        if end.is_none_or(|end| end > self.size) {
-            return Err(bad(
-                "offset-out-of-bounds",
-                format!("vector at {start} with {len} elements runs past the end of the file"),
-                start,
-            ));
-        }
-        Ok((start + 4, len))
-    }
-}
+type File<'a, R> = Flat<'a, R>;
 
 /// Reads the root `Model` table of a TFLite file of `size` bytes.
 pub fn inspect<R: Read + Seek>(
@@ -467,10 +333,7 @@ pub fn inspect<R: Read + Seek>(
 ) -> (Facts, Vec<Problem>) {
     let mut facts = Facts::default();
     let mut problems = Vec::new();
-    let mut file = File {
-        inner: reader,
-        size,
-    };
+    let mut file = Flat::new(reader, size, limits.max_vtable_len, limits.max_string_len);
     if let Err(err) = parse(&mut file, limits, &mut facts, &mut problems) {
         let kind = if err.code == "too-many-operator-codes" {
             ProblemKind::LimitExceeded
@@ -503,19 +366,19 @@ fn parse<R: Read + Seek>(
         ));
     }
     let root = f.follow(0)?;
-    if let Some(at) = f.field(root, 0, limits)? {
+    if let Some(at) = f.field(root, 0)? {
         facts.version = f.u32_at(at)?;
     }
-    if let Some(at) = f.field(root, 3, limits)? {
-        facts.description = Some(f.string(at, limits)?);
+    if let Some(at) = f.field(root, 3)? {
+        facts.description = Some(f.string(at)?);
     }
-    if let Some(at) = f.field(root, 2, limits)? {
+    if let Some(at) = f.field(root, 2)? {
         facts.subgraph_count = f.vector(at, 4)?.1;
     }
-    if let Some(at) = f.field(root, 4, limits)? {
+    if let Some(at) = f.field(root, 4)? {
         facts.buffer_count = f.vector(at, 4)?.1;
     }
-    let Some(at) = f.field(root, 1, limits)? else {
+    let Some(at) = f.field(root, 1)? else {
         return Ok(());
     };
     let (start, count) = f.vector(at, 4)?;
@@ -531,19 +394,19 @@ fn parse<R: Read + Seek>(
     }
     for i in 0..u64::from(count) {
         let table = f.follow(start.saturating_add(4 * i))?;
-        let deprecated = match f.field(table, 0, limits)? {
+        let deprecated = match f.field(table, 0)? {
             Some(at) => i32::from(f.u8_at(at)? as i8),
             None => 0,
         };
-        let custom_code = match f.field(table, 1, limits)? {
-            Some(at) => Some(f.string(at, limits)?),
+        let custom_code = match f.field(table, 1)? {
+            Some(at) => Some(f.string(at)?),
             None => None,
         };
-        let version = match f.field(table, 2, limits)? {
+        let version = match f.field(table, 2)? {
             Some(at) => f.u32_at(at)? as i32,
             None => 1,
         };
-        let builtin = match f.field(table, 3, limits)? {
+        let builtin = match f.field(table, 3)? {
             Some(at) => f.u32_at(at)? as i32,
             None => 0,
         };
@@ -608,7 +471,7 @@ fn check_flex_nodes<R: Read + Seek>(
     facts: &mut Facts,
     problems: &mut Vec<Problem>,
 ) -> Result<(), Bad> {
-    let Some(at) = f.field(root, 2, limits)? else {
+    let Some(at) = f.field(root, 2)? else {
         return Ok(());
     };
     let (subgraphs, count) = f.vector(at, 4)?;
@@ -616,7 +479,7 @@ fn check_flex_nodes<R: Read + Seek>(
     let mut ops = std::collections::BTreeSet::new();
     for s in 0..u64::from(count).min(MAX_SUBGRAPHS) {
         let subgraph = f.follow(subgraphs.saturating_add(4 * s))?;
-        let Some(at) = f.field(subgraph, 3, limits)? else {
+        let Some(at) = f.field(subgraph, 3)? else {
             continue;
         };
         let (operators, n) = f.vector(at, 4)?;
@@ -635,7 +498,7 @@ fn check_flex_nodes<R: Read + Seek>(
                 return Ok(());
             }
             let op = f.follow(operators.saturating_add(4 * i))?;
-            let index = match f.field(op, 0, limits)? {
+            let index = match f.field(op, 0)? {
                 Some(at) => f.u32_at(at)?,
                 None => 0,
             };
@@ -647,7 +510,7 @@ fn check_flex_nodes<R: Read + Seek>(
                 .get(index as usize)
                 .and_then(|c| c.custom_code.clone())
                 .unwrap_or_default();
-            let node = match f.field(op, 5, limits)? {
+            let node = match f.field(op, 5)? {
                 Some(at) => {
                     let (start, len) = f.vector(at, 1)?;
                     if len > MAX_CUSTOM_OPTIONS {
