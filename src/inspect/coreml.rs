@@ -342,19 +342,7 @@ pub fn inspect_spec(reader: &mut dyn BufRead, size: u64, limits: &Limits) -> (Fa
     let mut facts = Facts::default();
     let mut problems = Vec::new();
     if let Err(err) = walk(&mut r, limits, &mut facts, &mut problems) {
-        problems.push(
-            Problem::new(
-                if matches!(err, WireError::TooDeep { .. }) {
-                    ProblemKind::LimitExceeded
-                } else {
-                    ProblemKind::Malformed
-                },
-                err.code(),
-                format!("malformed core ml model spec: {err}"),
-                Some(err.offset()),
-            )
-            .with("parser", "coreml"),
-        );
+        problems.push(err.problem("core ml model spec", "coreml"));
     }
     (facts, problems)
 }

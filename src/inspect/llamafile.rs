@@ -64,8 +64,6 @@ impl Default for Limits {
     }
 }
 
-const EOCD_LEN: u64 = 22;
-
 fn read_at<R: Read + Seek>(r: &mut R, at: u64, len: u64, size: u64) -> Result<Vec<u8>, Problem> {
     at.checked_add(len).filter(|&e| e <= size).ok_or_else(|| {
         Problem::new(
@@ -94,18 +92,6 @@ fn le16(b: &[u8], i: usize) -> u64 {
         .map_or(0, |x| u64::from(u16::from_le_bytes([x[0], x[1]])))
 }
 
-fn le32(b: &[u8], i: usize) -> u64 {
-    b.get(i..i + 4).map_or(0, |x| {
-        u64::from(u32::from_le_bytes([x[0], x[1], x[2], x[3]]))
-    })
-}
-
-fn le64(b: &[u8], i: usize) -> u64 {
-    b.get(i..i + 8)
-        .and_then(|x| <[u8; 8]>::try_from(x).ok())
-        .map_or(0, u64::from_le_bytes)
-}
-
 /// Finds the zip appended to a native executable of `size` bytes and its `.gguf` members.
 /// `Ok(None)`: no zip, or a zip without a GGUF (a plain executable, a self-extractor). Problems
 /// that say the archive is broken or points outside the file come with the layout found so far.
@@ -125,33 +111,23 @@ fn probe_inner<R: Read + Seek>(
     size: u64,
     limits: &Limits,
 ) -> Result<(Option<Layout>, Vec<Problem>), Problem> {
-    let tail_len = size.min(EOCD_LEN + 65_535 + 20);
+    let tail_len = size.min(super::zip::TAIL_LEN);
     let tail_at = size - tail_len;
     let tail = read_at(r, tail_at, tail_len, size)?;
-    let Some(eocd) = (0..tail.len().saturating_sub(21))
-        .rev()
-        .find(|&i| tail.get(i..i + 4) == Some(b"PK\x05\x06"))
-    else {
+    let Some(end) = super::zip::end_record(&tail, tail_at) else {
         return Ok((None, Vec::new()));
     };
-    let eocd_at = tail_at + eocd as u64;
-    let mut cd_size = le32(&tail, eocd + 12);
-    let mut cd_offset = le32(&tail, eocd + 16);
-    let mut end_of_cd = eocd_at;
-    let locator = eocd.checked_sub(20).and_then(|i| tail.get(i..i + 20));
-    if let Some(loc) = locator.filter(|l| l.starts_with(b"PK\x06\x07")) {
-        let z_at = le64(loc, 8);
+    let (mut cd_size, mut cd_offset, mut end_of_cd) = (end.cd_size, end.cd_offset, end.at);
+    if let Some(z_at) = end.zip64_at {
         let z = read_at(r, z_at, 56, size)?;
-        if !z.starts_with(b"PK\x06\x06") {
-            return Err(Problem::new(
+        (cd_size, cd_offset) = super::zip::zip64_end(&z).ok_or_else(|| {
+            Problem::new(
                 ProblemKind::Malformed,
                 "zip64-locator",
                 "llamafile: the zip64 locator does not point at a zip64 end record",
                 Some(z_at),
-            ));
-        }
-        cd_size = le64(&z, 40);
-        cd_offset = le64(&z, 48);
+            )
+        })?;
         end_of_cd = z_at;
     }
     if cd_size > limits.max_cd_bytes {

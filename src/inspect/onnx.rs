@@ -255,20 +255,7 @@ fn inspect_wire(mut r: WireReader<'_>, limits: &Limits) -> (Facts, Vec<Problem>)
     let mut facts = Facts::default();
     let mut problems = Vec::new();
     if let Err(err) = walk(&mut r, limits, &mut facts, &mut problems) {
-        problems.push(
-            Problem::new(
-                // Nesting past the configured depth is a resource limit, not a broken file.
-                if matches!(err, crate::inspect::protobuf::WireError::TooDeep { .. }) {
-                    ProblemKind::LimitExceeded
-                } else {
-                    ProblemKind::Malformed
-                },
-                err.code(),
-                format!("malformed onnx protobuf: {err}"),
-                Some(err.offset()),
-            )
-            .with("parser", "onnx"),
-        );
+        problems.push(err.problem("onnx protobuf", "onnx"));
     }
     for domain in &facts.custom_domains {
         problems.push(

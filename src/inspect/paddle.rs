@@ -121,19 +121,7 @@ pub fn inspect_program(
     let mut facts = ProgramFacts::default();
     let mut problems = Vec::new();
     if let Err(err) = walk(&mut r, limits, &mut facts, &mut problems) {
-        problems.push(
-            Problem::new(
-                if matches!(err, WireError::TooDeep { .. }) {
-                    ProblemKind::LimitExceeded
-                } else {
-                    ProblemKind::Malformed
-                },
-                err.code(),
-                format!("malformed paddle program: {err}"),
-                Some(err.offset()),
-            )
-            .with("parser", "paddle"),
-        );
+        problems.push(err.problem("paddle program", "paddle"));
     }
     if facts.unsafe_op_count > limits.max_problems as u64 {
         problems.push(Problem::limit(

@@ -103,6 +103,25 @@ impl WireError {
         }
     }
 
+    /// The problem a reader records for a walk this error stopped: nesting past the
+    /// configured depth is a resource limit, anything else a broken file. `what` names the
+    /// structure (`onnx protobuf`), `parser` goes to the evidence.
+    pub fn problem(&self, what: &str, parser: &'static str) -> super::problem::Problem {
+        use super::problem::{Problem, ProblemKind};
+        let kind = if matches!(self, Self::TooDeep { .. }) {
+            ProblemKind::LimitExceeded
+        } else {
+            ProblemKind::Malformed
+        };
+        Problem::new(
+            kind,
+            self.code(),
+            format!("malformed {what}: {self}"),
+            Some(self.offset()),
+        )
+        .with("parser", parser)
+    }
+
     /// The offset the error refers to.
     pub fn offset(&self) -> u64 {
         match self {

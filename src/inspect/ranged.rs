@@ -792,46 +792,16 @@ fn central_directory(
     size: u64,
     limits: &super::zip::Limits,
 ) -> Result<(u64, Vec<u8>, u64), String> {
-    let tail_len = size.min(22 + 65_535 + 20);
+    let tail_len = size.min(super::zip::TAIL_LEN);
     let tail_at = size - tail_len;
     let tail = c.get(tail_at, tail_len).map_err(|e| e.to_string())?;
-    let eocd = (0..tail.len().saturating_sub(21))
-        .rev()
-        .filter(|&i| tail.get(i..i + 4) == Some(b"PK\x05\x06"))
-        .find(|&i| {
-            let cl = tail
-                .get(i + 20..i + 22)
-                .map_or(0, |b| u16::from_le_bytes([b[0], b[1]]));
-            i + 22 + usize::from(cl) == tail.len()
-        })
-        .or_else(|| {
-            (0..tail.len().saturating_sub(21))
-                .rev()
-                .find(|&i| tail.get(i..i + 4) == Some(b"PK\x05\x06"))
-        })
+    let end = super::zip::end_record(&tail, tail_at)
         .ok_or("no end of central directory record in the last 64 KiB")?;
-    let le32 = |b: &[u8], i: usize| {
-        b.get(i..i + 4)
-            .map_or(0, |x| u32::from_le_bytes([x[0], x[1], x[2], x[3]]))
-    };
-    let le64 = |b: &[u8], i: usize| {
-        b.get(i..i + 8)
-            .and_then(|x| <[u8; 8]>::try_from(x).ok())
-            .map_or(0, u64::from_le_bytes)
-    };
-    let eocd_at = tail_at + eocd as u64;
-    let mut cd_size = u64::from(le32(&tail, eocd + 12));
-    let mut cd_offset = u64::from(le32(&tail, eocd + 16));
-    let mut end_of_cd = eocd_at;
-    let locator = eocd.checked_sub(20).and_then(|i| tail.get(i..i + 20));
-    if let Some(loc) = locator.filter(|l| l.starts_with(b"PK\x06\x07")) {
-        let z_at = le64(loc, 8);
+    let (mut cd_size, mut cd_offset, mut end_of_cd) = (end.cd_size, end.cd_offset, end.at);
+    if let Some(z_at) = end.zip64_at {
         let z = c.get(z_at, 56).map_err(|e| e.to_string())?;
-        if !z.starts_with(b"PK\x06\x06") {
-            return Err("the zip64 locator does not point at a zip64 end record".into());
-        }
-        cd_size = le64(&z, 40);
-        cd_offset = le64(&z, 48);
+        (cd_size, cd_offset) = super::zip::zip64_end(&z)
+            .ok_or("the zip64 locator does not point at a zip64 end record")?;
         end_of_cd = z_at;
     }
     if cd_size > limits.max_cd_bytes {

@@ -158,20 +158,7 @@ fn inspect_wire(mut r: WireReader<'_>, kind: GraphFile, limits: &Limits) -> (Fac
     let mut facts = Facts::default();
     let mut problems = Vec::new();
     if let Err(err) = walk(&mut r, kind, limits, &mut facts, &mut problems) {
-        problems.push(
-            Problem::new(
-                // Nesting past the configured depth is a resource limit, not a broken file.
-                if matches!(err, crate::inspect::protobuf::WireError::TooDeep { .. }) {
-                    ProblemKind::LimitExceeded
-                } else {
-                    ProblemKind::Malformed
-                },
-                err.code(),
-                format!("malformed tensorflow protobuf: {err}"),
-                Some(err.offset()),
-            )
-            .with("parser", "tf"),
-        );
+        problems.push(err.problem("tensorflow protobuf", "tf"));
     }
     if facts.unsafe_op_count > limits.max_problems as u64 {
         problems.push(Problem::new(

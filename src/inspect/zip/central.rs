@@ -116,6 +116,58 @@ pub(in crate::inspect) fn parse_central_directory(cd: &[u8], max: usize) -> Vec<
     out
 }
 
+/// Bytes of a file's tail to read to find its end of central directory record: the record, the
+/// longest comment it may carry, and a zip64 locator in front of it.
+pub(in crate::inspect) const TAIL_LEN: u64 = 22 + 65_535 + 20;
+
+/// The end of central directory record found in a file's `tail` (its last bytes, starting at
+/// file offset `tail_at`), as the random-access readers (range plans, llamafile) need it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::inspect) struct EndRecord {
+    /// File offset of the record.
+    pub at: u64,
+    /// Size and offset of the central directory as the record states them (32-bit fields;
+    /// [`zip64_end`] gives the 64-bit ones when `zip64_at` is set).
+    pub cd_size: u64,
+    pub cd_offset: u64,
+    /// File offset of the zip64 end record a zip64 locator in front of it points at.
+    pub zip64_at: Option<u64>,
+}
+
+/// Finds the end record in `tail`: the last signature whose comment ends the file exactly, else
+/// the last signature at all (a comment length that lies). `None` when there is none.
+pub(in crate::inspect) fn end_record(tail: &[u8], tail_at: u64) -> Option<EndRecord> {
+    let candidates = || {
+        (0..tail.len().saturating_sub(21))
+            .rev()
+            .filter(|&i| tail.get(i..i + 4) == Some(&super::SIG_EOCD[..]))
+    };
+    let eocd = candidates()
+        .find(|&i| (i + 22) as u64 + field(tail, i + 20, |l| l.u16()) == tail.len() as u64)
+        .or_else(|| candidates().next())?;
+    let locator = eocd.checked_sub(20).and_then(|i| tail.get(i..i + 20));
+    Some(EndRecord {
+        at: tail_at + eocd as u64,
+        cd_size: field(tail, eocd + 12, |l| l.u32()),
+        cd_offset: field(tail, eocd + 16, |l| l.u32()),
+        zip64_at: locator
+            .filter(|l| l.starts_with(&super::SIG_ZIP64_LOCATOR))
+            .map(|l| field(l, 8, |l| l.u64())),
+    })
+}
+
+/// The little-endian field at `i` of `b` (0 past the end: the callers bound-check what they use).
+fn field<T: Into<u64>>(b: &[u8], i: usize, read: impl FnOnce(&mut Le<'_>) -> Option<T>) -> u64 {
+    read(&mut Le(b.get(i..).unwrap_or_default())).map_or(0, Into::into)
+}
+
+/// (central directory size, its offset) from a zip64 end record's first 56 bytes; `None` when
+/// they are not one.
+pub(in crate::inspect) fn zip64_end(z: &[u8]) -> Option<(u64, u64)> {
+    (z.len() >= 56 && z.starts_with(&super::SIG_ZIP64_EOCD))
+        .then(|| (field(z, 40, |l| l.u64()), field(z, 48, |l| l.u64())))
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::fixtures::{Zip, e};

@@ -39,7 +39,7 @@ use std::io::BufRead;
 use super::problem::Problem;
 
 use central::CentralFields;
-pub(in crate::inspect) use central::parse_central_directory;
+pub(in crate::inspect) use central::{TAIL_LEN, end_record, parse_central_directory, zip64_end};
 pub(in crate::inspect) use member::{display_name, traversal_reason};
 pub use pytorch::{Layout, TorchLayout, classify_pytorch, storage_archive, torchscript_code};
 use source::{DynRead, Src};
