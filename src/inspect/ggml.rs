@@ -517,10 +517,10 @@ fn walk<R: Read + Seek>(
                     at,
                 )
             })?;
-        let mut name = vec![0u8; name_len as usize];
         if u64::from(name_len) > file.remaining() {
             return Err(file.truncated());
         }
+        let mut name = vec![0u8; name_len as usize];
         file.inner
             .read_exact(&mut name)
             .map_err(|e| file.io_error(&e))?;

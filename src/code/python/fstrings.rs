@@ -24,17 +24,11 @@ pub(super) const MAX_FSTRING_NESTING: usize = 150;
 /// `source` with every f-string nested [`MAX_FSTRING_NESTING`] deep or deeper blanked, and
 /// whether anything was.
 pub(super) fn clamp(source: &str) -> (Cow<'_, str>, bool) {
-    let bytes = source.as_bytes();
-    // Each nested f-string needs two quotes; most sources are let through after this count.
-    let quotes = bytes.iter().filter(|&&b| b == b'"' || b == b'\'').count();
-    if quotes < 2 * MAX_FSTRING_NESTING {
-        return (Cow::Borrowed(source), false);
-    }
-    let spans = too_deep(bytes);
+    let spans = spans_to_blank(source.as_bytes());
     if spans.is_empty() {
         return (Cow::Borrowed(source), false);
     }
-    let mut out = bytes.to_vec();
+    let mut out = source.as_bytes().to_vec();
     for (start, end) in spans {
         for (i, b) in out[start..end].iter_mut().enumerate() {
             if *b != b'\n' && *b != b'\r' {
@@ -47,6 +41,21 @@ pub(super) fn clamp(source: &str) -> (Cow<'_, str>, bool) {
     let text = String::from_utf8(out)
         .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     (Cow::Owned(text), true)
+}
+
+/// Whether [`clamp`] would blank anything (it allocates nothing to say so).
+pub(super) fn needs_clamp(source: &str) -> bool {
+    !spans_to_blank(source.as_bytes()).is_empty()
+}
+
+/// The f-strings to blank; most sources are let through after counting their quotes (each
+/// nested f-string needs two).
+fn spans_to_blank(bytes: &[u8]) -> Vec<(usize, usize)> {
+    let quotes = bytes.iter().filter(|&&b| b == b'"' || b == b'\'').count();
+    if quotes < 2 * MAX_FSTRING_NESTING {
+        return Vec::new();
+    }
+    too_deep(bytes)
 }
 
 /// One open construct of the lexer.

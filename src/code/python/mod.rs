@@ -246,7 +246,7 @@ pub fn scan_python(source: &str, limits: &Limits) -> CodeReport {
 /// do not parse cleanly, or the selection could be wrong, the whole source is parsed instead.
 pub fn scan_python_statements(source: &str, limits: &Limits) -> CodeReport {
     let mut bindings = Bindings::default();
-    if fstrings::clamp(source).1 {
+    if fstrings::needs_clamp(source) {
         // Statement selection reads the source as written; this one is parsed blanked, whole.
         return scan_python_with(source, limits, &mut bindings);
     }
