@@ -24,6 +24,8 @@
 
 pub use crate::model::format::{Format, Kind};
 
+use crate::codec::header;
+
 /// Lower-cased extension of the last path component (`model.safetensors` -> `safetensors`).
 pub fn extension(rel: &str) -> String {
     let base = basename(rel);
@@ -217,13 +219,16 @@ pub fn sniff(head: &[u8], size: u64) -> Format {
     if is_fasttext(head) {
         return Fasttext;
     }
-    if head.starts_with(b"\x1f\x8b") {
+    // Magics alone: the decompressor's stricter header check reports a damaged one.
+    if head.starts_with(header::GZIP_MAGIC) {
         return Gzip;
     }
-    if head.starts_with(b"BZh") && head.get(3).is_some_and(|b| (b'1'..=b'9').contains(b)) {
+    if head.starts_with(header::BZIP2_MAGIC)
+        && head.get(3).is_some_and(|b| (b'1'..=b'9').contains(b))
+    {
         return Bzip2;
     }
-    if head.starts_with(b"\xfd7zXZ\x00") {
+    if head.starts_with(header::XZ_MAGIC) {
         return Xz;
     }
     if head.get(257..262) == Some(b"ustar") {
@@ -252,7 +257,7 @@ pub fn sniff(head: &[u8], size: u64) -> Format {
     if head.first() == Some(&0x80) && head.get(1).is_some_and(|p| (2..=5).contains(p)) {
         return Pickle;
     }
-    if is_zlib(head) {
+    if header::is_zlib(head) {
         return Zlib;
     }
     if is_text(head) {
@@ -571,15 +576,6 @@ fn is_safetensors(head: &[u8], size: u64) -> bool {
         return trimmed.last() == Some(&b'}');
     }
     true
-}
-
-fn is_zlib(head: &[u8]) -> bool {
-    match (head.first(), head.get(1)) {
-        (Some(&cmf), Some(&flg)) => {
-            cmf == 0x78 && (u16::from(cmf) << 8 | u16::from(flg)) % 31 == 0 && flg & 0x20 == 0
-        }
-        _ => false,
-    }
 }
 
 /// Whether the bytes look like text: valid UTF-8 (a sequence cut at the end of `head` is fine)

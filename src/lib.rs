@@ -17,6 +17,9 @@
 //!   [`provenance`], [`repository`], [`policy`], [`report`] (renderers), [`verify`].
 //! - data: [`knowledge`] (what is known about pickle globals, with sources) and [`model`] (the
 //!   vocabulary every stage speaks; it imports nothing else of the crate).
+//! - [`codec`]: every decompressor and text decoder, one header check per format, bounded;
+//!   below the stages that decode (`inspect`, `code`, `classify`), importing nothing of the
+//!   crate.
 //!
 //! Facts are not judgements: inspectors describe what is there and produce
 //! [`model::finding::Detection`]s; only the [`policy`] decides deny / warn / allow. Nothing from
@@ -24,6 +27,7 @@
 
 pub mod classify;
 pub mod code;
+pub mod codec;
 pub mod engine;
 pub mod hub;
 pub mod inspect;

@@ -17,10 +17,12 @@
 //! pulled; their output is therefore buffered in memory up to `Limits::max_lzma_buffer` (joblib
 //! files in these formats are rare and a cut is reported, not hidden). lzma-rs also holds an xz
 //! block's whole output before pushing any of it, so an xz stream whose LZMA2 chunk headers add
-//! up to more than that buffer is refused before decoding (`decode::xz_unpacked_size`).
+//! up to more than that buffer is refused before decoding (`codec::header::xz_unpacked_size`).
+//! The header checks, that size walk and the in-memory lzma run are the crate's codec
+//! ([`crate::codec`]), shared with the blob decoder of the code judge.
 
 use std::cell::Cell;
-use std::io::{self, BufRead, Read, Write};
+use std::io::{self, BufRead, Read};
 use std::rc::Rc;
 
 use bzip2::bufread::BzDecoder;
@@ -31,40 +33,10 @@ use ruzstd::decoding::{FrameDecoder as ZstdFrame, StreamingDecoder};
 type ZstdDecoder<R> = StreamingDecoder<R, ZstdFrame>;
 
 use super::problem::Problem;
+use crate::codec::header::{SNIFF_BYTES, xz_unpacked_size};
+use crate::codec::lzma;
 
-/// A recognised compression wrapper.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Compression {
-    /// gzip (RFC 1952), possibly several members.
-    Gzip,
-    /// zlib (RFC 1950), as written by joblib's default compressor.
-    Zlib,
-    /// bzip2, possibly several streams.
-    Bzip2,
-    /// xz container.
-    Xz,
-    /// Legacy `.lzma` ("lzma-alone") as written by joblib's `lzma` compressor.
-    Lzma,
-    /// Zstandard frames (joblib `.zst`, `compress='zstd'`).
-    Zstd,
-    /// LZ4 frames (joblib `.lz4`, `compress='lz4'`), or the legacy LZ4 frame.
-    Lz4,
-}
-
-impl Compression {
-    /// Stable lowercase name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Compression::Gzip => "gzip",
-            Compression::Zlib => "zlib",
-            Compression::Bzip2 => "bzip2",
-            Compression::Xz => "xz",
-            Compression::Lzma => "lzma",
-            Compression::Zstd => "zstd",
-            Compression::Lz4 => "lz4",
-        }
-    }
-}
+pub use crate::codec::header::{Compression, sniff};
 
 /// Caps for decompression.
 #[derive(Debug, Clone)]
@@ -104,64 +76,6 @@ impl Default for Limits {
     }
 }
 
-/// Recognises a compression wrapper from a file's first bytes (13 are enough for all).
-pub fn sniff(head: &[u8]) -> Option<Compression> {
-    if head.starts_with(b"\x1f\x8b\x08") && head.get(3).is_none_or(|f| f & 0xe0 == 0) {
-        return Some(Compression::Gzip);
-    }
-    if head.starts_with(b"\xfd7zXZ\x00") {
-        return Some(Compression::Xz);
-    }
-    // Frame magics: zstd 0xFD2FB528, LZ4 0x184D2204 and legacy LZ4 0x184C2102 (little-endian).
-    if head.starts_with(b"\x28\xb5\x2f\xfd") {
-        return Some(Compression::Zstd);
-    }
-    if head.starts_with(b"\x04\x22\x4d\x18") || head.starts_with(b"\x02\x21\x4c\x18") {
-        return Some(Compression::Lz4);
-    }
-    if is_bzip2(head) {
-        return Some(Compression::Bzip2);
-    }
-    if let [0x78, flg, ..] = head
-        && (0x7800u16 | u16::from(*flg)).is_multiple_of(31)
-        && flg & 0x20 == 0
-    {
-        return Some(Compression::Zlib);
-    }
-    if is_lzma_alone(head) {
-        return Some(Compression::Lzma);
-    }
-    None
-}
-
-fn is_bzip2(head: &[u8]) -> bool {
-    let [b'B', b'Z', b'h', level, rest @ ..] = head else {
-        return false;
-    };
-    (b'1'..=b'9').contains(level)
-        && (rest.len() < 6
-            || rest.starts_with(b"\x31\x41\x59\x26\x53\x59")
-            || rest.starts_with(b"\x17\x72\x45\x38\x50\x90"))
-}
-
-/// lzma-alone has no magic: props byte 0x5d (lc=3 lp=0 pb=2, what every encoder writes),
-/// a dictionary size of the form 2^n or 2^n + 2^(n-1), and an unpacked size that is either
-/// "unknown" (all ones, what Python's streaming encoder writes) or plausible.
-fn is_lzma_alone(head: &[u8]) -> bool {
-    let Some((&[0x5d, d0, d1, d2, d3, s0, s1, s2, s3, s4, s5, s6, s7], _)) =
-        head.split_first_chunk::<13>()
-    else {
-        return false;
-    };
-    let dict = u32::from_le_bytes([d0, d1, d2, d3]);
-    let size = u64::from_le_bytes([s0, s1, s2, s3, s4, s5, s6, s7]);
-    let dict_ok = (4096..=(3 << 29)).contains(&dict) && {
-        let low = dict & dict.wrapping_neg();
-        dict == low || dict == low | (low << 1)
-    };
-    dict_ok && (size == u64::MAX || size < 1 << 40)
-}
-
 /// Counts compressed bytes taken from the source.
 struct Counting<'a> {
     inner: &'a mut dyn BufRead,
@@ -170,9 +84,6 @@ struct Counting<'a> {
     /// `SNIFF_BYTES`, so a next stream's magic split across the source's buffer refill is seen.
     carry: Vec<u8>,
 }
-
-/// Bytes [`sniff`] looks at.
-const SNIFF_BYTES: usize = 13;
 
 impl Counting<'_> {
     /// The next `want` bytes (fewer at the end of input) without consuming them.
@@ -379,22 +290,44 @@ impl Decompressed<'_> {
                 format!("{name} input larger than {cap} bytes; only its start is decoded"),
             );
         }
-        let mut run = run_lzma(self.kind, &input, &self.limits);
-        if let Err(e) = &run.result
-            && ["after last XZ block", "more bytes are available"]
-                .iter()
-                .any(|m| e.contains(m))
-        {
-            let end = run.consumed.min(input.len());
+        // lzma-rs holds an xz block's whole output in memory before the sink sees any of it: a
+        // 300 KB file with one 2 GiB block took 4.2 GB of memory before the sink's cap could
+        // act. The LZMA2 chunk headers say how much a stream decodes to; past what
+        // `max_lzma_buffer` allows in memory it never starts (below that, the sink keeps the
+        // first `cap` bytes).
+        let held = u64::try_from(self.limits.max_lzma_buffer).unwrap_or(u64::MAX);
+        if self.kind == Compression::Xz && xz_unpacked_size(&input).is_some_and(|n| n > held) {
+            let code = "limit-decompressed";
+            self.fail(code, format!("{name} output stopped at 0 bytes ({code})"));
+            self.dec = Dec::Mem {
+                data: Vec::new(),
+                pos: 0,
+            };
+            return;
+        }
+        let caps = lzma::Caps {
+            max_output: cap.min(self.limits.max_decompressed),
+            max_dict: self.limits.max_lzma_dict,
+            ratio: Some(lzma::Ratio {
+                max_ratio: self.limits.max_ratio,
+                min_bytes: self.limits.ratio_min_bytes,
+            }),
+        };
+        let run = lzma::decode(&input, self.kind == Compression::Xz, &caps);
+        if run.trailing {
+            let end = run.used;
             let trailing = input.len() - end;
-            run = run_lzma(self.kind, input.get(..end).unwrap_or(&[]), &self.limits);
             // A second concatenated stream lands here too and is not decoded.
             self.fail(
                 "trailing-data",
                 format!("{trailing} bytes after the end of the {name} stream at offset {end} (not decoded)"),
             );
         }
-        match (run.hit, run.result) {
+        let stopped = run.stop.map(|stop| match stop {
+            lzma::Stop::Size => "limit-decompressed",
+            lzma::Stop::Ratio => "bomb",
+        });
+        match (stopped, run.result) {
             (Some(code), _) => {
                 let msg = format!("{name} output stopped at {} bytes ({code})", run.data.len());
                 self.fail(code, msg);
@@ -576,96 +509,10 @@ impl BufRead for Decompressed<'_> {
     }
 }
 
-/// Output of one lzma-rs run.
-struct LzmaRun {
-    data: Vec<u8>,
-    hit: Option<&'static str>,
-    result: Result<(), String>,
-    consumed: usize,
-}
-
-fn run_lzma(kind: Compression, input: &[u8], limits: &Limits) -> LzmaRun {
-    let cap = u64::try_from(limits.max_lzma_buffer)
-        .unwrap_or(u64::MAX)
-        .min(limits.max_decompressed);
-    // lzma-rs holds an xz block's whole output in memory before the sink sees any of it: a
-    // 300 KB file with one 2 GiB block took 4.2 GB of memory before the cap below could act.
-    // The LZMA2 chunk headers say how much a stream decodes to; past what `max_lzma_buffer`
-    // allows in memory it never starts (below that, the sink keeps the first `cap` bytes).
-    let held = u64::try_from(limits.max_lzma_buffer).unwrap_or(u64::MAX);
-    if kind == Compression::Xz
-        && crate::code::python::decode::xz_unpacked_size(input).is_some_and(|n| n > held)
-    {
-        return LzmaRun {
-            data: Vec::new(),
-            hit: Some("limit-decompressed"),
-            result: Err("decompressed size limit".to_owned()),
-            consumed: 0,
-        };
-    }
-    let mut sink = Sink {
-        data: Vec::new(),
-        cap,
-        compressed: input.len() as u64,
-        max_ratio: limits.max_ratio,
-        ratio_min: limits.ratio_min_bytes,
-        hit: None,
-    };
-    let mut cursor = io::Cursor::new(input);
-    let result = match kind {
-        Compression::Xz => lzma_rs::xz_decompress(&mut cursor, &mut sink),
-        _ => {
-            let opts = lzma_rs::decompress::Options {
-                memlimit: Some(limits.max_lzma_dict),
-                ..Default::default()
-            };
-            lzma_rs::lzma_decompress_with_options(&mut cursor, &mut sink, &opts)
-        }
-    };
-    LzmaRun {
-        data: sink.data,
-        hit: sink.hit,
-        result: result.map_err(|e| e.to_string()),
-        consumed: usize::try_from(cursor.position()).unwrap_or(usize::MAX),
-    }
-}
-
-/// Output sink for the push-style lzma decoders: refuses bytes past the caps.
-struct Sink {
-    data: Vec<u8>,
-    cap: u64,
-    compressed: u64,
-    max_ratio: u64,
-    ratio_min: u64,
-    hit: Option<&'static str>,
-}
-
-impl Write for Sink {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let have = self.data.len() as u64;
-        let room = usize::try_from(self.cap.saturating_sub(have)).unwrap_or(usize::MAX);
-        if buf.len() > room {
-            self.data.extend_from_slice(buf.get(..room).unwrap_or(&[]));
-            self.hit = Some("limit-decompressed");
-            return Err(io::Error::other("decompressed size limit"));
-        }
-        self.data.extend_from_slice(buf);
-        let out = self.data.len() as u64;
-        if out > self.ratio_min && out > self.compressed.max(1).saturating_mul(self.max_ratio) {
-            self.hit = Some("bomb");
-            return Err(io::Error::other("compression ratio limit"));
-        }
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
 
     /// A joblib-like payload: a pickle followed by raw array bytes.
     fn payload() -> Vec<u8> {

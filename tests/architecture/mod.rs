@@ -75,6 +75,26 @@ fn the_model_imports_nothing_else_of_the_crate() {
     );
 }
 
+/// Issue 38: the codec (every decompressor and text decoder, one header check each) sits below
+/// every stage that decodes, `inspect` and `code` alike, so it may import nothing of the crate:
+/// an arrow from it back up would let the two callers drift apart again.
+#[test]
+fn the_codec_imports_nothing_else_of_the_crate() {
+    let g = graph();
+    assert_eq!(
+        g.get("codec"),
+        Some(&BTreeSet::new()),
+        "{:?}",
+        g.get("codec")
+    );
+    for caller in ["inspect", "code"] {
+        assert!(
+            g.get(caller).is_some_and(|e| e.contains("codec")),
+            "{caller} decodes through the codec"
+        );
+    }
+}
+
 #[test]
 fn no_library_module_knows_the_command_line() {
     for (module, edges) in graph() {

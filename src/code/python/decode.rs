@@ -18,13 +18,12 @@
 //! Bounds (the limits table, `blob_*`): every step's output is capped at
 //! [`Limits::max_decoded_bytes`] before it is allocated past the cap (decompression bombs), a
 //! chain holds at most [`Limits::max_steps`] steps, and [`Limits::max_nesting`] is the depth the
-//! caller may recurse to when a decoded payload holds another blob. This module cannot reuse
-//! `inspect::compress` (it would make `provenance` and `inspect` import each other); its
-//! decompression is a few calls of the same crates (flate2, bzip2, lzma-rs) on in-memory input,
-//! under the same kind of cap.
+//! caller may recurse to when a decoded payload holds another blob. The decoders themselves are
+//! the crate's codec ([`crate::codec::text`], [`crate::codec::memory`]), which also serves
+//! `inspect::compress`; this module maps Python's calls onto them and chains them.
 
-use std::io::{self, Read, Write};
-
+use crate::codec::header::{self, Compression};
+use crate::codec::{memory, text};
 use crate::model::limits::{self as table, usize_of};
 use crate::model::problem::Problem;
 
@@ -226,54 +225,8 @@ impl Default for Limits {
     }
 }
 
-/// Why a step could not decode its input.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ErrorKind {
-    /// base64 or base32 whose last group is not completed by its `=` padding (Python:
-    /// `binascii.Error: Incorrect padding`, or a single data character left over).
-    #[error("incorrect padding")]
-    BadPadding,
-    /// A byte that is not in the codec's alphabet, at an offset in the step's input
-    /// (base32, base85, Ascii85, hex; also Ascii85's `z` inside a group).
-    #[error("byte {byte:#04x} at offset {at} is not valid here")]
-    BadCharacter {
-        /// Offset in the step's input.
-        at: usize,
-        /// The byte.
-        byte: u8,
-    },
-    /// An odd number of hex digits (`binascii.unhexlify`).
-    #[error("odd number of hex digits")]
-    OddLength,
-    /// A base85/Ascii85 group whose value does not fit in 32 bits.
-    #[error("group at offset {at} overflows 32 bits")]
-    Overflow {
-        /// Offset of the group in the step's input.
-        at: usize,
-    },
-    /// A compressed stream that ends before its end marker.
-    #[error("compressed stream ends early")]
-    Truncated,
-    /// A compressed stream the decompressor rejects (bad header, checksum, data).
-    #[error("corrupt compressed stream: {0}")]
-    Corrupt(String),
-    /// The step would produce more than [`Limits::max_decoded_bytes`].
-    #[error("decodes to more than {limit} bytes (limit blob_decoded_bytes)")]
-    TooLarge {
-        /// The cap.
-        limit: usize,
-    },
-    /// The chain has more than [`Limits::max_steps`] steps.
-    #[error("more than {limit} decoding steps (limit blob_decode_steps)")]
-    TooManySteps {
-        /// The cap.
-        limit: usize,
-    },
-    /// The step would exceed what is left of the file's evaluation byte budget (the caller's
-    /// budget, shared by every blob, string and payload of one file).
-    #[error("the file's evaluation byte budget is spent (limit code_eval_bytes)")]
-    BudgetSpent,
-}
+/// Why a step could not decode its input (the codec's error, named here for the blob decoder).
+pub use crate::codec::ErrorKind;
 
 /// A chain that could not be decoded: which step, with which codec, and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -369,607 +322,33 @@ pub fn decode_step(input: &[u8], codec: Codec, limits: &Limits) -> Result<Vec<u8
     // Text codecs never produce more bytes than they read: a cheap check up front.
     let too_large = ErrorKind::TooLarge { limit: cap };
     let out = match codec {
-        Codec::Base64 => base64(input, false),
-        Codec::UrlsafeBase64 => base64(input, true),
-        Codec::Base32 => base32(input, BASE32),
-        Codec::Base32Hex => base32(input, BASE32HEX),
-        Codec::Base85 => base85(input),
+        Codec::Base64 => text::base64(input, false),
+        Codec::UrlsafeBase64 => text::base64(input, true),
+        Codec::Base32 => text::base32(input, text::BASE32),
+        Codec::Base32Hex => text::base32(input, text::BASE32HEX),
+        Codec::Base85 => text::base85(input),
         Codec::Ascii85 => {
             // Four bytes per `z`: the only text codec that expands.
             let zs = input.iter().filter(|&&b| b == b'z').count();
             if zs.saturating_mul(4) > cap {
                 return Err(too_large);
             }
-            ascii85(input)
+            text::ascii85(input)
         }
-        Codec::Hex => hex(input),
-        Codec::FromHex => fromhex(input),
-        Codec::Rot13 => Ok(input.iter().map(|&b| rot13(b)).collect()),
-        Codec::Reverse => Ok(reverse(input)),
+        Codec::Hex => text::hex(input),
+        Codec::FromHex => text::fromhex(input),
+        Codec::Rot13 => Ok(input.iter().map(|&b| text::rot13(b)).collect()),
+        Codec::Reverse => Ok(text::reverse(input)),
         Codec::Text => Ok(input.to_vec()),
-        Codec::Zlib => return zlib(input, cap),
-        Codec::Gzip => return gzip(input, cap),
-        Codec::Bz2 => return bz2(input, cap),
-        Codec::Lzma => return lzma(input, cap),
+        Codec::Zlib => return memory::zlib(input, cap),
+        Codec::Gzip => return memory::gzip(input, cap),
+        Codec::Bz2 => return memory::bz2(input, cap),
+        Codec::Lzma => return memory::lzma(input, cap),
     }?;
     if out.len() > cap {
         return Err(too_large);
     }
     Ok(out)
-}
-
-/// The standard alphabet's value of each byte (64: not in it).
-fn base64_value(b: u8) -> u8 {
-    match b {
-        b'A'..=b'Z' => b - b'A',
-        b'a'..=b'z' => b - b'a' + 26,
-        b'0'..=b'9' => b - b'0' + 52,
-        b'+' => 62,
-        b'/' => 63,
-        _ => 64,
-    }
-}
-
-/// CPython's `binascii.a2b_base64` in its default (non-strict) mode, step for step.
-fn base64(input: &[u8], urlsafe: bool) -> Result<Vec<u8>, ErrorKind> {
-    let mut out = Vec::with_capacity(input.len() / 4 * 3 + 3);
-    let (mut quad, mut left, mut pads) = (0u8, 0u8, 0usize);
-    for &raw in input {
-        let b = match raw {
-            b'-' if urlsafe => b'+',
-            b'_' if urlsafe => b'/',
-            b => b,
-        };
-        if b == b'=' {
-            // Padding completes a group that has at least two data characters; then the rest
-            // of the input is ignored.
-            pads += 1;
-            if quad >= 2 && usize::from(quad) + pads >= 4 {
-                return Ok(out);
-            }
-            continue;
-        }
-        let v = base64_value(b);
-        if v >= 64 {
-            continue;
-        }
-        pads = 0;
-        match quad {
-            0 => {
-                quad = 1;
-                left = v;
-            }
-            1 => {
-                quad = 2;
-                out.push((left << 2) | (v >> 4));
-                left = v & 0x0f;
-            }
-            2 => {
-                quad = 3;
-                out.push((left << 4) | (v >> 2));
-                left = v & 0x03;
-            }
-            _ => {
-                quad = 0;
-                out.push((left << 6) | v);
-                left = 0;
-            }
-        }
-    }
-    if quad != 0 {
-        return Err(ErrorKind::BadPadding);
-    }
-    Ok(out)
-}
-
-const BASE32: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-const BASE32HEX: &[u8; 32] = b"0123456789ABCDEFGHIJKLMNOPQRSTUV";
-
-/// CPython's `base64._b32decode` (casefold off, no `map01`).
-fn base32(input: &[u8], alphabet: &[u8; 32]) -> Result<Vec<u8>, ErrorKind> {
-    if !input.len().is_multiple_of(8) {
-        return Err(ErrorKind::BadPadding);
-    }
-    let data_len = input.len() - input.iter().rev().take_while(|&&b| b == b'=').count();
-    let pads = input.len() - data_len;
-    let data = input.get(..data_len).unwrap_or_default();
-    let mut out = Vec::with_capacity(data_len / 8 * 5 + 5);
-    let mut acc = 0u64;
-    for (q, quantum) in data.chunks(8).enumerate() {
-        acc = 0;
-        for (j, &b) in quantum.iter().enumerate() {
-            let Some(v) = alphabet.iter().position(|&a| a == b) else {
-                return Err(ErrorKind::BadCharacter {
-                    at: q * 8 + j,
-                    byte: b,
-                });
-            };
-            acc = (acc << 5) | v as u64;
-        }
-        out.extend_from_slice(acc.to_be_bytes().get(3..).unwrap_or_default());
-    }
-    if ![0, 1, 3, 4, 6].contains(&pads) {
-        return Err(ErrorKind::BadPadding);
-    }
-    if pads > 0 && !out.is_empty() {
-        // The last quantum was short: shift it into place and keep its whole bytes.
-        let last = (acc << (5 * pads)).to_be_bytes();
-        let keep = (43 - 5 * pads) / 8;
-        out.truncate(out.len().saturating_sub(5));
-        out.extend_from_slice(last.get(3..3 + keep).unwrap_or_default());
-    }
-    Ok(out)
-}
-
-const BASE85: &[u8; 85] =
-    b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~";
-
-/// CPython's `base64.b85decode`: groups of five, the last padded with `~`.
-fn base85(input: &[u8]) -> Result<Vec<u8>, ErrorKind> {
-    let padding = (5 - input.len() % 5) % 5;
-    let mut out = Vec::with_capacity(input.len() / 5 * 4 + 4);
-    for (g, group) in input.chunks(5).enumerate() {
-        let mut acc = 0u64;
-        for k in 0..5 {
-            let b = group.get(k).copied().unwrap_or(b'~');
-            let Some(v) = BASE85.iter().position(|&a| a == b) else {
-                return Err(ErrorKind::BadCharacter {
-                    at: g * 5 + k,
-                    byte: b,
-                });
-            };
-            acc = acc * 85 + v as u64;
-        }
-        let Ok(word) = u32::try_from(acc) else {
-            return Err(ErrorKind::Overflow { at: g * 5 });
-        };
-        out.extend_from_slice(&word.to_be_bytes());
-    }
-    out.truncate(out.len() - padding);
-    Ok(out)
-}
-
-/// CPython's `base64.a85decode` with its defaults (no Adobe framing, no `y`, whitespace
-/// `" \t\n\r\v"` skipped).
-fn ascii85(input: &[u8]) -> Result<Vec<u8>, ErrorKind> {
-    let mut out = Vec::with_capacity(input.len() / 5 * 4 + 4);
-    let mut group = [0u8; 5];
-    let mut n = 0usize;
-    let mut start = 0usize;
-    // Python appends four `u` and drops the bytes they produce.
-    let padded = input.iter().copied().chain(*b"uuuu");
-    for (at, b) in padded.enumerate() {
-        match b {
-            b'!'..=b'u' => {
-                if n == 0 {
-                    start = at;
-                }
-                group[n] = b;
-                n += 1;
-                if n == 5 {
-                    let acc = group
-                        .iter()
-                        .fold(0u64, |a, &d| a * 85 + u64::from(d - b'!'));
-                    let Ok(word) = u32::try_from(acc) else {
-                        return Err(ErrorKind::Overflow { at: start });
-                    };
-                    out.extend_from_slice(&word.to_be_bytes());
-                    n = 0;
-                }
-            }
-            b'z' if n == 0 => out.extend_from_slice(&[0; 4]),
-            b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' => {}
-            byte => return Err(ErrorKind::BadCharacter { at, byte }),
-        }
-    }
-    out.truncate(out.len().saturating_sub(4 - n));
-    Ok(out)
-}
-
-fn hex_value(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
-    }
-}
-
-/// `binascii.unhexlify`: even length, hex digits only.
-fn hex(input: &[u8]) -> Result<Vec<u8>, ErrorKind> {
-    if !input.len().is_multiple_of(2) {
-        return Err(ErrorKind::OddLength);
-    }
-    input
-        .chunks(2)
-        .enumerate()
-        .map(|(i, pair)| {
-            let digit = |k: usize| {
-                let b = pair.get(k).copied().unwrap_or_default();
-                hex_value(b).ok_or(ErrorKind::BadCharacter {
-                    at: 2 * i + k,
-                    byte: b,
-                })
-            };
-            Ok((digit(0)? << 4) | digit(1)?)
-        })
-        .collect()
-}
-
-/// `bytes.fromhex`: whitespace (`Py_ISSPACE`) may come before each pair, never inside one.
-fn fromhex(input: &[u8]) -> Result<Vec<u8>, ErrorKind> {
-    let mut out = Vec::with_capacity(input.len() / 2);
-    let mut i = 0;
-    loop {
-        while input
-            .get(i)
-            .is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c'))
-        {
-            i += 1;
-        }
-        let Some(&top) = input.get(i) else {
-            return Ok(out);
-        };
-        let bad = |at: usize| ErrorKind::BadCharacter {
-            at,
-            byte: input.get(at).copied().unwrap_or_default(),
-        };
-        let hi = hex_value(top).ok_or_else(|| bad(i))?;
-        let lo = input
-            .get(i + 1)
-            .and_then(|&b| hex_value(b))
-            .ok_or_else(|| bad(i + 1))?;
-        out.push((hi << 4) | lo);
-        i += 2;
-    }
-}
-
-fn rot13(b: u8) -> u8 {
-    match b {
-        b'a'..=b'z' => (b - b'a' + 13) % 26 + b'a',
-        b'A'..=b'Z' => (b - b'A' + 13) % 26 + b'A',
-        _ => b,
-    }
-}
-
-/// `s[::-1]`: a `str` reverses characters, a `bytes` object bytes. Text that is UTF-8 is taken
-/// for a `str` (a literal blob is almost always one).
-fn reverse(input: &[u8]) -> Vec<u8> {
-    match std::str::from_utf8(input) {
-        Ok(s) => s.chars().rev().collect::<String>().into_bytes(),
-        Err(_) => input.iter().rev().copied().collect(),
-    }
-}
-
-/// Reads `r` to its end into `out`, refusing to hold more than `cap` bytes in total.
-fn read_capped(r: &mut dyn Read, out: &mut Vec<u8>, cap: usize) -> Result<(), ErrorKind> {
-    let room = cap.saturating_sub(out.len());
-    let room = u64::try_from(room).unwrap_or(u64::MAX);
-    match r.take(room.saturating_add(1)).read_to_end(out) {
-        Ok(_) if out.len() > cap => Err(ErrorKind::TooLarge { limit: cap }),
-        Ok(_) => Ok(()),
-        Err(e) => Err(stream_error(&e)),
-    }
-}
-
-fn stream_error(e: &io::Error) -> ErrorKind {
-    if e.kind() == io::ErrorKind::UnexpectedEof {
-        ErrorKind::Truncated
-    } else {
-        ErrorKind::Corrupt(e.to_string())
-    }
-}
-
-/// `zlib.decompress`: one stream; what follows it is ignored, as Python does. Driven through
-/// `flate2::Decompress` because its readers end quietly when the input stops mid-stream,
-/// where Python reports a truncated stream.
-fn zlib(input: &[u8], cap: usize) -> Result<Vec<u8>, ErrorKind> {
-    let mut d = flate2::Decompress::new(true);
-    let mut out = Vec::new();
-    loop {
-        if out.len() == out.capacity() {
-            if out.len() > cap {
-                return Err(ErrorKind::TooLarge { limit: cap });
-            }
-            // Grow in steps, one byte past the cap at most, so a bomb is seen, not held.
-            out.reserve_exact(
-                cap.saturating_add(1)
-                    .saturating_sub(out.len())
-                    .min(64 * 1024),
-            );
-        }
-        let (before_in, before_out) = (d.total_in(), d.total_out());
-        let at = usize::try_from(before_in).unwrap_or(usize::MAX);
-        let status = d
-            .decompress_vec(
-                input.get(at..).unwrap_or_default(),
-                &mut out,
-                flate2::FlushDecompress::None,
-            )
-            .map_err(|e| ErrorKind::Corrupt(e.to_string()))?;
-        if out.len() > cap {
-            return Err(ErrorKind::TooLarge { limit: cap });
-        }
-        match status {
-            flate2::Status::StreamEnd => return Ok(out),
-            _ if d.total_in() == before_in && d.total_out() == before_out => {
-                return Err(ErrorKind::Truncated);
-            }
-            _ => {}
-        }
-    }
-}
-
-/// `gzip.decompress`: members in a row, zero padding between and after them skipped.
-fn gzip(input: &[u8], cap: usize) -> Result<Vec<u8>, ErrorKind> {
-    let mut out = Vec::new();
-    let mut rest = input;
-    loop {
-        let mut d = flate2::bufread::GzDecoder::new(rest);
-        read_capped(&mut d, &mut out, cap)?;
-        rest = d.into_inner();
-        let zeros = rest.iter().take_while(|&&b| b == 0).count();
-        rest = rest.get(zeros..).unwrap_or_default();
-        // Each member consumed at least its header, so this ends.
-        if rest.is_empty() || !rest.starts_with(b"\x1f\x8b") {
-            return Ok(out);
-        }
-    }
-}
-
-/// `bz2.decompress`: streams in a row; what follows the last one is ignored.
-fn bz2(input: &[u8], cap: usize) -> Result<Vec<u8>, ErrorKind> {
-    let mut out = Vec::new();
-    let mut rest = input;
-    loop {
-        let mut d = bzip2::bufread::BzDecoder::new(rest);
-        read_capped(&mut d, &mut out, cap)?;
-        rest = d.into_inner();
-        if !rest.starts_with(b"BZh") {
-            return Ok(out);
-        }
-    }
-}
-
-/// `lzma.decompress` (`FORMAT_AUTO`): xz or legacy lzma streams in a row; what follows the
-/// last one is ignored when it is not another stream.
-fn lzma(input: &[u8], cap: usize) -> Result<Vec<u8>, ErrorKind> {
-    let mut out = Vec::new();
-    let mut rest = input;
-    let mut first = true;
-    loop {
-        let xz = rest.starts_with(XZ_MAGIC);
-        if !xz && !lzma_alone_header(rest) {
-            // What liblzma's automatic decoder refuses: an error first, trailing data after.
-            if first {
-                return Err(ErrorKind::Corrupt("not an xz or lzma stream".to_owned()));
-            }
-            return Ok(out);
-        }
-        let (data, used) = lzma_stream(rest, xz, cap.saturating_sub(out.len()))?;
-        out.extend_from_slice(&data);
-        if out.len() > cap {
-            return Err(ErrorKind::TooLarge { limit: cap });
-        }
-        first = false;
-        rest = rest.get(used..).unwrap_or_default();
-        if used == 0 || rest.is_empty() {
-            return Ok(out);
-        }
-    }
-}
-
-const XZ_MAGIC: &[u8] = b"\xfd7zXZ\x00";
-
-/// One xz or lzma-alone stream at the start of `input`: its output and the bytes it used.
-/// lzma-rs refuses bytes after a stream's end and then drops what it decoded, so on that error
-/// the stream is decoded again, cut where the decoder stopped.
-fn lzma_stream(input: &[u8], xz: bool, cap: usize) -> Result<(Vec<u8>, usize), ErrorKind> {
-    // lzma-rs holds an xz block's whole output in memory before writing any of it, so the
-    // output size is read from the LZMA2 chunk headers first (a bomb never starts decoding).
-    if xz {
-        let Some(size) = xz_unpacked_size(input) else {
-            return Err(ErrorKind::Corrupt("xz stream structure".to_owned()));
-        };
-        if size > cap as u64 {
-            return Err(ErrorKind::TooLarge { limit: cap });
-        }
-    }
-    let run = |bytes: &[u8]| {
-        let mut sink = Capped {
-            data: Vec::new(),
-            cap,
-        };
-        let mut cursor = io::Cursor::new(bytes);
-        let result = if xz {
-            lzma_rs::xz_decompress(&mut cursor, &mut sink)
-        } else {
-            lzma_rs::lzma_decompress_with_options(
-                &mut cursor,
-                &mut sink,
-                &lzma_rs::decompress::Options {
-                    // The dictionary buffer never holds more than the output so far.
-                    memlimit: Some(cap),
-                    ..Default::default()
-                },
-            )
-        };
-        let used = usize::try_from(cursor.position()).unwrap_or(usize::MAX);
-        (sink, result, used)
-    };
-    let (sink, result, used) = run(input);
-    let result = match result {
-        Err(e)
-            if ["after last XZ block", "more bytes are available"]
-                .iter()
-                .any(|m| e.to_string().contains(m)) =>
-        {
-            let cut = used.min(input.len());
-            let (sink, again, _) = run(input.get(..cut).unwrap_or_default());
-            return match again {
-                Ok(()) => Ok((sink.data, cut)),
-                Err(e) => Err(lzma_error(&sink, &e)),
-            };
-        }
-        r => r,
-    };
-    match result {
-        Ok(()) => Ok((sink.data, used)),
-        Err(e) => Err(lzma_error(&sink, &e)),
-    }
-}
-
-fn lzma_error(sink: &Capped, e: &lzma_rs::error::Error) -> ErrorKind {
-    let over = match e {
-        lzma_rs::error::Error::LzmaError(m) => m.contains("exceeded memory limit"),
-        lzma_rs::error::Error::IoError(io) => io.to_string().contains("decoded size limit"),
-        _ => false,
-    };
-    if over {
-        return ErrorKind::TooLarge { limit: sink.cap };
-    }
-    match e {
-        lzma_rs::error::Error::IoError(io) => stream_error(io),
-        other => ErrorKind::Corrupt(other.to_string()),
-    }
-}
-
-/// The total output of the first xz stream in `input`, summed from its LZMA2 chunk headers
-/// (`None` when the structure does not parse, or the footer's backward size is all ones).
-/// Walks the stream header, then each block: its header (skipped by its declared size), its
-/// chunks, padding and check, up to the index. Also used by `inspect::compress`: lzma-rs holds a
-/// block's whole output in memory, so a bomb must be refused before decoding starts.
-pub(crate) fn xz_unpacked_size(input: &[u8]) -> Option<u64> {
-    let flags = *input.get(7)?;
-    let check = match flags & 0x0f {
-        0 => 0,
-        1..=3 => 4,
-        4..=6 => 8,
-        7..=9 => 16,
-        10..=12 => 32,
-        _ => 64,
-    };
-    let mut at = 12usize;
-    let mut total = 0u64;
-    loop {
-        let size_byte = *input.get(at)?;
-        if size_byte == 0 {
-            // The index, then the footer: lzma-rs computes `backward_size + 1` unchecked (an
-            // overflow panic where overflow checks are on), so an all-ones size is refused.
-            let footer = xz_index_end(input, at)?;
-            let backward = input.get(footer + 4..footer + 8)?;
-            return (backward != [0xff; 4]).then_some(total);
-        }
-        let block = at;
-        at = at.checked_add((usize::from(size_byte) + 1) * 4)?;
-        loop {
-            let ctrl = *input.get(at)?;
-            let be16 = |i: usize| {
-                let hi = *input.get(at + i)?;
-                let lo = *input.get(at + i + 1)?;
-                Some(usize::from(u16::from_be_bytes([hi, lo])) + 1)
-            };
-            match ctrl {
-                0x00 => {
-                    at += 1;
-                    break;
-                }
-                0x01 | 0x02 => {
-                    let n = be16(1)?;
-                    total = total.saturating_add(n as u64);
-                    at = at.checked_add(3 + n)?;
-                }
-                0x80..=0xff => {
-                    let unpacked = (usize::from(ctrl & 0x1f) << 16) + be16(1)?;
-                    let packed = be16(3)?;
-                    total = total.saturating_add(unpacked as u64);
-                    let props = usize::from(ctrl >= 0xc0);
-                    at = at.checked_add(5 + props + packed)?;
-                }
-                _ => return None,
-            }
-        }
-        // Block padding to a multiple of four, then the check.
-        at = at
-            .checked_add((4 - (at - block) % 4) % 4)?
-            .checked_add(check)?;
-    }
-}
-
-/// A legacy `.lzma` header as liblzma's automatic decoder accepts it (its "picky" mode): a
-/// valid properties byte, a dictionary size of the form 2^n or 2^n + 2^(n-1) (or all ones)
-/// and an unpacked size that is unknown or below 2^38.
-fn lzma_alone_header(head: &[u8]) -> bool {
-    let Some((&[props, d0, d1, d2, d3, s0, s1, s2, s3, s4, s5, s6, s7], _)) =
-        head.split_first_chunk::<13>()
-    else {
-        return false;
-    };
-    let dict = u32::from_le_bytes([d0, d1, d2, d3]);
-    let low = dict & dict.wrapping_neg();
-    let size = u64::from_le_bytes([s0, s1, s2, s3, s4, s5, s6, s7]);
-    props < 225
-        && (dict == u32::MAX || dict == low || dict == low | (low << 1))
-        && (size == u64::MAX || size < 1 << 38)
-}
-
-/// Where the xz index starting at `at` ends (the footer starts): indicator, record count and
-/// records (variable-length integers), padding to four bytes, CRC32.
-fn xz_index_end(input: &[u8], at: usize) -> Option<usize> {
-    let vli = |pos: &mut usize| -> Option<u64> {
-        let mut value = 0u64;
-        for i in 0..9 {
-            let b = *input.get(*pos)?;
-            *pos += 1;
-            value |= u64::from(b & 0x7f) << (7 * i);
-            if b & 0x80 == 0 {
-                return Some(value);
-            }
-        }
-        None
-    };
-    let mut pos = at + 1;
-    let records = vli(&mut pos)?;
-    for _ in 0..records {
-        // Each record takes at least two bytes, so a count past the input ends here.
-        vli(&mut pos)?;
-        vli(&mut pos)?;
-    }
-    pos = pos.checked_add((4 - (pos - at) % 4) % 4)?.checked_add(4)?;
-    (pos <= input.len()).then_some(pos)
-}
-
-/// lzma-alone has no magic: the properties byte every encoder writes (0x5d) and a dictionary
-/// size of the form 2^n or 2^n + 2^(n-1), as `inspect::compress` recognises it.
-fn looks_like_lzma_alone(head: &[u8]) -> bool {
-    let Some(&[0x5d, d0, d1, d2, d3]) = head.get(..5) else {
-        return false;
-    };
-    let dict = u32::from_le_bytes([d0, d1, d2, d3]);
-    let low = dict & dict.wrapping_neg();
-    (4096..=(3 << 29)).contains(&dict) && (dict == low || dict == low | (low << 1))
-}
-
-/// A `Write` that refuses to grow past `cap` bytes.
-struct Capped {
-    data: Vec<u8>,
-    cap: usize,
-}
-
-impl Write for Capped {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        if buf.len() > self.cap.saturating_sub(self.data.len()) {
-            self.data
-                .extend_from_slice(buf.get(..self.cap - self.data.len()).unwrap_or_default());
-            return Err(io::Error::other("decoded size limit"));
-        }
-        self.data.extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
 }
 
 /// What decoded bytes look like, so the caller knows what to do with them next.
@@ -1003,27 +382,14 @@ pub const MIN_ENCODED_LEN: usize = 16;
 /// Says what `bytes` (the output of [`decode`]) look like. Checked in this order: compressed
 /// stream, marshal code object, pickle, further encoding, Python source, text, binary.
 pub fn sniff(bytes: &[u8]) -> Payload {
-    if bytes.starts_with(b"\x1f\x8b\x08") {
-        return Payload::Compressed(Codec::Gzip);
-    }
-    if bytes.starts_with(XZ_MAGIC) || looks_like_lzma_alone(bytes) {
-        return Payload::Compressed(Codec::Lzma);
-    }
-    if bytes.starts_with(b"BZh")
-        && bytes.get(3).is_some_and(|l| (b'1'..=b'9').contains(l))
-        && bytes
-            .get(4..10)
-            .is_some_and(|m| m == b"\x31\x41\x59\x26\x53\x59" || m == b"\x17\x72\x45\x38\x50\x90")
-    {
-        return Payload::Compressed(Codec::Bz2);
-    }
-    if let [cmf, flg, ..] = bytes
-        && cmf & 0x0f == 8
-        && cmf >> 4 <= 7
-        && flg & 0x20 == 0
-        && (u16::from(*cmf) << 8 | u16::from(*flg)).is_multiple_of(31)
-    {
-        return Payload::Compressed(Codec::Zlib);
+    // The codec's one header check per format; zstd and LZ4 have no decoder in Python's
+    // standard library, so their frames are judged as the bytes they are.
+    match header::sniff(bytes) {
+        Some(Compression::Gzip) => return Payload::Compressed(Codec::Gzip),
+        Some(Compression::Xz | Compression::Lzma) => return Payload::Compressed(Codec::Lzma),
+        Some(Compression::Bzip2) => return Payload::Compressed(Codec::Bz2),
+        Some(Compression::Zlib) => return Payload::Compressed(Codec::Zlib),
+        Some(Compression::Zstd | Compression::Lz4) | None => {}
     }
     if looks_like_marshal_code(bytes) {
         return Payload::Marshal;
@@ -1091,17 +457,17 @@ fn encoding_of(bytes: &[u8]) -> Option<Codec> {
     if body.len().is_multiple_of(2) && all(&|b| b.is_ascii_hexdigit()) {
         return Some(Codec::FromHex);
     }
-    if body.len().is_multiple_of(8) && data.iter().all(|b| BASE32.contains(b)) {
+    if body.len().is_multiple_of(8) && data.iter().all(|b| text::BASE32.contains(b)) {
         return Some(Codec::Base32);
     }
-    let std = |b: &u8| base64_value(*b) < 64;
+    let std = |b: &u8| text::base64_value(*b) < 64;
     if data.iter().all(std) {
         return Some(Codec::Base64);
     }
     if data.iter().all(|b| std(b) || *b == b'-' || *b == b'_') {
         return Some(Codec::UrlsafeBase64);
     }
-    if bytes.len() == body.len() && all(&|b| BASE85.contains(&b)) {
+    if bytes.len() == body.len() && all(&|b| text::BASE85.contains(&b)) {
         return Some(Codec::Base85);
     }
     None
@@ -1110,6 +476,7 @@ fn encoding_of(bytes: &[u8]) -> Option<Codec> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
 
     /// The payload every reference value below encodes (computed with CPython 3.11).
     const PAYLOAD: &[u8] = b"import os\nos.system(\"id\")\n";
