@@ -12,27 +12,20 @@
 
 use std::io::{self, Write};
 
+pub use super::Ratio;
+
 /// Why the sink refused more output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stop {
     /// The output reached [`Caps::max_output`].
     Size,
-    /// The output outgrew its input by more than [`Ratio::max_ratio`].
+    /// The output outgrew its input by more than the [`Ratio`].
     Ratio,
 }
 
 /// The message of the error the sink returns at [`Stop::Size`]; lzma-rs hands it back as its
 /// own `IoError`.
 pub const SIZE_STOP: &str = "decoded size limit";
-
-/// A decompression-bomb test: output per input byte.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Ratio {
-    /// Highest output/input ratio tolerated.
-    pub max_ratio: u64,
-    /// Output size at and below which the ratio is not judged.
-    pub min_bytes: u64,
-}
 
 /// Caps on decoding one stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,10 +121,7 @@ impl Write for Sink {
         }
         self.data.extend_from_slice(buf);
         let out = self.data.len() as u64;
-        if let Some(r) = self.ratio
-            && out > r.min_bytes
-            && out > self.compressed.max(1).saturating_mul(r.max_ratio)
-        {
+        if self.ratio.is_some_and(|r| r.exceeded(out, self.compressed)) {
             self.stop = Some(Stop::Ratio);
             return Err(io::Error::other("compression ratio limit"));
         }

@@ -34,7 +34,7 @@ type ZstdDecoder<R> = StreamingDecoder<R, ZstdFrame>;
 
 use super::problem::Problem;
 use crate::codec::header::{SNIFF_BYTES, xz_unpacked_size};
-use crate::codec::lzma;
+use crate::codec::{Ratio, lzma};
 
 pub use crate::codec::header::{Compression, sniff};
 
@@ -73,6 +73,16 @@ impl From<&crate::model::limits::Limits> for Limits {
 impl Default for Limits {
     fn default() -> Self {
         Self::from(&crate::model::limits::Limits::default())
+    }
+}
+
+impl Limits {
+    /// The bomb test of these caps.
+    fn ratio(&self) -> Ratio {
+        Ratio {
+            max_ratio: self.max_ratio,
+            min_bytes: self.ratio_min_bytes,
+        }
     }
 }
 
@@ -308,10 +318,7 @@ impl Decompressed<'_> {
         let caps = lzma::Caps {
             max_output: cap.min(self.limits.max_decompressed),
             max_dict: self.limits.max_lzma_dict,
-            ratio: Some(lzma::Ratio {
-                max_ratio: self.limits.max_ratio,
-                min_bytes: self.limits.ratio_min_bytes,
-            }),
+            ratio: Some(self.limits.ratio()),
         };
         let run = lzma::decode(&input, self.kind == Compression::Xz, &caps);
         if run.trailing {
@@ -455,10 +462,7 @@ impl Decompressed<'_> {
         self.pos = 0;
         self.len = keep;
         let input = self.counter.get().max(1);
-        if self.problem.is_none()
-            && self.out > self.limits.ratio_min_bytes
-            && self.out > input.saturating_mul(self.limits.max_ratio)
-        {
+        if self.problem.is_none() && self.limits.ratio().exceeded(self.out, input) {
             let msg = format!(
                 "{} bytes from {input} compressed (limit ratio {})",
                 self.out, self.limits.max_ratio

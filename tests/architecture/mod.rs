@@ -81,12 +81,8 @@ fn the_model_imports_nothing_else_of_the_crate() {
 #[test]
 fn the_codec_imports_nothing_else_of_the_crate() {
     let g = graph();
-    assert_eq!(
-        g.get("codec"),
-        Some(&BTreeSet::new()),
-        "{:?}",
-        g.get("codec")
-    );
+    let imports = g.get("codec").expect("src/codec exists");
+    assert!(imports.is_empty(), "the codec imports {imports:?}");
     for caller in ["inspect", "code"] {
         assert!(
             g.get(caller).is_some_and(|e| e.contains("codec")),
@@ -237,6 +233,7 @@ fn submodules_of_a_stage_import_each_other_without_cycles() {
         "model",
         "policy",
         "sign",
+        "codec",
     ] {
         let dir = src.join(stage);
         let mut files = Vec::new();

@@ -12,6 +12,7 @@ use flate2::bufread::DeflateDecoder;
 use super::source::{Le, Src, zip64_field};
 use super::walker::{Halt, Walker};
 use super::*;
+use crate::codec::Ratio;
 use crate::inspect::problem::ProblemKind;
 
 /// Escapes bytes that are not UTF-8 as `\xNN` so names stay printable and distinct.
@@ -226,8 +227,7 @@ struct MemberStream<'s, 'r> {
     out: u64,
     member_cap: u64,
     total_left: u64,
-    max_ratio: u64,
-    ratio_min: u64,
+    ratio: Ratio,
     counter: Rc<Cell<u64>>,
     in_start: u64,
     stop: Option<Stop>,
@@ -275,10 +275,7 @@ impl MemberStream<'_, '_> {
         self.pos = 0;
         self.len = keep;
         let input = self.compressed_in().max(1);
-        if self.stop.is_none()
-            && self.out > self.ratio_min
-            && self.out > input.saturating_mul(self.max_ratio)
-        {
+        if self.stop.is_none() && self.ratio.exceeded(self.out, input) {
             self.stop = Some(Stop::Bomb {
                 out: self.out,
                 input,
@@ -511,8 +508,10 @@ impl Walker<'_> {
             out: 0,
             member_cap: self.limits.max_member_bytes,
             total_left: self.limits.max_total_bytes.saturating_sub(self.total_out),
-            max_ratio: self.limits.max_ratio,
-            ratio_min: self.limits.ratio_min_bytes,
+            ratio: Ratio {
+                max_ratio: self.limits.max_ratio,
+                min_bytes: self.limits.ratio_min_bytes,
+            },
             counter,
             in_start: raw_start,
             stop: None,
