@@ -3,7 +3,7 @@
 //! lzma-rs pushes its output into a writer instead of being pulled, and refuses the bytes
 //! after a stream's end only once it has dropped what it decoded. Both callers (the streaming
 //! decompressor of `inspect::compress` and the blob decoder of `code::python::decode`) therefore
-//! run it here: into a [`Sink`] that refuses output past the caps, and, when bytes follow the
+//! run it here: into a sink that refuses output past the [`Caps`], and, when bytes follow the
 //! stream, a second time on the input cut where the decoder stopped reading.
 //!
 //! lzma-rs also holds an xz block's whole output before pushing any of it, so a caller refuses
