@@ -7,7 +7,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use crate::code::bytecode::marshal::{self, PycKind};
 use crate::code::bytecode::{
-    LIMIT_CODES, MAX_FACT_NAMES, Site, When, clip, distinct, matches_source, named_as_data,
+    LIMIT_CODES, Load, MAX_FACT_NAMES, clip, distinct, matches_source, named_as_data,
     resolve, source_path_of,
 };
 use crate::code::python::behaviour;
@@ -18,7 +18,7 @@ pub struct Inspected {
     /// The parsed file.
     pub pyc: marshal::Pyc,
     /// Resolved sites.
-    pub sites: Vec<Site>,
+    pub sites: Vec<Load>,
     /// The source beside it: its relative path and whether the pyc matches it (`Err`: why
     /// not); `None` when there is no source to compare with.
     pub source: Option<(String, Result<(), String>)>,
@@ -181,13 +181,6 @@ pub fn judge(ctx: &mut super::context::Ctx<'_>, pyc: &Inspected) {
             (Capability::ProcessExecution | Capability::PackageInstall, _) => Severity::Critical,
             _ => Severity::Medium,
         };
-        let when = match s.when {
-            When::Import => behaviour::When::Import,
-            When::Call => behaviour::When::Call {
-                function: s.code.clone(),
-                reached_from: Vec::new(),
-            },
-        };
         sites.push(behaviour::Site {
             capability: entry.capability,
             severity,
@@ -196,7 +189,7 @@ pub fn judge(ctx: &mut super::context::Ctx<'_>, pyc: &Inspected) {
             column: 1,
             call: capabilities::normalize(&s.name),
             detail: format!("in compiled code object `{}`", s.code),
-            when,
+            when: s.when.clone(),
             cwe: entry.cwe,
             decoded: None,
             library: None,

@@ -154,7 +154,7 @@ pub struct Facts {
 
 /// One type or callable the loader imports, where it first appears.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Site {
+pub struct Imported {
     /// The node's `__loader__`.
     pub loader: String,
     /// Module of what runs.
@@ -175,7 +175,7 @@ pub struct Schema {
     /// Facts for the report.
     pub facts: Facts,
     /// Every named type or callable, in tree order.
-    pub sites: Vec<Site>,
+    pub sites: Vec<Imported>,
     /// Structural problems, exploit shapes and limits.
     pub problems: Vec<Problem>,
     /// `module.name` -> index in `sites`.
@@ -482,7 +482,7 @@ fn add_site(out: &mut Schema, loader: &str, module: &str, name: &str, called: bo
         out.facts.types.insert(qualified.clone());
     }
     out.index.insert(qualified, out.sites.len());
-    out.sites.push(Site {
+    out.sites.push(Imported {
         loader: loader.to_string(),
         module: module.to_string(),
         name: name.to_string(),
@@ -496,7 +496,7 @@ fn add_site(out: &mut Schema, loader: &str, module: &str, name: &str, called: bo
 /// trusted lists: scikit-learn estimators and internals, NumPy and SciPy types and ufuncs,
 /// builtin primitives and containers). Methods and operator functions are never trusted by
 /// default, so they stay unknown.
-pub fn trusted_by_default(site: &Site) -> bool {
+pub fn trusted_by_default(site: &Imported) -> bool {
     if matches!(site.loader.as_str(), "MethodNode" | "OperatorFuncNode") || site.name.contains('.')
     {
         return false;
@@ -629,7 +629,7 @@ pub fn inspect_schema(
 /// and not trusted by skops's defaults; the evidence uses the pickle vocabulary (`global`,
 /// `module`, `name`, `called`, `category`, `occurrences`, `references`) plus the node's
 /// `loader` and JSON `node` path.
-fn judge_sites(ctx: &mut Ctx<'_>, sites: &[Site], member: &str) {
+fn judge_sites(ctx: &mut Ctx<'_>, sites: &[Imported], member: &str) {
     for s in sites {
         let (global, occurrences, called) =
             (format!("{}.{}", s.module, s.name), s.occurrences, s.called);

@@ -13,7 +13,7 @@
 //! to a module or a module attribute (`import os as o`, `from subprocess import Popen as P`,
 //! also `s = os.system`), and `LOAD_NAME`/`LOAD_GLOBAL`/`LOAD_FAST` followed by
 //! `LOAD_ATTR`/`LOAD_METHOD` build a dotted name through those bindings (`o.system` is
-//! `os.system`). Each dotted name so built is a [`Site`] with the code object's qualified name
+//! `os.system`). Each dotted name so built is a [`Load`] with the code object's qualified name
 //! and the line the line table gives its instruction. A name bound at module level is seen by
 //! nested code objects (`LOAD_GLOBAL`). What is not followed: values passed through the stack
 //! across calls, containers, `getattr` with computed names; those still show in the names
@@ -44,31 +44,13 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 
 pub mod marshal;
 
-use crate::code::python::behaviour;
+use crate::code::python::behaviour::{self, When};
 use marshal::{CodeObject, Module, PycHeader, PycKind, Text, opcodes};
 
-/// When a code object runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum When {
-    /// At import: the module's code object and class bodies defined at module level.
-    Import,
-    /// When the function it belongs to is called.
-    Call,
-}
-
-impl When {
-    /// How reports say it (`import time`, `call time`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            When::Import => "import time",
-            When::Call => "call time",
-        }
-    }
-}
-
-/// A dotted name the bytecode loads, resolved through its imports.
+/// A dotted name the bytecode loads, resolved through its imports: the bytecode reader's raw
+/// material, which `inspect::pyc` judges into behaviour [`Site`](behaviour::Site)s.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Site {
+pub struct Load {
     /// The resolved name (`os.system`, `subprocess.Popen`, `eval`).
     pub name: String,
     /// The code object's qualified name (`<module>`, `Loader.load`).
@@ -79,7 +61,9 @@ pub struct Site {
     pub line: Option<u32>,
     /// Byte offset of the instruction in the code object's instructions.
     pub offset: usize,
-    /// When it runs.
+    /// When it runs: [`When::Import`] for the module and its module-level class bodies,
+    /// otherwise [`When::Call`] of the code object (its qualified name, `reached_from` empty:
+    /// bytecode keeps no call graph).
     pub when: When,
 }
 
@@ -89,35 +73,47 @@ fn is_class_body(c: &CodeObject) -> bool {
     c.names.iter().any(|n| n == "__module__") && c.names.iter().any(|n| n == "__qualname__")
 }
 
-/// When each code object runs: the module and the class bodies nested only in the module or
-/// in other class bodies run at import; everything else when called.
-pub fn when_of(module: &Module, index: usize) -> When {
+/// Whether a code object runs at import: the module and the class bodies nested only in the
+/// module or in other class bodies do; everything else runs when called.
+pub fn runs_at_import(module: &Module, index: usize) -> bool {
     let mut i = index;
     for _ in 0..module.code.len() {
         let Some(c) = module.code.get(i) else {
-            return When::Call;
+            return false;
         };
         match c.parent {
-            None => return When::Import,
+            None => return true,
             Some(p) if is_class_body(c) => i = p,
-            Some(_) => return When::Call,
+            Some(_) => return false,
         }
     }
-    When::Call
+    false
 }
 
-/// [`when_of`] for every code object at once, in one pass: the walker numbers a parent before
-/// its children, so each answer is its parent's or its own.
-fn whens(module: &Module) -> Vec<When> {
-    let mut out: Vec<When> = Vec::with_capacity(module.code.len());
+/// When the code object named `qualname` runs, given [`runs_at_import`]'s answer.
+pub fn when_from(at_import: bool, qualname: &str) -> When {
+    if at_import {
+        When::Import
+    } else {
+        When::Call {
+            function: qualname.to_owned(),
+            reached_from: Vec::new(),
+        }
+    }
+}
+
+/// [`runs_at_import`] for every code object at once, in one pass: the walker numbers a parent
+/// before its children, so each answer is its parent's or its own.
+fn whens(module: &Module) -> Vec<bool> {
+    let mut out: Vec<bool> = Vec::with_capacity(module.code.len());
     for (i, c) in module.code.iter().enumerate() {
-        let when = match c.parent {
-            None => When::Import,
+        let at_import = match c.parent {
+            None => true,
             Some(p) if p < i && is_class_body(c) => out[p],
-            Some(p) if p >= i => when_of(module, i),
-            Some(_) => When::Call,
+            Some(p) if p >= i => runs_at_import(module, i),
+            Some(_) => false,
         };
-        out.push(when);
+        out.push(at_import);
     }
     out
 }
@@ -168,7 +164,7 @@ fn dotted(base: &str, attr: &str) -> Option<Text> {
 /// module documentation). Sorted by code object, then offset. One pass over each code object's
 /// instructions with constant work per instruction (names are numbered once, dotted names are
 /// at most `MAX_DOTTED` bytes, lines come from one pass over the line table).
-pub fn resolve(module: &Module, minor: u8) -> Vec<Site> {
+pub fn resolve(module: &Module, minor: u8) -> Vec<Load> {
     let Some(table) = opcodes::table(minor) else {
         return Vec::new();
     };
@@ -179,7 +175,7 @@ pub fn resolve(module: &Module, minor: u8) -> Vec<Site> {
     let mut sites = Vec::new();
     for (index, code) in module.code.iter().enumerate() {
         let is_module = code.parent.is_none();
-        let when = whens.get(index).copied().unwrap_or(When::Call);
+        let at_import = whens.get(index).copied().unwrap_or(false);
         let qualname = clip(&code.qualname);
         let name_ids: Vec<u32> = code.names.iter().map(|n| syms.id(n)).collect();
         let var_ids: Vec<u32> = code.varnames.iter().map(|n| syms.id(n)).collect();
@@ -199,18 +195,18 @@ pub fn resolve(module: &Module, minor: u8) -> Vec<Site> {
         let mut imported: Option<(Text, Text)> = None;
         let mut from_import = false;
         let mut pending: Option<(Text, usize)> = None;
-        let mut flush = |pending: &mut Option<(Text, usize)>, sites: &mut Vec<Site>| {
+        let mut flush = |pending: &mut Option<(Text, usize)>, sites: &mut Vec<Load>| {
             if let Some((name, offset)) = pending.take() {
                 if name.len() > MAX_DOTTED {
                     return;
                 }
-                sites.push(Site {
+                sites.push(Load {
                     name: name.to_string(),
                     code: qualname.clone(),
                     code_index: index,
                     line: lines.line_of(offset),
                     offset,
-                    when,
+                    when: when_from(at_import, &qualname),
                 });
             }
         };
@@ -404,13 +400,7 @@ pub fn named_as_data(module: &Module, resolved: &BTreeSet<&str>) -> Vec<behaviou
                         "in compiled code object `{qualname}`, named as data (`{name}` and the string `\"{attr}\"`)"
                     ),
                     call,
-                    when: match whens.get(index).copied().unwrap_or(When::Call) {
-                        When::Import => behaviour::When::Import,
-                        When::Call => behaviour::When::Call {
-                            function: qualname,
-                            reached_from: Vec::new(),
-                        },
-                    },
+                    when: when_from(whens.get(index).copied().unwrap_or(false), &qualname),
                     cwe: entry.cwe,
                     decoded: None,
                     library: None,
@@ -737,7 +727,12 @@ mod tests {
     fn resolves_from_imports_with_aliases() {
         let s = sites(FROM_IMPORT);
         assert!(
-            s.contains(&("subprocess.Popen".into(), "run".into(), Some(6), When::Call)),
+            s.contains(&(
+                "subprocess.Popen".into(),
+                "run".into(),
+                Some(6),
+                when_from(false, "run")
+            )),
             "{s:?}"
         );
     }
@@ -750,7 +745,7 @@ mod tests {
                 "os.popen".into(),
                 "Loader.load.<locals>.inner".into(),
                 Some(7),
-                When::Call
+                when_from(false, "Loader.load.<locals>.inner")
             )),
             "{s:?}"
         );

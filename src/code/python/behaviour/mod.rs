@@ -64,8 +64,8 @@ impl Confidence {
     }
 }
 
-/// When the code at a site runs.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// When the code at a site runs (the one `When` of the code judges: source and bytecode).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum When {
     /// At import: module level, a class body, a decorator or a default argument.
     Import,
