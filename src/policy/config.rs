@@ -10,15 +10,15 @@
 //! walked by hand. serde's `deny_unknown_fields` would stop at the first unknown key; the walk
 //! applies the same rule (only known keys, exact types) but collects every problem.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
+pub use super::diag::Problem;
+use super::diag::{Diag, Key, list, render_problems, suggest, type_name};
 use super::{
     CardOptions, Exception, LIMITS, Limits, POLICY_VERSION, PickleOptions, Policy, PolicySource,
     SafetensorsOptions, ScanOptions, SigningIdentity, SigningOptions, SourceOptions,
@@ -27,25 +27,6 @@ use super::{
 use crate::model::finding::Action;
 use crate::model::grading::{self, Grading};
 use crate::model::rules::{RuleId, Severity};
-
-/// One problem in a policy file, at a 1-based line and column (in characters).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
-    /// 1-based line.
-    pub line: usize,
-    /// 1-based column, in characters.
-    pub column: usize,
-    /// Stable kebab-case sub-code, e.g. `unknown-rule`.
-    pub code: &'static str,
-    /// Lowercase message naming the offending value.
-    pub message: String,
-    /// A hint: the closest valid name, or what is expected.
-    pub help: Option<String>,
-    /// The source line, for the caret excerpt.
-    snippet: String,
-    /// How many characters the caret underlines (at least 1).
-    width: usize,
-}
 
 /// Why a policy could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -164,162 +145,6 @@ fn parse_with(
     })
 }
 
-/// Collects problems against the source text.
-struct Diag<'t> {
-    text: &'t str,
-    problems: Vec<Problem>,
-}
-
-impl Diag<'_> {
-    fn error(
-        &mut self,
-        span: Range<usize>,
-        code: &'static str,
-        message: impl Into<String>,
-        help: Option<String>,
-    ) {
-        let (line, column, snippet, width) = locate(self.text, span);
-        self.problems.push(Problem {
-            line,
-            column,
-            code,
-            message: message.into(),
-            help,
-            snippet,
-            width,
-        });
-    }
-
-    fn line_of(&self, offset: usize) -> usize {
-        locate(self.text, offset..offset).0
-    }
-
-    fn wrong_type(&mut self, name: &str, value: &Spanned<DeValue<'_>>, expected: &str) {
-        self.error(
-            value.span(),
-            "wrong-type",
-            format!(
-                "`{name}` must be {expected}, found {}",
-                type_name(value.get_ref())
-            ),
-            None,
-        );
-    }
-
-    /// `where_` says where the key sits ("at the top level", "in [pickle]"); `table` names the
-    /// table in the help text.
-    fn unknown_key(&mut self, key: &Key<'_>, where_: &str, table: &str, known: &[&str]) {
-        let name: &str = key.get_ref();
-        let help = match suggest(name, known.iter().copied()) {
-            Some(s) => format!("did you mean `{s}`?"),
-            None => format!("{table} accepts {}", list(known)),
-        };
-        self.error(
-            key.span(),
-            "unknown-key",
-            format!("unknown key `{name}` {where_}"),
-            Some(help),
-        );
-    }
-}
-
-/// Line, column, the line's text and the caret width for a byte span of `text`.
-fn locate(text: &str, span: Range<usize>) -> (usize, usize, String, usize) {
-    let mut start = span.start.min(text.len());
-    while !text.is_char_boundary(start) {
-        start -= 1;
-    }
-    let before = text.get(..start).unwrap_or("");
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    let line = before.matches('\n').count() + 1;
-    let column = text.get(line_start..start).map_or(0, |s| s.chars().count()) + 1;
-    let rest = text.get(start..).unwrap_or("");
-    let line_end = rest.find('\n').map_or(text.len(), |i| start + i);
-    let snippet = text
-        .get(line_start..line_end)
-        .unwrap_or("")
-        .trim_end_matches('\r')
-        .replace('\t', " ");
-    let mut end = span.end.clamp(start, line_end);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    let width = text
-        .get(start..end)
-        .map_or(0, |s| s.trim_end_matches('\r').chars().count())
-        .max(1);
-    (line, column, snippet, width)
-}
-
-/// The rustc-style rendering of every problem.
-fn render_problems(origin: &str, problems: &[Problem]) -> String {
-    let mut out = String::new();
-    for (i, p) in problems.iter().enumerate() {
-        if i > 0 {
-            out.push_str("\n\n");
-        }
-        let number = p.line.to_string();
-        let pad = number.len() + 1;
-        let _ = writeln!(out, "error: {}", p.message);
-        let _ = writeln!(out, "{:pad$}--> {origin}:{}:{}", "", p.line, p.column);
-        let _ = writeln!(out, "{:w$}|", "", w = pad + 1);
-        let _ = writeln!(out, "{number:>pad$} | {}", p.snippet);
-        let _ = write!(
-            out,
-            "{:w$}| {}{}",
-            "",
-            " ".repeat(p.column.saturating_sub(1)),
-            "^".repeat(p.width),
-            w = pad + 1
-        );
-        if let Some(help) = &p.help {
-            let _ = write!(out, "\n{:w$}= help: {help}", "", w = pad + 1);
-        }
-    }
-    if problems.len() > 1 {
-        let _ = write!(
-            out,
-            "\n\nerror: could not load policy `{origin}`: {} problems",
-            problems.len()
-        );
-    }
-    out.lines()
-        .map(str::trim_end)
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-fn type_name(v: &DeValue<'_>) -> &'static str {
-    match v {
-        DeValue::String(_) => "a string",
-        DeValue::Integer(_) => "an integer",
-        DeValue::Float(_) => "a float",
-        DeValue::Boolean(_) => "a boolean",
-        DeValue::Datetime(_) => "a date-time",
-        DeValue::Array(_) => "an array",
-        DeValue::Table(_) => "a table",
-    }
-}
-
-/// The closest candidate to `input`, if it is close enough to be what the user meant.
-fn suggest<'a>(input: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    let input = input.to_ascii_lowercase();
-    candidates
-        .into_iter()
-        .map(|c| (strsim::jaro_winkler(&input, &c.to_ascii_lowercase()), c))
-        .filter(|(score, _)| *score > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, c)| c)
-}
-
-fn list(items: &[&str]) -> String {
-    items
-        .iter()
-        .map(|i| format!("`{i}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 const TOP_KEYS: &[&str] = &[
     "version",
     "rules",
@@ -354,7 +179,6 @@ const SEVERITIES: &[&str] = &["info", "low", "medium", "high", "critical"];
 /// Revision forms `[source] pinned_revisions` accepts.
 pub const REVISION_FORMS: &[&str] = &["commit", "tag", "short-sha"];
 
-type Key<'i> = Spanned<Cow<'i, str>>;
 type Value<'i> = Spanned<DeValue<'i>>;
 
 /// The policy file's shape: known keys with the right types, every value with its span, nothing

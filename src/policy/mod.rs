@@ -13,6 +13,7 @@
 
 pub mod baseline;
 pub mod config;
+mod diag;
 pub mod render;
 
 use std::collections::{BTreeMap, BTreeSet};
