@@ -7,8 +7,8 @@ use std::collections::{BTreeSet, HashMap};
 
 use crate::code::bytecode::marshal::{self, PycKind};
 use crate::code::bytecode::{
-    LIMIT_CODES, Load, MAX_FACT_NAMES, clip, distinct, matches_source, named_as_data,
-    resolve, source_path_of,
+    LIMIT_CODES, Load, MAX_FACT_NAMES, clip, distinct, matches_source, named_as_data, resolve,
+    source_path_of,
 };
 use crate::code::python::behaviour;
 

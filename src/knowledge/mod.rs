@@ -41,6 +41,7 @@
 
 pub mod capabilities;
 pub mod loaders;
+pub mod names;
 pub mod stdlib;
 
 use std::borrow::Cow;
@@ -123,51 +124,6 @@ const TRAVERSAL: &str = "attribute-traversal";
 const TAMPER: &str = "tampering";
 /// Issue 32: a verdict from the shape of a called name, not from a table entry.
 const BY_NAME: &str = "judged-by-name";
-
-/// Module renames applied before matching. `_compat_pickle.IMPORT_MAPPING` (Python 2 names that
-/// `fix_imports` rewrites) plus the C accelerator and OS-specific modules that re-export a public
-/// module (ModelAudit `OS_MODULE_ALIASES`; picklescan lists `posix` and `nt` for the same reason).
-/// Only the first dotted component is renamed.
-const MODULE_ALIASES: &[(&str, &str)] = &[
-    ("__builtin__", "builtins"),
-    ("__builtins__", "builtins"),
-    ("copy_reg", "copyreg"),
-    ("posix", "os"),
-    ("nt", "os"),
-    ("posixpath", "os.path"),
-    ("ntpath", "os.path"),
-    ("_operator", "operator"),
-    ("_pickle", "pickle"),
-    ("cPickle", "pickle"),
-    ("_io", "io"),
-    ("_functools", "functools"),
-    ("_socket", "socket"),
-    ("_ssl", "ssl"),
-    ("_posixsubprocess", "subprocess"),
-    ("_subprocess", "subprocess"),
-    ("_winapi", "subprocess"),
-    ("_signal", "signal"),
-    ("_thread", "threading"),
-    ("thread", "threading"),
-    ("_ctypes", "ctypes"),
-    ("_sqlite3", "sqlite3"),
-    ("_frozen_importlib", "importlib"),
-    ("_frozen_importlib_external", "importlib"),
-    ("_imp", "importlib"),
-    ("_bootlocale", "locale"),
-    ("urllib2", "urllib"),
-    ("httplib", "http.client"),
-    ("Tkinter", "tkinter"),
-    ("Queue", "queue"),
-    ("SocketServer", "socketserver"),
-    ("xmlrpclib", "xmlrpc.client"),
-    ("UserDict", "collections"),
-    ("UserList", "collections"),
-    // `_compat_pickle.IMPORT_MAPPING` too: Python 3.4 wrote `collections.defaultdict` as
-    // `UserString.defaultdict` for protocols 0-2 (issue 15, cause 7).
-    ("UserString", "collections"),
-    ("_collections", "collections"),
-];
 
 /// Dangerous globals. Each group names the scanners or write-ups that list it.
 const DANGEROUS: &[Danger] = &[
@@ -1023,29 +979,6 @@ const VERB_ANY_WORD: &[(&str, &str)] = &[
     ("loads", "deserialises bytes"),
 ];
 
-/// Packaging tools whose `main` installs packages or runs builds (pip's `main` is
-/// CVE-2025-1716's gadget).
-const PACKAGING_TOOLS: &[&str] = &[
-    "pip",
-    "pipx",
-    "setuptools",
-    "distutils",
-    "ensurepip",
-    "easy_install",
-    "wheel",
-    "build",
-    "twine",
-    "virtualenv",
-    "venv",
-    "conda",
-    "mamba",
-    "poetry",
-    "pdm",
-    "hatch",
-    "flit",
-    "uv",
-];
-
 /// Issue 32: what a called global's name says it does, for a global the tables do not know:
 /// `Some(reason)` when its last name part loads, deserialises, executes, spawns, installs,
 /// downloads, writes, deletes or instantiates (see `VERB_NAMES`, `VERB_PREFIXES`,
@@ -1060,8 +993,7 @@ pub fn judge_by_name(module: &str, name: &str) -> Option<&'static str> {
     }
     if bare == "main" {
         let top = module.split('.').next().unwrap_or(&module);
-        return PACKAGING_TOOLS
-            .contains(&top)
+        return names::is_installer(top)
             .then_some("is a packaging tool's entry point (installs or builds)");
     }
     if let Some((_, why)) = VERB_NAMES.iter().find(|(n, _)| *n == bare) {
@@ -2234,15 +2166,15 @@ pub fn torch_dtype_itemsize(qualified: &str) -> Option<u64> {
         .map(|(_, size)| *size)
 }
 
-/// Canonical spelling of a module name: the first dotted component is renamed through the alias
-/// table (`posix` and `nt` -> `os`, `__builtin__` -> `builtins`, `copy_reg` -> `copyreg`,
+/// Canonical spelling of a module name: the first dotted component is renamed through the one
+/// alias table, [`names::MODULE_ALIASES`] (`posix` and `nt` -> `os`, `__builtin__` -> `builtins`, `copy_reg` -> `copyreg`,
 /// `_operator` -> `operator`, `_pickle` -> `pickle`, `_io` -> `io`, ...).
 pub fn normalize_module(m: &str) -> Cow<'_, str> {
     let (head, rest) = match m.split_once('.') {
         Some((head, rest)) => (head, Some(rest)),
         None => (m, None),
     };
-    let Some((_, canonical)) = MODULE_ALIASES.iter().find(|(alias, _)| *alias == head) else {
+    let Some(canonical) = names::canonical_module(head) else {
         return Cow::Borrowed(m);
     };
     match rest {
