@@ -2019,17 +2019,23 @@ const WEIGHTS_ONLY_GLOBALS: &[(&str, &[&str])] = &[
     ),
 ];
 
+/// The module renames torch applies before its allowlist (`torch._utils.IMPORT_MAPPING`): a
+/// mirror of what torch does, narrower than [`names::MODULE_ALIASES`] on purpose (torch refuses
+/// `posix.system` by name, not as `os.system`). Each row is also a row of the one alias table;
+/// a test keeps it so.
+const WEIGHTS_ONLY_RENAMES: &[(&str, &str)] =
+    &[("__builtin__", "builtins"), ("copy_reg", "copyreg")];
+
 /// Would `torch.load(weights_only=True)` resolve the GLOBAL `module.name`? `module` and `name`
 /// as the pickle spells them; torch renames Python 2 modules (`torch._utils.IMPORT_MAPPING`,
 /// `__builtin__` -> `builtins`, `copy_reg` -> `copyreg`) and nothing else. `extra.safe` entries
 /// count as `add_safe_globals` (`module.name`; `module.*` for a module and its submodules, as
 /// the policy's safe list means it), except for the blocked modules.
 pub fn weights_only_allows(module: &str, name: &str, extra: &ExtraLists) -> bool {
-    let module = match module {
-        "__builtin__" => "builtins",
-        "copy_reg" => "copyreg",
-        m => m,
-    };
+    let module = WEIGHTS_ONLY_RENAMES
+        .iter()
+        .find(|(from, _)| *from == module)
+        .map_or(module, |(_, to)| *to);
     if WEIGHTS_ONLY_BLOCKED.contains(&module) {
         return false;
     }
@@ -2313,6 +2319,22 @@ fn covers_entry(module: &str, name: Option<&str>, qualified: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn torch_renames_are_rows_of_the_one_alias_table() {
+        for (from, to) in WEIGHTS_ONLY_RENAMES {
+            assert_eq!(names::canonical_module(from), Some(*to), "{from}");
+        }
+    }
+
+    #[test]
+    fn no_dangerous_row_is_keyed_by_an_alias_spelling() {
+        // The pickle judge normalises before matching, so a row keyed `posix.x` is never hit.
+        for danger in DANGEROUS.iter().chain(TORCHSCRIPT_CALLS) {
+            let first = danger.path.split('.').next().unwrap_or(danger.path);
+            assert_eq!(names::canonical_module(first), None, "{}", danger.path);
+        }
+    }
 
     #[test]
     fn policy_entries_split_into_module_and_name() {

@@ -9,7 +9,7 @@
 /// consulted. `_compat_pickle.IMPORT_MAPPING` (Python 2 names that `fix_imports` rewrites) plus
 /// the C accelerator and OS-specific modules that re-export or implement a public module
 /// (ModelAudit `OS_MODULE_ALIASES`; picklescan lists `posix` and `nt` for the same reason), and
-/// the spellings code uses for a module it did not bind (`tf`, `pickle5`, `subprocess32`).
+/// the drop-in backports that code imports under another name (`pickle5`, `subprocess32`).
 ///
 /// `__builtin__` (Python 2) and `__builtins__` (the module's name inside a frame) both reach
 /// `builtins`. Read by the pickle judge (`knowledge::normalize_module`, so `classify_global`,
@@ -58,9 +58,15 @@ pub const MODULE_ALIASES: &[(&str, &str)] = &[
     // `UserString.defaultdict` for protocols 0-2 (issue 15, cause 7).
     ("UserString", "collections"),
     ("_collections", "collections"),
-    // `import tensorflow as tf` is so common that an unbound `tf.` means tensorflow.
-    ("tf", "tensorflow"),
 ];
+
+/// Local names that conventionally stand for a module (`import numpy as np`), used when a
+/// notebook cell or snippet calls one it never imported. Not module spellings: Python has no
+/// module `tf`, so a pickle naming one fails to import, and the pickle judge does not read this
+/// table. Read by the code judge's name resolution (`code::python::bindings`, an unbound `tf.x`
+/// is also `tensorflow.x`) and its prefilter.
+pub const CONVENTIONAL_IMPORTS: &[(&str, &str)] =
+    &[("np", "numpy"), ("pd", "pandas"), ("tf", "tensorflow")];
 
 /// The module a first dotted component stands for, when it is one of [`MODULE_ALIASES`].
 pub fn canonical_module(first: &str) -> Option<&'static str> {
@@ -333,6 +339,11 @@ mod tests {
         }
         for installer in INSTALLERS {
             assert_eq!(canonical_module(installer.name), None, "{}", installer.name);
+        }
+        // A conventional local name is not a module spelling, and the other way round.
+        for (local, module) in CONVENTIONAL_IMPORTS {
+            assert_eq!(canonical_module(local), None, "{local}");
+            assert_eq!(canonical_module(module), None, "{module}");
         }
     }
 

@@ -314,7 +314,8 @@ impl Builder {
                         continue;
                     }
                     rules.push(self.name(l.name));
-                    // Each spelling the alias table maps to the loader's module.
+                    // Each spelling the alias tables map to the loader's module (`tf` is a
+                    // conventional import, which `name` already lets through).
                     let (first, rest) = l.name.split_once('.').unwrap_or((l.name, ""));
                     for (alias, module) in crate::knowledge::names::MODULE_ALIASES {
                         if *module == first {
