@@ -1081,13 +1081,13 @@ const DANGEROUS_METHODS: &[(&str, &[&str])] = &[(
 
 /// Attribute names that are module objects wherever they appear in a dotted name: reaching one
 /// hands the pickle everything that module holds. A single leading underscore is ignored
-/// (`collections._sys`, `typing._os`-style private re-imports).
+/// (`collections._sys`, `typing._os`-style private re-imports). Other spellings of these modules
+/// (`posix`, `__builtin__`, `cPickle`) count through [`names::MODULE_ALIASES`].
 const MODULE_STEPS: &[&str] = &[
     "os",
     "sys",
     "subprocess",
     "builtins",
-    "__builtin__",
     "importlib",
     "imp",
     "runpy",
@@ -1096,11 +1096,6 @@ const MODULE_STEPS: &[&str] = &[
     "ctypes",
     "marshal",
     "pickle",
-    "cPickle",
-    "posix",
-    "nt",
-    "posixpath",
-    "ntpath",
     "pty",
     "posixsubprocess",
 ];
@@ -1134,8 +1129,11 @@ struct Traversal {
 /// Is this name component a module object (see [`MODULE_STEPS`])?
 fn module_step(part: &str, last: bool) -> bool {
     let bare = part.strip_prefix('_').filter(|b| !b.starts_with('_'));
+    let canonical = |p: &str| names::canonical_module(p).map(|c| c.split('.').next().unwrap_or(c));
     [Some(part), bare]
         .into_iter()
+        .flatten()
+        .flat_map(|p| [Some(p), canonical(p)])
         .flatten()
         .any(|p| MODULE_STEPS.contains(&p) || (!last && MODULE_STEPS_INNER.contains(&p)))
 }
@@ -2333,6 +2331,16 @@ mod tests {
         for danger in DANGEROUS.iter().chain(TORCHSCRIPT_CALLS) {
             let first = danger.path.split('.').next().unwrap_or(danger.path);
             assert_eq!(names::canonical_module(first), None, "{}", danger.path);
+        }
+        for step in MODULE_STEPS.iter().chain(MODULE_STEPS_INNER) {
+            assert_eq!(names::canonical_module(step), None, "{step}");
+        }
+        // ... and every spelling of a module object is still a step.
+        for (alias, canonical) in names::MODULE_ALIASES {
+            let first = canonical.split('.').next().unwrap_or(canonical);
+            if MODULE_STEPS.contains(&first) {
+                assert!(module_step(alias, true), "{alias}");
+            }
         }
     }
 
