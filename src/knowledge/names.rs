@@ -86,7 +86,7 @@ pub fn is_builtins(first: &str) -> bool {
 /// CVE-2025-1716's gadget). Read by the pickle judge (`judge_by_name`: `main` of one of these),
 /// the code judge's command check (`capabilities::is_install_command`, which also accepts
 /// `<name>3.x`) and its `python -m` check, and the code judge's package table
-/// (`capabilities::PACKAGES` gets one purpose entry per installer from [`Installer::api`]).
+/// (`capabilities::PACKAGES` gets one purpose entry per installer from its `api`).
 pub const INSTALLERS: &[Installer] = &[
     Installer::module("pip"),
     Installer::command("pip3"),
@@ -161,7 +161,7 @@ pub fn is_installer(name: &str) -> bool {
 /// Read by the code judge (`capabilities::ENTRIES` gets a native-load entry for each, and
 /// `capabilities::returns_library` answers from `handle`), the bytecode judge (through the same
 /// lookup), the code judge's unsafe-load check (`code::python::loaders`, SRC004
-/// `native-library-load`, for the [`NativeLoader::direct`] ones) and the pickle judge
+/// `native-library-load`, for the `direct` ones) and the pickle judge
 /// (`classify_global`: each is dangerous as `native-code`).
 pub const NATIVE_LOADERS: &[NativeLoader] = &[
     NativeLoader::handle("ctypes.CDLL"),
