@@ -1041,8 +1041,9 @@ pub fn subscript_is_attribute(name: &str) -> bool {
     // A library named with dots (`ctypes.cdll.libc.so.6`) is still a library of the loader.
     under(LIBRARY_HANDLE)
         || under("ctypes.pythonapi")
-        || LIBRARY_LOADER_OBJECTS
+        || names::NATIVE_LOADERS
             .iter()
+            .filter_map(|l| loader_object(l.name))
             .any(|loader| under(&format!("ctypes.{loader}")))
 }
 
@@ -1053,8 +1054,14 @@ pub fn returns_library(entry: &Entry) -> bool {
         .any(|l| l.handle && l.name == entry.name)
 }
 
-/// ctypes' library loaders, whose attributes load a library by name (`ctypes.cdll.msvcrt`).
-const LIBRARY_LOADER_OBJECTS: &[&str] = &["cdll", "pydll", "windll", "oledll"];
+/// `cdll` of `ctypes.cdll.LoadLibrary`: ctypes' library loader objects, whose attributes load a
+/// library by name too (`ctypes.cdll.msvcrt`), read off the one loader list.
+fn loader_object(loader: &str) -> Option<&str> {
+    loader
+        .strip_prefix("ctypes.")?
+        .strip_suffix(".LoadLibrary")
+        .filter(|object| !object.contains('.'))
+}
 
 const LIBC: &str =
     "C library and Win32 API through a ctypes/cffi handle (POSIX, Win32; see NOTABLE_IMPORTS)";
@@ -1139,7 +1146,10 @@ fn normalize_library_attribute(name: String) -> String {
     else {
         return name;
     };
-    if LIBRARY_LOADER_OBJECTS.contains(&loader) && library != "LoadLibrary" {
+    let is_loader_object = names::NATIVE_LOADERS
+        .iter()
+        .any(|l| loader_object(l.name) == Some(loader));
+    if is_loader_object && library != "LoadLibrary" {
         format!("{LIBRARY_HANDLE}.{function}")
     } else {
         name
@@ -1482,10 +1492,10 @@ pub fn is_install_command(words: &[&str]) -> bool {
         if base == "easy_install" {
             return true;
         }
-        if names::INSTALLERS
-            .iter()
-            .any(|i| base == i.name || base.starts_with(&format!("{}3.", i.name)))
-        {
+        if names::INSTALLERS.iter().any(|i| {
+            base.strip_prefix(i.name)
+                .is_some_and(|r| r.is_empty() || r.starts_with("3."))
+        }) {
             seen_program = true;
         } else if seen_program && verbs.contains(w) {
             return true;
