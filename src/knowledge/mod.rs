@@ -41,6 +41,7 @@
 
 pub mod capabilities;
 pub mod loaders;
+pub mod names;
 pub mod stdlib;
 
 use std::borrow::Cow;
@@ -123,51 +124,6 @@ const TRAVERSAL: &str = "attribute-traversal";
 const TAMPER: &str = "tampering";
 /// Issue 32: a verdict from the shape of a called name, not from a table entry.
 const BY_NAME: &str = "judged-by-name";
-
-/// Module renames applied before matching. `_compat_pickle.IMPORT_MAPPING` (Python 2 names that
-/// `fix_imports` rewrites) plus the C accelerator and OS-specific modules that re-export a public
-/// module (ModelAudit `OS_MODULE_ALIASES`; picklescan lists `posix` and `nt` for the same reason).
-/// Only the first dotted component is renamed.
-const MODULE_ALIASES: &[(&str, &str)] = &[
-    ("__builtin__", "builtins"),
-    ("__builtins__", "builtins"),
-    ("copy_reg", "copyreg"),
-    ("posix", "os"),
-    ("nt", "os"),
-    ("posixpath", "os.path"),
-    ("ntpath", "os.path"),
-    ("_operator", "operator"),
-    ("_pickle", "pickle"),
-    ("cPickle", "pickle"),
-    ("_io", "io"),
-    ("_functools", "functools"),
-    ("_socket", "socket"),
-    ("_ssl", "ssl"),
-    ("_posixsubprocess", "subprocess"),
-    ("_subprocess", "subprocess"),
-    ("_winapi", "subprocess"),
-    ("_signal", "signal"),
-    ("_thread", "threading"),
-    ("thread", "threading"),
-    ("_ctypes", "ctypes"),
-    ("_sqlite3", "sqlite3"),
-    ("_frozen_importlib", "importlib"),
-    ("_frozen_importlib_external", "importlib"),
-    ("_imp", "importlib"),
-    ("_bootlocale", "locale"),
-    ("urllib2", "urllib"),
-    ("httplib", "http.client"),
-    ("Tkinter", "tkinter"),
-    ("Queue", "queue"),
-    ("SocketServer", "socketserver"),
-    ("xmlrpclib", "xmlrpc.client"),
-    ("UserDict", "collections"),
-    ("UserList", "collections"),
-    // `_compat_pickle.IMPORT_MAPPING` too: Python 3.4 wrote `collections.defaultdict` as
-    // `UserString.defaultdict` for protocols 0-2 (issue 15, cause 7).
-    ("UserString", "collections"),
-    ("_collections", "collections"),
-];
 
 /// Dangerous globals. Each group names the scanners or write-ups that list it.
 const DANGEROUS: &[Danger] = &[
@@ -1023,29 +979,6 @@ const VERB_ANY_WORD: &[(&str, &str)] = &[
     ("loads", "deserialises bytes"),
 ];
 
-/// Packaging tools whose `main` installs packages or runs builds (pip's `main` is
-/// CVE-2025-1716's gadget).
-const PACKAGING_TOOLS: &[&str] = &[
-    "pip",
-    "pipx",
-    "setuptools",
-    "distutils",
-    "ensurepip",
-    "easy_install",
-    "wheel",
-    "build",
-    "twine",
-    "virtualenv",
-    "venv",
-    "conda",
-    "mamba",
-    "poetry",
-    "pdm",
-    "hatch",
-    "flit",
-    "uv",
-];
-
 /// Issue 32: what a called global's name says it does, for a global the tables do not know:
 /// `Some(reason)` when its last name part loads, deserialises, executes, spawns, installs,
 /// downloads, writes, deletes or instantiates (see `VERB_NAMES`, `VERB_PREFIXES`,
@@ -1060,8 +993,7 @@ pub fn judge_by_name(module: &str, name: &str) -> Option<&'static str> {
     }
     if bare == "main" {
         let top = module.split('.').next().unwrap_or(&module);
-        return PACKAGING_TOOLS
-            .contains(&top)
+        return names::is_installer(top)
             .then_some("is a packaging tool's entry point (installs or builds)");
     }
     if let Some((_, why)) = VERB_NAMES.iter().find(|(n, _)| *n == bare) {
@@ -1149,13 +1081,13 @@ const DANGEROUS_METHODS: &[(&str, &[&str])] = &[(
 
 /// Attribute names that are module objects wherever they appear in a dotted name: reaching one
 /// hands the pickle everything that module holds. A single leading underscore is ignored
-/// (`collections._sys`, `typing._os`-style private re-imports).
+/// (`collections._sys`, `typing._os`-style private re-imports). Other spellings of these modules
+/// (`posix`, `__builtin__`, `cPickle`) count through [`names::MODULE_ALIASES`].
 const MODULE_STEPS: &[&str] = &[
     "os",
     "sys",
     "subprocess",
     "builtins",
-    "__builtin__",
     "importlib",
     "imp",
     "runpy",
@@ -1164,11 +1096,6 @@ const MODULE_STEPS: &[&str] = &[
     "ctypes",
     "marshal",
     "pickle",
-    "cPickle",
-    "posix",
-    "nt",
-    "posixpath",
-    "ntpath",
     "pty",
     "posixsubprocess",
 ];
@@ -1202,8 +1129,11 @@ struct Traversal {
 /// Is this name component a module object (see [`MODULE_STEPS`])?
 fn module_step(part: &str, last: bool) -> bool {
     let bare = part.strip_prefix('_').filter(|b| !b.starts_with('_'));
+    let canonical = |p: &str| names::canonical_module(p).map(|c| c.split('.').next().unwrap_or(c));
     [Some(part), bare]
         .into_iter()
+        .flatten()
+        .flat_map(|p| [Some(p), canonical(p)])
         .flatten()
         .any(|p| MODULE_STEPS.contains(&p) || (!last && MODULE_STEPS_INNER.contains(&p)))
 }
@@ -2087,17 +2017,23 @@ const WEIGHTS_ONLY_GLOBALS: &[(&str, &[&str])] = &[
     ),
 ];
 
+/// The module renames torch applies before its allowlist (`torch._utils.IMPORT_MAPPING`): a
+/// mirror of what torch does, narrower than [`names::MODULE_ALIASES`] on purpose (torch refuses
+/// `posix.system` by name, not as `os.system`). Each row is also a row of the one alias table;
+/// a test keeps it so.
+const WEIGHTS_ONLY_RENAMES: &[(&str, &str)] =
+    &[("__builtin__", "builtins"), ("copy_reg", "copyreg")];
+
 /// Would `torch.load(weights_only=True)` resolve the GLOBAL `module.name`? `module` and `name`
 /// as the pickle spells them; torch renames Python 2 modules (`torch._utils.IMPORT_MAPPING`,
 /// `__builtin__` -> `builtins`, `copy_reg` -> `copyreg`) and nothing else. `extra.safe` entries
 /// count as `add_safe_globals` (`module.name`; `module.*` for a module and its submodules, as
 /// the policy's safe list means it), except for the blocked modules.
 pub fn weights_only_allows(module: &str, name: &str, extra: &ExtraLists) -> bool {
-    let module = match module {
-        "__builtin__" => "builtins",
-        "copy_reg" => "copyreg",
-        m => m,
-    };
+    let module = WEIGHTS_ONLY_RENAMES
+        .iter()
+        .find(|(from, _)| *from == module)
+        .map_or(module, |(_, to)| *to);
     if WEIGHTS_ONLY_BLOCKED.contains(&module) {
         return false;
     }
@@ -2234,15 +2170,15 @@ pub fn torch_dtype_itemsize(qualified: &str) -> Option<u64> {
         .map(|(_, size)| *size)
 }
 
-/// Canonical spelling of a module name: the first dotted component is renamed through the alias
-/// table (`posix` and `nt` -> `os`, `__builtin__` -> `builtins`, `copy_reg` -> `copyreg`,
+/// Canonical spelling of a module name: the first dotted component is renamed through the one
+/// alias table, [`names::MODULE_ALIASES`] (`posix` and `nt` -> `os`, `__builtin__` -> `builtins`, `copy_reg` -> `copyreg`,
 /// `_operator` -> `operator`, `_pickle` -> `pickle`, `_io` -> `io`, ...).
 pub fn normalize_module(m: &str) -> Cow<'_, str> {
     let (head, rest) = match m.split_once('.') {
         Some((head, rest)) => (head, Some(rest)),
         None => (m, None),
     };
-    let Some((_, canonical)) = MODULE_ALIASES.iter().find(|(alias, _)| *alias == head) else {
+    let Some(canonical) = names::canonical_module(head) else {
         return Cow::Borrowed(m);
     };
     match rest {
@@ -2381,6 +2317,32 @@ fn covers_entry(module: &str, name: Option<&str>, qualified: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn torch_renames_are_rows_of_the_one_alias_table() {
+        for (from, to) in WEIGHTS_ONLY_RENAMES {
+            assert_eq!(names::canonical_module(from), Some(*to), "{from}");
+        }
+    }
+
+    #[test]
+    fn no_dangerous_row_is_keyed_by_an_alias_spelling() {
+        // The pickle judge normalises before matching, so a row keyed `posix.x` is never hit.
+        for danger in DANGEROUS.iter().chain(TORCHSCRIPT_CALLS) {
+            let first = danger.path.split('.').next().unwrap_or(danger.path);
+            assert_eq!(names::canonical_module(first), None, "{}", danger.path);
+        }
+        for step in MODULE_STEPS.iter().chain(MODULE_STEPS_INNER) {
+            assert_eq!(names::canonical_module(step), None, "{step}");
+        }
+        // ... and every spelling of a module object is still a step.
+        for (alias, canonical) in names::MODULE_ALIASES {
+            let first = canonical.split('.').next().unwrap_or(canonical);
+            if MODULE_STEPS.contains(&first) {
+                assert!(module_step(alias, true), "{alias}");
+            }
+        }
+    }
 
     #[test]
     fn policy_entries_split_into_module_and_name() {

@@ -71,9 +71,9 @@ impl Bindings {
     }
 }
 
-/// Conventional aliases used when a notebook cell or snippet never imports them.
-pub(super) const CONVENTIONAL_ALIASES: &[(&str, &str)] =
-    &[("np", "numpy"), ("pd", "pandas"), ("tf", "tensorflow")];
+/// Conventional aliases used when a notebook cell or snippet never imports them (the one
+/// table, in the knowledge base).
+pub(super) use crate::knowledge::names::CONVENTIONAL_IMPORTS as CONVENTIONAL_ALIASES;
 
 impl<'s> Scanner<'s, '_> {
     // ---- pass 1: imports and assignments ------------------------------------------------

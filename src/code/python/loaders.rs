@@ -11,24 +11,6 @@ use super::{Args, Scanner, Watched, dispatch};
 /// Loader classes that PyYAML documents as safe.
 const YAML_SAFE_LOADERS: &[&str] = &["SafeLoader", "CSafeLoader", "BaseLoader", "CBaseLoader"];
 
-/// Calls that load a native library into the process (its initialisers run on load).
-const NATIVE_LIBRARY_LOADERS: &[Callee] = &[
-    Name("torch.ops.load_library"),
-    Name("torch.classes.load_library"),
-    Name("tensorflow.load_library"),
-    Name("tensorflow.load_op_library"),
-    Name("tf.load_library"),
-    Name("tf.load_op_library"),
-    Name("ctypes.CDLL"),
-    Name("ctypes.PyDLL"),
-    Name("ctypes.WinDLL"),
-    Name("ctypes.OleDLL"),
-    Name("ctypes.cdll.LoadLibrary"),
-    Name("ctypes.pydll.LoadLibrary"),
-    Name("ctypes.windll.LoadLibrary"),
-    Name("ctypes.oledll.LoadLibrary"),
-];
-
 /// Hydra's entry points that import (and mostly call) a dotted name taken from a config.
 const HYDRA_INSTANTIATORS: &[Callee] = &[
     Name("hydra.utils.instantiate"),
@@ -94,7 +76,9 @@ pub(super) const LOADS: &[Watched<Loader>] = &[
         Loader::KerasUnsafeDeserialization,
     ),
     row(&[Name("torch.jit.load")], &[], Loader::TorchJit),
-    row(NATIVE_LIBRARY_LOADERS, &[], Loader::NativeLibrary),
+    // Calls that load a native library by path (its initialisers run on load): the one loader
+    // list, `knowledge::names::NATIVE_LOADERS`.
+    row(&[Callee::NativeLoader], &[], Loader::NativeLibrary),
     row(
         &[Name("yaml.full_load"), Name("yaml.full_load_all")],
         &[],
@@ -1068,6 +1052,11 @@ mod one_table {
             Callee::Product(modules, functions) => modules
                 .iter()
                 .flat_map(|m| functions.iter().map(move |f| format!("{m}.{f}")))
+                .collect(),
+            Callee::NativeLoader => crate::knowledge::names::NATIVE_LOADERS
+                .iter()
+                .filter(|l| l.direct && !l.method)
+                .map(|l| l.name.to_string())
                 .collect(),
         }
     }

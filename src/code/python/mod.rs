@@ -389,6 +389,9 @@ pub(super) enum Callee {
     EndsWith(&'static str),
     /// The name is `module.function` for one of the modules and one of the functions.
     Product(&'static [&'static str], &'static [&'static str]),
+    /// The name is a loader of `knowledge::names::NATIVE_LOADERS` that loads a library by path
+    /// (`direct`), in any spelling the one alias table knows (`tf.load_op_library`).
+    NativeLoader,
 }
 
 impl Callee {
@@ -400,6 +403,10 @@ impl Callee {
             Callee::Product(modules, functions) => name
                 .rsplit_once('.')
                 .is_some_and(|(m, f)| modules.contains(&m) && functions.contains(&f)),
+            Callee::NativeLoader => crate::knowledge::names::native_loader(
+                &crate::knowledge::capabilities::normalize(name),
+            )
+            .is_some_and(|l| l.direct && !l.method),
         }
     }
 }

@@ -307,6 +307,24 @@ impl Builder {
                 }
                 rules
             }
+            Callee::NativeLoader => {
+                let mut rules = Vec::new();
+                for l in crate::knowledge::names::NATIVE_LOADERS {
+                    if !l.direct || l.method {
+                        continue;
+                    }
+                    rules.push(self.name(l.name));
+                    // Each spelling the alias tables map to the loader's module (`tf` is a
+                    // conventional import, which `name` already lets through).
+                    let (first, rest) = l.name.split_once('.').unwrap_or((l.name, ""));
+                    for (alias, module) in crate::knowledge::names::MODULE_ALIASES {
+                        if *module == first {
+                            rules.push(self.name(&format!("{alias}.{rest}")));
+                        }
+                    }
+                }
+                rules
+            }
         }
     }
 
@@ -475,6 +493,15 @@ mod tests {
                         for m in *ms {
                             for f in *fs {
                                 names.push(format!("{m}.{f}(p, {kw})"));
+                            }
+                        }
+                    }
+                    Callee::NativeLoader => {
+                        for l in crate::knowledge::names::NATIVE_LOADERS {
+                            if l.direct && !l.method {
+                                names.push(format!("{}(p, {kw})", l.name));
+                                let tf = l.name.strip_prefix("tensorflow.");
+                                names.extend(tf.map(|f| format!("tf.{f}(p, {kw})")));
                             }
                         }
                     }

@@ -226,6 +226,6 @@ fn judge_run_module<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSite<'s>) {
 /// Modules that install packages when run as `__main__`.
 fn is_installer_module(module: &str) -> bool {
     let first = module.split('.').next().unwrap_or(module);
+    // The one installer list (`knowledge::names::INSTALLERS`), which has `ensurepip` too.
     crate::knowledge::capabilities::is_install_command(&[first, "install"])
-        || matches!(first, "ensurepip" | "easy_install")
 }

@@ -178,7 +178,7 @@ fn tamper_severity(target: &str) -> Severity {
     let first = target.split('.').next().unwrap_or_default();
     let last = target.rsplit('.').next().unwrap_or_default();
     let critical = caps::lookup(target).is_some()
-        || matches!(first, "builtins" | "__builtins__" | "__builtin__")
+        || crate::knowledge::names::is_builtins(first)
         || CRITICAL_MODULES.contains(&norm.split('.').next().unwrap_or_default())
         || CRITICAL_NAMES.contains(&last);
     if critical {
