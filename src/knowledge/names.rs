@@ -251,6 +251,23 @@ pub fn native_loader(name: &str) -> Option<&'static NativeLoader> {
     NATIVE_LOADERS.iter().find(|l| l.name == name)
 }
 
+/// Canonical spelling of a module name: the first dotted component is renamed through the one
+/// alias table, [`MODULE_ALIASES`] (`posix` and `nt` -> `os`, `__builtin__` -> `builtins`, `copy_reg` -> `copyreg`,
+/// `_operator` -> `operator`, `_pickle` -> `pickle`, `_io` -> `io`, ...).
+pub fn normalize_module(m: &str) -> std::borrow::Cow<'_, str> {
+    let (head, rest) = match m.split_once('.') {
+        Some((head, rest)) => (head, Some(rest)),
+        None => (m, None),
+    };
+    let Some(canonical) = canonical_module(head) else {
+        return std::borrow::Cow::Borrowed(m);
+    };
+    match rest {
+        Some(rest) => std::borrow::Cow::Owned(format!("{canonical}.{rest}")),
+        None => std::borrow::Cow::Borrowed(canonical),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     //! Issue 38: "a test fails when a name is in one judge's view and not another's, in both
