@@ -43,6 +43,7 @@ mod by_name;
 pub mod capabilities;
 pub mod loaders;
 pub mod names;
+pub mod places;
 mod safe;
 mod shapes;
 pub mod stdlib;

@@ -18,6 +18,7 @@ use tree_sitter::Node;
 
 use super::{Analyzer, CallSite, Confidence};
 use crate::knowledge::capabilities::{self as caps, Capability, Role};
+use crate::knowledge::places;
 use crate::model::finding::Severity;
 
 /// Methods and functions that read the path they are given (or called on).
@@ -68,7 +69,7 @@ pub(super) fn judge_env_read<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSite<'
     let Some(var) = site.args.arg(0, &["key"]).and_then(|v| a.string(v)) else {
         return;
     };
-    if !caps::credential_variable(&var) {
+    if !places::credential_variable(&var) {
         return;
     }
     a.push(
@@ -91,7 +92,7 @@ pub(super) fn judge_path<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSite<'s>) 
         return;
     }
     let fragments = a.path_fragments(path);
-    let Some(class) = caps::path_class(&fragments) else {
+    let Some(class) = places::path_class(&fragments) else {
         return;
     };
     if class.capability != Capability::CredentialAccess {
@@ -120,7 +121,7 @@ pub(super) fn judge_unlisted<'s>(a: &mut Analyzer<'s, '_, '_>, node: Node<'s>, f
         return;
     }
     let fragments = a.path_fragments(node);
-    let Some(class) = caps::path_class(&fragments) else {
+    let Some(class) = places::path_class(&fragments) else {
         return;
     };
     if class.capability != Capability::CredentialAccess || !looks_rooted(&fragments) {
@@ -180,7 +181,7 @@ pub(super) fn judge_environ<'s>(a: &mut Analyzer<'s, '_, '_>, node: Node<'s>) {
                 .child_by_field_name("subscript")
                 .and_then(|k| a.string(k));
             if let Some(var) = key
-                && caps::credential_variable(&var)
+                && places::credential_variable(&var)
             {
                 a.push(
                     parent,
@@ -227,7 +228,7 @@ pub(super) fn secret_of_call<'s>(a: &Analyzer<'s, '_, '_>, call: Node<'s>) -> Op
         match entry.role {
             Role::ReadEnv => {
                 let var = args.arg(0, &["key"]).and_then(|v| a.string(v))?;
-                return caps::credential_variable(&var).then(|| format!("the secret `{var}`"));
+                return places::credential_variable(&var).then(|| format!("the secret `{var}`"));
             }
             Role::Call if entry.capability == Capability::CredentialAccess => {
                 return Some(format!("credentials from `{}`", caps::normalize(&name)));
@@ -242,7 +243,7 @@ pub(super) fn secret_of_call<'s>(a: &Analyzer<'s, '_, '_>, call: Node<'s>) -> Op
     };
     if PATH_READERS.contains(&method) || method == "read" || method == "readlines" {
         let fragments = a.path_fragments(call);
-        let class = caps::path_class(&fragments)?;
+        let class = places::path_class(&fragments)?;
         if class.capability == Capability::CredentialAccess {
             return Some(class.what.to_owned());
         }

@@ -14,6 +14,7 @@ use tree_sitter::Node;
 
 use super::{Analyzer, CallSite, Confidence};
 use crate::knowledge::capabilities::{self as caps, Capability, Role};
+use crate::knowledge::places;
 use crate::model::finding::Severity;
 
 /// A table entry that connects.
@@ -29,7 +30,7 @@ pub(super) fn judge<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSite<'s>) {
     let sent = sent_secret(a, site.node);
     let shown = target.map(|t| a.excerpt(a.text(t))).unwrap_or_default();
     let (severity, detail) = match (&host, &sent) {
-        (Some(h), _) if (caps::is_hub_host(h) || is_local_host(h)) && sent.is_none() => return,
+        (Some(h), _) if (places::is_hub_host(h) || is_local_host(h)) && sent.is_none() => return,
         (_, Some(what)) => (
             Severity::Critical,
             match &host {
@@ -90,7 +91,7 @@ pub(super) fn judge_unlisted<'s>(a: &mut Analyzer<'s, '_, '_>, node: Node<'s>, f
             let Some(host) = addr.named_child(0).and_then(|h| a.string(h)) else {
                 return;
             };
-            if is_local_host(&host) || caps::is_hub_host(&host) {
+            if is_local_host(&host) || places::is_hub_host(&host) {
                 return;
             }
             let detail = format!("connects a socket to `{}`", a.excerpt(a.text(*addr)));

@@ -24,6 +24,7 @@ use tree_sitter::Node;
 
 use super::{Analyzer, CallSite, Confidence};
 use crate::knowledge::capabilities::{self as caps, Capability};
+use crate::knowledge::places;
 use crate::model::finding::Severity;
 
 /// Modules whose functions, replaced, change what every later load does.
@@ -124,7 +125,7 @@ pub(super) fn judge_write<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSite<'s>)
     let Some(target) = target else { return };
     let fragments = a.path_fragments(target);
     let into_site = mentions_site_directory(a, target);
-    let class = caps::path_class(&fragments);
+    let class = places::path_class(&fragments);
     let what = match class {
         Some(c) => c.what,
         None if into_site => "installed packages (site-packages or a package's own files)",
@@ -156,12 +157,12 @@ fn mentions_site_directory<'s>(a: &Analyzer<'s, '_, '_>, node: Node<'s>) -> bool
             installed
                 || a.resolve(n)
                     .iter()
-                    .any(|name| caps::is_site_directory(name))
+                    .any(|name| places::is_site_directory(name))
         }
         "identifier" => a
             .resolve(n)
             .iter()
-            .any(|name| caps::is_site_directory(name)),
+            .any(|name| places::is_site_directory(name)),
         _ => false,
     })
 }
@@ -379,7 +380,7 @@ pub(super) fn judge_unlisted<'s>(a: &mut Analyzer<'s, '_, '_>, node: Node<'s>, f
             .is_some_and(|m| m.contains(['w', 'a', 'x', '+']));
         if writes {
             let fragments = a.path_fragments(receiver);
-            let what = match caps::path_class(&fragments) {
+            let what = match places::path_class(&fragments) {
                 Some(c) if c.capability == Capability::Persistence => Some(c.what),
                 _ if mentions_site_directory(a, receiver) => Some("installed packages"),
                 _ => None,
