@@ -74,55 +74,149 @@ pub(super) struct Unsupported {
     pub reason: String,
 }
 
-/// The one coder of a folder this reader decodes, or why it does not.
-pub(super) fn supported(f: &Folder) -> Result<(Method, &Coder), Unsupported> {
+/// A filter applied to a decoded buffer (the second coder of a two-coder chain).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Filter {
+    /// x86 branch converter (BCJ), what py7zr applies by default and 7-Zip to executables.
+    BcjX86,
+    /// Delta with this byte distance.
+    Delta(usize),
+}
+
+/// How a folder is decoded: one decompressing coder, optionally followed by a filter.
+pub(super) struct Plan<'f> {
+    pub method: Method,
+    pub coder: &'f Coder,
+    pub filter: Option<Filter>,
+    /// The decompressing coder's output size (the filter's input).
+    pub inner_unpack: u64,
+}
+
+impl Plan<'_> {
+    /// Whether the folder is decoded into memory (and so bounded by `Limits::max_buffer`).
+    pub fn buffered(&self) -> bool {
+        self.filter.is_some() || matches!(self.method, Method::Lzma | Method::Lzma2)
+    }
+}
+
+fn method_of(c: &Coder) -> Option<Method> {
+    if c.num_in != 1 || c.num_out != 1 {
+        return None;
+    }
+    Some(match c.id.as_slice() {
+        [0x00] => Method::Copy,
+        [0x03, 0x01, 0x01] => Method::Lzma,
+        [0x21] => Method::Lzma2,
+        [0x04, 0x01, 0x08] => Method::Deflate,
+        [0x04, 0x02, 0x02] => Method::Bzip2,
+        _ => return None,
+    })
+}
+
+fn filter_of(c: &Coder) -> Option<Filter> {
+    if c.num_in != 1 || c.num_out != 1 {
+        return None;
+    }
+    match c.id.as_slice() {
+        [0x03, 0x03, 0x01, 0x03] | [0x04] if c.props.is_empty() => Some(Filter::BcjX86),
+        [0x03] => match c.props.as_slice() {
+            [d] => Some(Filter::Delta(usize::from(*d) + 1)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// How this reader decodes a folder, or why it does not: a single Copy, LZMA, LZMA2, Deflate or
+/// BZip2 coder, or one of those bound to a BCJ x86 or Delta filter.
+pub(super) fn supported(f: &Folder) -> Result<Plan<'_>, Unsupported> {
     if f.coders.iter().any(|c| c.id == AES) {
         return Err(Unsupported {
             code: "encrypted",
             reason: format!("encrypted with {}", chain_name(f)),
         });
     }
-    let [coder] = f.coders.as_slice() else {
-        return Err(Unsupported {
-            code: "unsupported-method",
-            reason: format!("coder chain {} is not decoded", chain_name(f)),
-        });
+    let not_decoded = || Unsupported {
+        code: "unsupported-method",
+        reason: match f.coders.as_slice() {
+            [c] => format!("coder {} is not decoded", method_name(&c.id)),
+            _ => format!("coder chain {} is not decoded", chain_name(f)),
+        },
     };
-    let method = match coder.id.as_slice() {
-        [0x00] => Method::Copy,
-        [0x03, 0x01, 0x01] => Method::Lzma,
-        [0x21] => Method::Lzma2,
-        [0x04, 0x01, 0x08] => Method::Deflate,
-        [0x04, 0x02, 0x02] => Method::Bzip2,
-        other => {
-            return Err(Unsupported {
-                code: "unsupported-method",
-                reason: format!("coder {} is not decoded", method_name(other)),
-            });
+    match (f.coders.as_slice(), f.bind_pairs.as_slice()) {
+        ([coder], []) => {
+            let method = method_of(coder).ok_or_else(not_decoded)?;
+            Ok(Plan {
+                method,
+                coder,
+                filter: None,
+                inner_unpack: f.unpack_size(),
+            })
         }
-    };
-    if coder.num_in != 1 || coder.num_out != 1 {
-        return Err(Unsupported {
-            code: "unsupported-method",
-            reason: format!(
-                "coder {} with {} in and {} out streams",
-                method_name(&coder.id),
-                coder.num_in,
-                coder.num_out
-            ),
-        });
+        // Each coder has one in and one out stream, so stream indices are coder indices: the
+        // pair feeds coder `out`'s output into coder `inp`, the filter.
+        ([_, _], &[(inp, out)]) if inp != out => {
+            let (Ok(inp), Ok(out)) = (usize::try_from(inp), usize::try_from(out)) else {
+                return Err(not_decoded());
+            };
+            let (Some(outer), Some(inner)) = (f.coders.get(inp), f.coders.get(out)) else {
+                return Err(not_decoded());
+            };
+            let filter = filter_of(outer).ok_or_else(not_decoded)?;
+            let method = method_of(inner).ok_or_else(not_decoded)?;
+            let inner_unpack = f.unpack_sizes.get(out).copied().unwrap_or(0);
+            Ok(Plan {
+                method,
+                coder: inner,
+                filter: Some(filter),
+                inner_unpack,
+            })
+        }
+        _ => Err(not_decoded()),
     }
-    Ok((method, coder))
-}
-
-/// Whether the method is decoded into memory (and so bounded by `Limits::max_buffer`).
-pub(super) fn buffered(m: Method) -> bool {
-    matches!(m, Method::Lzma | Method::Lzma2)
 }
 
 /// The folder's output, `unpack` bytes (the reader stops there; a decoder that gives fewer is
 /// a read error the caller reports). `packed` yields exactly the folder's pack stream.
 pub(super) fn open<'a>(
+    plan: &Plan<'_>,
+    mut packed: Box<dyn BufRead + 'a>,
+    pack_size: u64,
+    unpack: u64,
+    limits: &Limits,
+) -> Result<Box<dyn BufRead + 'a>, Problem> {
+    let Some(filter) = plan.filter else {
+        return open_method(plan.method, plan.coder, packed, pack_size, unpack, limits);
+    };
+    if plan.inner_unpack != unpack {
+        return Err(Problem::malformed(
+            "size-mismatch",
+            format!(
+                "7z filter folder: the filter's {unpack} bytes differ from its input's {}",
+                plan.inner_unpack
+            ),
+        ));
+    }
+    check_buffer(unpack, limits, "filtered")?;
+    let mut buf = match plan.method {
+        Method::Lzma => decode_lzma(&plan.coder.props, &mut packed, unpack, limits)?,
+        Method::Lzma2 => decode_lzma2(&plan.coder.props, &mut packed, pack_size, unpack, limits)?,
+        m => {
+            let mut r = open_method(m, plan.coder, packed, pack_size, unpack, limits)?;
+            let mut out = Vec::new();
+            r.read_to_end(&mut out)
+                .map_err(|e| Problem::malformed("corrupt-data", format!("7z folder: {e}")))?;
+            out
+        }
+    };
+    match filter {
+        Filter::BcjX86 => bcj_x86_decode(&mut buf),
+        Filter::Delta(d) => delta_decode(&mut buf, d),
+    }
+    Ok(Box::new(io::Cursor::new(buf)))
+}
+
+fn open_method<'a>(
     method: Method,
     coder: &Coder,
     mut packed: Box<dyn BufRead + 'a>,
@@ -162,14 +256,14 @@ pub(super) fn open<'a>(
     )))
 }
 
-/// Decodes a small folder whole (the encoded header): `cap` bounds the output.
+/// Decodes a small folder whole (the encoded header), within `Limits::max_header_bytes`.
 pub(super) fn decode_all(
     f: &Folder,
     packed: Box<dyn BufRead + '_>,
     pack_size: u64,
     limits: &Limits,
 ) -> Result<Vec<u8>, Problem> {
-    let (method, coder) = supported(f)
+    let plan = supported(f)
         .map_err(|u| Problem::note(u.code, format!("7z header cannot be read: {}", u.reason)))?;
     let unpack = f.unpack_size();
     if unpack > limits.max_header_bytes {
@@ -181,7 +275,7 @@ pub(super) fn decode_all(
             ),
         ));
     }
-    let mut r = open(method, coder, packed, pack_size, unpack, limits)?;
+    let mut r = open(&plan, packed, pack_size, unpack, limits)?;
     let mut out = Vec::new();
     r.read_to_end(&mut out)
         .map_err(|e| Problem::malformed("corrupt-data", format!("7z encoded header: {e}")))?;
@@ -195,6 +289,77 @@ pub(super) fn decode_all(
         ));
     }
     Ok(out)
+}
+
+/// Undoes the x86 branch converter over a whole buffer (xz's `simple/x86.c`, decoder side,
+/// from the initial state): relative CALL/JMP targets that the encoder made absolute are made
+/// relative again. The last four bytes are never converted.
+pub(super) fn bcj_x86_decode(buf: &mut [u8]) {
+    const ALLOWED: [bool; 8] = [true, true, true, false, true, false, false, false];
+    const BIT: [u32; 8] = [0, 1, 2, 2, 3, 3, 3, 3];
+    let ms_byte = |b: u8| b == 0 || b == 0xff;
+    let Some(limit) = buf.len().checked_sub(5) else {
+        return;
+    };
+    let mut prev_mask = 0u32;
+    let mut prev_pos = 0u32.wrapping_sub(5);
+    let mut pos = 0usize;
+    while pos <= limit {
+        let Some(&[b, b1, b2, b3, b4]) = buf.get(pos..pos + 5) else {
+            return;
+        };
+        if b != 0xe8 && b != 0xe9 {
+            pos += 1;
+            continue;
+        }
+        // Positions are 32-bit in the reference and wrap the same way.
+        let now = pos as u32;
+        let offset = now.wrapping_sub(prev_pos);
+        prev_pos = now;
+        if offset > 5 {
+            prev_mask = 0;
+        } else {
+            for _ in 0..offset {
+                prev_mask &= 0x77;
+                prev_mask <<= 1;
+            }
+        }
+        if ms_byte(b4) && ALLOWED[((prev_mask >> 1) & 7) as usize] && (prev_mask >> 1) < 0x10 {
+            let mut src = u32::from_le_bytes([b1, b2, b3, b4]);
+            let mut dest;
+            loop {
+                dest = src.wrapping_sub(now.wrapping_add(5));
+                if prev_mask == 0 {
+                    break;
+                }
+                let i = BIT[((prev_mask >> 1) & 7) as usize];
+                if !ms_byte((dest >> (24 - i * 8)) as u8) {
+                    break;
+                }
+                src = dest ^ ((1u32 << (32 - i * 8)) - 1);
+            }
+            let top = !(((dest >> 24) & 1).wrapping_sub(1)) as u8;
+            let [d0, d1, d2, _] = dest.to_le_bytes();
+            if let Some(slot) = buf.get_mut(pos + 1..pos + 5) {
+                slot.copy_from_slice(&[d0, d1, d2, top]);
+            }
+            pos += 5;
+            prev_mask = 0;
+        } else {
+            pos += 1;
+            prev_mask |= 1;
+            if ms_byte(b4) {
+                prev_mask |= 0x10;
+            }
+        }
+    }
+}
+
+/// Undoes the Delta filter: each byte adds the byte `distance` before it.
+pub(super) fn delta_decode(buf: &mut [u8], distance: usize) {
+    for i in distance..buf.len() {
+        buf[i] = buf[i].wrapping_add(buf[i - distance]);
+    }
 }
 
 fn check_buffer(unpack: u64, limits: &Limits, what: &str) -> Result<(), Problem> {

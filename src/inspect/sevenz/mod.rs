@@ -465,7 +465,7 @@ impl<R: Read + Seek + ?Sized> Walk<'_, R> {
             if !self.report.coders.contains(&chain) {
                 self.report.coders.push(chain.clone());
             }
-            let (method, coder) = match decode::supported(f) {
+            let plan = match decode::supported(f) {
                 Ok(ok) => ok,
                 Err(u) => {
                     let p = Problem::note(
@@ -489,7 +489,7 @@ impl<R: Read + Seek + ?Sized> Walk<'_, R> {
                     continue;
                 }
             };
-            if let Some(p) = self.folder_limit(f, i, pack_size, method) {
+            if let Some(p) = self.folder_limit(f, i, pack_size, &plan) {
                 self.report.push(p, self.limits);
                 continue;
             }
@@ -507,7 +507,7 @@ impl<R: Read + Seek + ?Sized> Walk<'_, R> {
                 .cloned()
                 .collect();
             let opened = pack_reader(&mut *self.r, start, pack_size)
-                .and_then(|packed| decode::open(method, coder, packed, pack_size, unpack, limits));
+                .and_then(|packed| decode::open(&plan, packed, pack_size, unpack, limits));
             let mut stream = match opened {
                 Ok(r) => r,
                 Err(p) => {
@@ -540,7 +540,13 @@ impl<R: Read + Seek + ?Sized> Walk<'_, R> {
     }
 
     /// Bombs and blocks too large to decode, before any decoding starts.
-    fn folder_limit(&self, f: &Folder, i: usize, pack: u64, m: decode::Method) -> Option<Problem> {
+    fn folder_limit(
+        &self,
+        f: &Folder,
+        i: usize,
+        pack: u64,
+        plan: &decode::Plan<'_>,
+    ) -> Option<Problem> {
         let unpack = f.unpack_size();
         if unpack >= self.limits.ratio_min_bytes && unpack / pack.max(1) > self.limits.max_ratio {
             return Some(Problem::limit(
@@ -552,7 +558,7 @@ impl<R: Read + Seek + ?Sized> Walk<'_, R> {
                 ),
             ));
         }
-        if decode::buffered(m) && unpack > self.limits.max_buffer {
+        if plan.buffered() && unpack > self.limits.max_buffer {
             return Some(Problem::limit(
                 "limit-solid-block",
                 format!(
