@@ -15,7 +15,7 @@
 mod decode;
 mod header;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 

@@ -27,7 +27,7 @@ pub(super) fn number(out: &mut Vec<u8>, v: u64) {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(super) enum Coding {
+pub(crate) enum Coding {
     Copy,
     Lzma,
     Lzma2,
@@ -116,7 +116,7 @@ fn bits(flags: &[bool]) -> Vec<u8> {
 
 /// A solid archive: every file with content in one folder, empty files and directories
 /// (names ending in `/`) as empty streams.
-pub(super) struct Builder {
+pub(crate) struct Builder {
     pub files: Vec<(String, Vec<u8>)>,
     pub coding: Coding,
     pub encode_header: bool,
