@@ -577,6 +577,7 @@ fn parse_files(b: &mut Buf<'_>, limits: &Limits) -> Result<Vec<Entry>, Problem> 
         ));
     }
     let mut empty_stream = vec![false; n];
+    let mut empties = 0usize;
     let mut empty_file: Vec<bool> = Vec::new();
     let mut anti: Vec<bool> = Vec::new();
     let mut names: Vec<(String, bool)> = Vec::new();
@@ -588,9 +589,11 @@ fn parse_files(b: &mut Buf<'_>, limits: &Limits) -> Result<Vec<Entry>, Problem> 
         }
         let size = b.number("files info")?;
         let mut p = Buf::new(b.take(size, "a file property")?);
-        let empties = empty_stream.iter().filter(|&&e| e).count();
         match t {
-            id::EMPTY_STREAM => empty_stream = p.bits(n, "empty stream bits")?,
+            id::EMPTY_STREAM => {
+                empty_stream = p.bits(n, "empty stream bits")?;
+                empties = empty_stream.iter().filter(|&&e| e).count();
+            }
             id::EMPTY_FILE => empty_file = p.bits(empties, "empty file bits")?,
             id::ANTI => anti = p.bits(empties, "anti bits")?,
             id::NAME => names = parse_names(&mut p, n)?,

@@ -33,6 +33,9 @@ const SIGNATURE_HEADER: u64 = 32;
 /// Rounds of encoded header (an encoded header that decodes to another) followed.
 const MAX_ENCODED_ROUNDS: usize = 4;
 
+/// Distinct coder chains recorded in the facts.
+const MAX_CODER_CHAINS: usize = 64;
+
 /// How many member names a problem message lists.
 const NAMES_IN_MESSAGE: usize = 5;
 
@@ -171,6 +174,7 @@ pub fn walk<R: Read + Seek + ?Sized>(
         limits,
         report,
         total: 0,
+        by_folder: Vec::new(),
     };
     if let Err(p) = w.run(on_member) {
         w.report.push(p, limits);
@@ -184,6 +188,9 @@ struct Walk<'r, R: ?Sized> {
     limits: &'r Limits,
     report: SevenZReport,
     total: u64,
+    /// Indices into `report.members` of each folder's members, so a message or a walk over one
+    /// folder never scans every member (a header can hold millions of folders).
+    by_folder: Vec<Vec<usize>>,
 }
 
 impl<R: Read + Seek + ?Sized> Walk<'_, R> {
@@ -311,7 +318,7 @@ impl<R: Read + Seek + ?Sized> Walk<'_, R> {
                 "7z encoded header has no folder",
             ));
         };
-        let (start, pack_size) = self.pack_range(s, 0)?;
+        let (start, pack_size) = self.pack_range(s, 0, SIGNATURE_HEADER.checked_add(s.pack_pos))?;
         let limits = self.limits;
         let packed = pack_reader(&mut *self.r, start, pack_size)?;
         let out = decode::decode_all(f, packed, pack_size, limits)?;
@@ -328,11 +335,14 @@ impl<R: Read + Seek + ?Sized> Walk<'_, R> {
     }
 
     /// Offset and size of pack stream `index`, checked against the file.
-    fn pack_range(&self, s: &Streams, index: usize) -> Result<(u64, u64), Problem> {
-        let mut start = SIGNATURE_HEADER.checked_add(s.pack_pos);
-        for size in s.pack_sizes.iter().take(index) {
-            start = start.and_then(|a| a.checked_add(*size));
-        }
+    /// `start` is where the stream begins (`None` when the sum overflowed); the running sum is
+    /// the caller's, so finding every folder's stream stays linear.
+    fn pack_range(
+        &self,
+        s: &Streams,
+        index: usize,
+        start: Option<u64>,
+    ) -> Result<(u64, u64), Problem> {
         let size = s.pack_sizes.get(index).copied().unwrap_or(0);
         match start {
             Some(a) if a.checked_add(size).is_some_and(|e| e <= self.size) => Ok((a, size)),
@@ -348,6 +358,7 @@ impl<R: Read + Seek + ?Sized> Walk<'_, R> {
 
     fn members(&mut self, h: &header::Header) {
         let mut folder_of = Vec::new();
+        self.by_folder = vec![Vec::new(); h.streams.as_ref().map_or(0, |s| s.folders.len())];
         if let Some(s) = &h.streams {
             for (i, subs) in s.subs.iter().enumerate() {
                 folder_of.extend(subs.iter().map(|sub| (i, sub.size)));
@@ -405,6 +416,9 @@ impl<R: Read + Seek + ?Sized> Walk<'_, R> {
                     self.limits,
                 );
             }
+            if let Some(list) = folder.and_then(|f| self.by_folder.get_mut(f)) {
+                list.push(self.report.members.len());
+            }
             self.report.members.push(Member {
                 name,
                 size,
@@ -431,10 +445,12 @@ impl<R: Read + Seek + ?Sized> Walk<'_, R> {
     /// The names of the members in folder `i`, for messages.
     fn names_in(&self, i: usize) -> String {
         let names: Vec<&str> = self
-            .report
-            .members
+            .by_folder
+            .get(i)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
             .iter()
-            .filter(|m| m.folder == Some(i))
+            .filter_map(|&m| self.report.members.get(m))
             .map(|m| m.name.as_str())
             .collect();
         let mut shown = names
@@ -458,11 +474,17 @@ impl<R: Read + Seek + ?Sized> Walk<'_, R> {
         on_member: &mut dyn FnMut(&Member, &mut dyn BufRead),
     ) -> Result<(), Problem> {
         let mut pack_index = 0usize;
+        let mut pack_start = SIGNATURE_HEADER.checked_add(s.pack_pos);
         for (i, f) in s.folders.iter().enumerate() {
             let first_pack = pack_index;
-            pack_index = pack_index.saturating_add(f.num_packed);
+            let folder_start = pack_start;
+            for _ in 0..f.num_packed {
+                let size = s.pack_sizes.get(pack_index).copied().unwrap_or(0);
+                pack_start = pack_start.and_then(|a| a.checked_add(size));
+                pack_index = pack_index.saturating_add(1);
+            }
             let chain = decode::chain_name(f);
-            if !self.report.coders.contains(&chain) {
+            if self.report.coders.len() < MAX_CODER_CHAINS && !self.report.coders.contains(&chain) {
                 self.report.coders.push(chain.clone());
             }
             let plan = match decode::supported(f) {
@@ -482,7 +504,7 @@ impl<R: Read + Seek + ?Sized> Walk<'_, R> {
                 }
             };
             let unpack = f.unpack_size();
-            let (start, pack_size) = match self.pack_range(s, first_pack) {
+            let (start, pack_size) = match self.pack_range(s, first_pack, folder_start) {
                 Ok(r) => r,
                 Err(p) => {
                     self.report.push(p, self.limits);
@@ -500,10 +522,12 @@ impl<R: Read + Seek + ?Sized> Walk<'_, R> {
             let limits = self.limits;
             let names = self.names_in(i);
             let members: Vec<Member> = self
-                .report
-                .members
+                .by_folder
+                .get(i)
+                .map(Vec::as_slice)
+                .unwrap_or_default()
                 .iter()
-                .filter(|m| m.folder == Some(i))
+                .filter_map(|&m| self.report.members.get(m))
                 .cloned()
                 .collect();
             let opened = pack_reader(&mut *self.r, start, pack_size)

@@ -447,6 +447,30 @@ fn refuses_hostile_counts_before_allocating() {
 }
 
 #[test]
+fn walks_a_header_of_many_folders_in_linear_time() {
+    // 200,000 folders of an unknown coder, one pack stream each: every folder is looked at once
+    // (pack offsets and member lists are not searched again per folder).
+    let n = 200_000u64;
+    let mut h = vec![id::HEADER, id::MAIN_STREAMS, id::PACK_INFO, 0];
+    number(&mut h, n);
+    h.push(id::SIZE);
+    h.extend(std::iter::repeat_n(0u8, n as usize));
+    h.extend_from_slice(&[id::END, id::UNPACK_INFO, id::FOLDER]);
+    number(&mut h, n);
+    h.push(0);
+    for _ in 0..n {
+        h.extend_from_slice(&[1, 0x01, 0x99]);
+    }
+    h.push(id::CODERS_UNPACK_SIZE);
+    h.extend(std::iter::repeat_n(0u8, n as usize));
+    h.extend_from_slice(&[id::END, id::END, id::END]);
+    let started = std::time::Instant::now();
+    let (report, _) = read_all(&assemble(&[], &h), &Limits::default());
+    assert!(report.has("unsupported-method") && report.has("too-many-problems"));
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+}
+
+#[test]
 fn stops_at_the_member_limit() {
     let names: Vec<String> = (0..20).map(|i| format!("f{i}")).collect();
     let files: Vec<(&str, &[u8])> = names.iter().map(|n| (n.as_str(), &b"x"[..])).collect();
