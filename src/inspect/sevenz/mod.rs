@@ -238,7 +238,11 @@ impl<R: Read + Seek + ?Sized> Walk<'_, R> {
         if head.get(6) != Some(&0) {
             return Err(Problem::note(
                 "unsupported-version",
-                format!("7z format version {}.{} is not read", head[6], head[7]),
+                format!(
+                    "7z format version {}.{} is not read",
+                    head.get(6).copied().unwrap_or_default(),
+                    head.get(7).copied().unwrap_or_default()
+                ),
             )
             .at(6));
         }
