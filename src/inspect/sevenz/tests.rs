@@ -707,6 +707,13 @@ fn bcj_x86_decoding_undoes_the_encoder_and_leaves_other_bytes() {
     assert_eq!(short, [0xe8, 1, 2, 3]);
 }
 
+#[test]
+fn delta_decoding_adds_the_byte_a_distance_back() {
+    let mut buf = vec![1, 10, 1, 10, 1, 10];
+    super::decode::delta_decode(&mut buf, 2);
+    assert_eq!(buf, [1, 10, 2, 20, 3, 30]);
+}
+
 fn bcj_x86(buf: &mut [u8]) {
     super::decode::bcj_x86_decode(buf);
 }
