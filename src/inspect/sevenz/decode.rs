@@ -250,10 +250,33 @@ fn open_method<'a>(
             limits,
         )?)),
     };
+    let fused = Fused {
+        inner: out,
+        failed: None,
+    };
     Ok(Box::new(BufReader::with_capacity(
         64 * 1024,
-        out.take(unpack),
+        fused.take(unpack),
     )))
+}
+
+/// A decoder that is never called again once it failed: the first error is returned for every
+/// later read. libbz2-rs-sys 0.2.6 indexed out of bounds when a read followed a data error
+/// (found by the `sevenz` fuzz target), and no decoder's state is meant to be resumed after one.
+struct Fused<'a> {
+    inner: Box<dyn Read + 'a>,
+    failed: Option<(io::ErrorKind, String)>,
+}
+
+impl Read for Fused<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if let Some((kind, message)) = &self.failed {
+            return Err(io::Error::new(*kind, message.clone()));
+        }
+        self.inner.read(buf).inspect_err(|e| {
+            self.failed = Some((e.kind(), e.to_string()));
+        })
+    }
 }
 
 /// Decodes a small folder whole (the encoded header), within `Limits::max_header_bytes`.

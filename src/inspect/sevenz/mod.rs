@@ -744,6 +744,11 @@ impl BufRead for MemberReader<'_> {
     }
 
     fn consume(&mut self, amt: usize) {
+        // Nothing to take: the folder stream is not asked for more (past a member's end that
+        // would decode into the next member, or call a decoder again after it failed).
+        if amt == 0 {
+            return;
+        }
         if let Ok(buf) = self.inner.fill_buf() {
             let n = amt.min(buf.len());
             self.crc.update(buf.get(..n).unwrap_or_default());

@@ -718,6 +718,27 @@ fn bcj_x86(buf: &mut [u8]) {
     super::decode::bcj_x86_decode(buf);
 }
 
+/// Found by the `sevenz` fuzz target: a BZip2 folder whose data is broken after the first
+/// member. libbz2-rs-sys 0.2.6 indexes out of bounds inside its `extern "C"` entry point when
+/// read again after a data error, which aborts the process (no unwinding to catch); the reader
+/// must never read a folder stream again once it failed or once a member is done.
+const FUZZ_BZIP2_AFTER_ERROR: &[&str] = &[
+    "377abcaf271c0004adfb4880fc000000000000001600000000000000c1d3d02a425a6839314159265359b6e540090000",
+    "000000000002000001100006668c2042040a00200050a0d1a341901a08a9000d1934c4d20d487d84c0455bf569cc0455",
+    "aca4a82ad0c711568022ac20022ae16ac646b5bd72bdff177245385090b6e540e5e000f600935d0000813307ae0fd39c",
+    "cb3d40c090cee5cb76f6573b40bdbac854ed9f70da492e8d8be6e964ed88d7d1170abdd894597215cb707a60c1f563e4",
+    "be29d6ae24b961b0776e80788ff2303fb6e30ff34c94ab7b0b1f8b768b95ad53b7331bfdc1e5d4e20680042a99066c00",
+    "55052839fd7b32a14125c385ac925dc3401618b0cabeac0101c3dde3ee52d096d71bf5083d9fc4640000000017066101",
+    "09809b00070b010001212101180c80f70000",
+];
+
+#[test]
+fn a_failed_bzip2_folder_is_never_read_again() {
+    let bytes = unhex(FUZZ_BZIP2_AFTER_ERROR);
+    let (report, _) = read_all(&bytes, &Limits::default());
+    assert!(report.has("corrupt-data"), "{:?}", report.problems);
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
     #[test]
