@@ -10,7 +10,7 @@ corpus=$(pwd)/corpus
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-targets="safetensors pickle zip tar compress numpy gguf onnx tf hdf5 keras tflite lfs policy archive_member card notebook code automap sign_bundle hub_api ranged blob_decode marshal native behaviour skops openvino msgpack coreml paddle ggml llamafile executorch tensorrt trees"
+targets="safetensors pickle zip tar compress numpy gguf onnx tf hdf5 keras tflite lfs policy archive_member card notebook code automap sign_bundle hub_api ranged blob_decode marshal native behaviour skops openvino msgpack coreml paddle ggml llamafile executorch tensorrt trees sevenz"
 for t in $targets; do
   mkdir -p "$corpus/$t"
   if [ -d "seeds/$t" ]; then cp -f seeds/"$t"/* "$corpus/$t/" 2>/dev/null || true; fi
@@ -47,6 +47,9 @@ fi
 # Model signatures made by the reference tool (key, certificate, shards, keyless).
 cp -f "$root"/tests/fixtures/signing/*.sig "$corpus/sign_bundle/"
 cp -f "$root"/tests/fixtures/signing/keyless/model.sig "$corpus/sign_bundle/keyless.sig"
+
+# 7z archives (issue 40): the committed py7zr seeds are containers archive members can be too.
+cp -f seeds/sevenz/*.7z "$corpus/archive_member/"
 
 # Pickle streams: the member of the example's zip, plus protocol 0 and 2 by hand.
 unzip -p "$root"/examples/risky-model/pytorch_model.bin '*.pkl' > "$corpus/pickle/example-data.pkl" 2>/dev/null || true

@@ -505,6 +505,7 @@ mod pickle_fixtures;
 mod precision;
 mod remote;
 mod reports;
+mod sevenz;
 mod signing;
 mod skops;
 mod stdlib;

@@ -14,7 +14,7 @@ use serde_json::json;
 use super::context::Ctx;
 use super::pickle_stream::inspect_pickle_stream;
 use super::problem::{Problem, ProblemKind};
-use super::{compress, numpy, pickle, read, tar, torchscript, zip};
+use super::{compress, numpy, pickle, read, sevenz, tar, torchscript, zip};
 use crate::classify::{self, Format};
 use crate::model::finding::Location;
 use crate::model::rules::RuleId;
@@ -362,6 +362,61 @@ pub fn inspect_tar(
     }
 }
 
+/// A 7z archive (issue 40): members listed, and those in folders whose coder is decoded
+/// inspected by content like zip and tar members. 7z keeps its header at the end, so the file is
+/// read again at positions (the top level) or held in memory within the 7z buffer (a 7z inside
+/// another archive, or a scan with nothing to read again).
+pub fn inspect_7z(
+    ctx: &mut Ctx<'_>,
+    r: &mut dyn BufRead,
+    size: Option<u64>,
+    container: Option<&str>,
+    depth: u32,
+) -> io::Result<Format> {
+    let limits = sevenz::Limits::from(&ctx.cfg.limits);
+    let at = ctx.positioned;
+    let reopened = match (container, size) {
+        (None, Some(_)) if !at.is_none() => super::formats::reopen(ctx, at, "7z")?,
+        _ => None,
+    };
+    let (mut file, size): (Box<dyn read::ReadSeek + '_>, u64) = match (reopened, size) {
+        (Some(f), Some(size)) => (f, size),
+        _ => {
+            let (bytes, more) = read::read_bounded(r, limits.max_buffer)?;
+            if more {
+                let p = Problem::limit(
+                    "limit-7z-buffer",
+                    format!(
+                        "7z archive larger than the {} bytes held in memory to read it at positions; not opened",
+                        limits.max_buffer
+                    ),
+                );
+                archive_problem(ctx, &p, container);
+                return Ok(Format::SevenZip);
+            }
+            let len = bytes.len() as u64;
+            (Box::new(io::Cursor::new(bytes)), len)
+        }
+    };
+    let report = sevenz::walk(&mut *file, size, depth, &limits, &mut |m, stream| {
+        let name = nest(container, &m.name);
+        let _ = inspect_member(ctx, stream, &name, Some(m.size), depth + 1);
+    });
+    drop(file);
+    if container.is_none() {
+        super::formats::check_positioned(ctx, at, "7z");
+    }
+    for p in &report.problems {
+        archive_problem(ctx, p, container);
+    }
+    if container.is_none() {
+        let names = report.members.iter().map(|m| m.name.as_str());
+        record_members(ctx, report.members.len(), names);
+        ctx.fact(Fact::ArchiveCoders, json!(report.coders));
+    }
+    Ok(Format::SevenZip)
+}
+
 /// A compressed stream: decompress within limits and inspect what is inside. Returns the format
 /// of the content (`joblib` for a compressed pickle under a joblib/pickle name).
 pub fn inspect_compressed(
@@ -654,6 +709,7 @@ pub fn inspect_member(
             Format::Zip
         }
         Format::Tar => inspect_tar(ctx, &mut replay, Some(name), depth),
+        Format::SevenZip => inspect_7z(ctx, &mut replay, size, Some(name), depth)?,
         Format::Numpy => {
             inspect_npy(ctx, &mut replay, Some(name), size)?;
             Format::Numpy

@@ -563,7 +563,7 @@ pub fn inspect_llamafile(
 
 /// A reader at offset 0 for `check`; `None` (with the finding recorded) when the source had
 /// already stopped serving reads.
-fn reopen<'a>(
+pub(super) fn reopen<'a>(
     ctx: &mut Ctx<'_>,
     at: Positioned<'a>,
     check: &'static str,
@@ -579,7 +579,7 @@ fn reopen<'a>(
 /// cap on remote range reads, a failed or refused range request), a finding that says this
 /// check did not finish: SCAN004 for a cap, SCAN001 otherwise. Never a silent pass. Returns
 /// whether reads had stopped.
-fn check_positioned(ctx: &mut Ctx<'_>, at: Positioned<'_>, check: &'static str) -> bool {
+pub(super) fn check_positioned(ctx: &mut Ctx<'_>, at: Positioned<'_>, check: &'static str) -> bool {
     let Some(failure) = at.failure() else {
         return false;
     };

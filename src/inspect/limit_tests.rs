@@ -392,3 +392,70 @@ fn a_65_dimension_tensor_is_valid_by_default() {
     assert!(s.detections.is_empty(), "{:#?}", s.detections);
     assert_eq!(s.facts.fact(Fact::Valid), Some(&json!(true)));
 }
+
+/// Issue 40: a 7z archive reaches the same archive limits as zip and tar, and each names itself.
+#[test]
+fn archive_limits_take_effect_on_7z_archives_too() {
+    use super::sevenz::tests::{Builder, Coding};
+    let inner = Builder::new(&[("a", b"1")]).build();
+    let middle = Builder::new(&[("inner.7z", &inner)]).build();
+    // Compresses about 15:1 with deflate: past a ratio limit of 10, well within the default.
+    let mut seed = 1u32;
+    let sparse: Vec<u8> = (0..4u32 << 20)
+        .map(|i| {
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            if i % 50 == 0 { (seed >> 24) as u8 } else { 0 }
+        })
+        .collect();
+    let cases = [
+        (
+            "archive_members",
+            1,
+            Builder::new(&[("a", b"1"), ("b", b"2"), ("c", b"3")]).build(),
+        ),
+        (
+            "archive_member_bytes",
+            1000,
+            Builder::new(&[("a", &[b'a'; 4096])]).build(),
+        ),
+        (
+            "archive_total_bytes",
+            1000,
+            Builder::new(&[("a", &[b'a'; 600]), ("b", &[b'b'; 600])]).build(),
+        ),
+        (
+            "archive_ratio",
+            10,
+            Builder::new(&[("z", &sparse)])
+                .coding(Coding::Deflate)
+                .build(),
+        ),
+        ("archive_depth", 0, middle),
+    ];
+    for (limit, value, bytes) in cases {
+        let case = Case {
+            limit,
+            value,
+            name: "a.7z",
+            bytes,
+            rule: RuleId::ArchiveMalformed,
+        };
+        let mut low = Limits::default();
+        assert!(low.set(limit, value), "{limit}");
+        let hit = scan(&case, low);
+        assert!(
+            hit.detections
+                .iter()
+                .any(|d| d.rule == RuleId::ArchiveMalformed
+                    && d.evidence.get("limit") == Some(&json!(limit))),
+            "{limit}: {:#?}",
+            hit.detections
+        );
+        let clean = scan(&case, Limits::default());
+        assert!(
+            clean.detections.is_empty(),
+            "{limit}: {:#?}",
+            clean.detections
+        );
+    }
+}

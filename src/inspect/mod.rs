@@ -36,6 +36,7 @@ pub mod pyc;
 pub mod ranged;
 pub mod read;
 pub mod safetensors;
+pub mod sevenz;
 pub mod skops;
 pub mod source;
 pub mod tar;
@@ -343,8 +344,10 @@ fn dispatch(
             formats::record_polyglots(ctx, at, size, None)?;
             format
         }
-        Format::SevenZip | Format::Rar => {
-            // No maintained, bounded, pure-Rust reader is wired in for these: say so rather than
+        // Issue 40: 7z members listed and, where their coder is decoded, inspected.
+        Format::SevenZip => archive::inspect_7z(ctx, r, Some(size), None, 0)?,
+        Format::Rar => {
+            // No maintained, bounded, pure-Rust RAR reader is wired in: say so rather than
             // let an archive that can hold a pickle pass as inspected.
             ctx.detect(
                 RuleId::ArchiveMalformed,

@@ -76,6 +76,7 @@ facts! {
     ArchiveMemberNames = "archive_member_names", "member names (the first 1000)";
     ArchivePrefixBytes = "archive_prefix_bytes", "bytes before the first member";
     ArchiveUnexpectedMembers = "archive_unexpected_members", "members a layout does not expect";
+    ArchiveCoders = "archive_coders", "7z: the coder chain of each folder (LZMA2, BCJ x86 + LZMA2, ...)";
     Compression = "compression", "compression of a compressed stream";
     DecompressedBytes = "decompressed_bytes", "bytes after decompression";
     // NumPy.

@@ -75,7 +75,7 @@ formats! {
     Zstd => "zstd", "Zstandard frame(s)";
     Lz4 => "lz4", "LZ4 frame(s)";
     Tar => "tar", "tar archive";
-    SevenZip => "7z", "7-Zip archive (recognised, not opened)";
+    SevenZip => "7z", "7-Zip archive";
     Rar => "rar", "RAR archive (recognised, not opened)";
     Onnx => "onnx", "ONNX model (protobuf)";
     Gguf => "gguf", "GGUF (llama.cpp) model";

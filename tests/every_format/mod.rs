@@ -93,6 +93,15 @@ fn one_file_of_every_issue_40_format_is_listed_with_its_format() {
             catboost_cbm(core.len() as u32, &core),
             "catboost",
         ),
+        (
+            "m/weights.7z",
+            crate::support::sevenz::sevenz(
+                &[("config.json", b"{}")],
+                crate::support::sevenz::Coder::Lzma2,
+                true,
+            ),
+            "7z",
+        ),
     ];
     for (path, bytes, _) in &files {
         repo.file(path, bytes);

@@ -6,6 +6,7 @@ pub mod flax_coreml_paddle;
 pub mod formats40;
 pub mod legacy;
 pub mod native;
+pub mod sevenz;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
