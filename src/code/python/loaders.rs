@@ -127,42 +127,7 @@ impl<'s> Scanner<'s, '_> {
         let kind = dispatch(LOADS, names, args)?;
         let callee = self.excerpt(callee);
         match kind {
-            Loader::Torch => {
-                let Some(value) = args.keyword("weights_only") else {
-                    if args.splat.is_some() {
-                        return Some((
-                            "torch-load-weights-only-unverifiable",
-                            format!(
-                                "{callee} passes **kwargs; weights_only=True cannot be verified"
-                            ),
-                        ));
-                    }
-                    return Some((
-                        "torch-load-no-weights-only",
-                        format!(
-                            "{callee} without weights_only=True unpickles arbitrary objects on \
-                             torch < 2.6 (the default became True in 2.6)"
-                        ),
-                    ));
-                };
-                match self.bool_value(value) {
-                    Some(true) => None,
-                    Some(false) => Some((
-                        "torch-load-weights-only-false",
-                        format!(
-                            "{callee} with weights_only=False unpickles arbitrary objects on \
-                             every torch version"
-                        ),
-                    )),
-                    None => Some((
-                        "torch-load-weights-only-unverifiable",
-                        format!(
-                            "{callee} with weights_only={} cannot be verified",
-                            self.excerpt(self.text(value))
-                        ),
-                    )),
-                }
-            }
+            Loader::Torch => self.torch_load(args, &callee),
             Loader::Pickle => (!self.round_trip(call, names, args)).then(|| {
                 (
                     "pickle-load",
@@ -173,52 +138,12 @@ impl<'s> Scanner<'s, '_> {
                 "joblib-load",
                 format!("{callee} unpickles data, which can run arbitrary code"),
             )),
-            Loader::Numpy => {
-                let value = args.keyword("allow_pickle")?;
-                match self.bool_value(value) {
-                    Some(false) => None,
-                    Some(true) => Some((
-                        "numpy-allow-pickle",
-                        format!("{callee} with allow_pickle=True unpickles object arrays"),
-                    )),
-                    None => Some((
-                        "numpy-allow-pickle",
-                        format!(
-                            "{callee} with allow_pickle={} may unpickle object arrays",
-                            self.excerpt(self.text(value))
-                        ),
-                    )),
-                }
-            }
+            Loader::Numpy => self.numpy_load(args, &callee),
             Loader::Pandas => Some((
                 "pandas-read-pickle",
                 format!("{callee} unpickles data, which can run arbitrary code"),
             )),
-            Loader::KerasLoadModel => {
-                if let Some(value) = args.keyword("safe_mode")
-                    && self.bool_value(value) != Some(true)
-                {
-                    return Some((
-                        "keras-unsafe-mode",
-                        format!(
-                            "{callee} with safe_mode={} deserializes lambda layers (arbitrary \
-                             code)",
-                            self.excerpt(self.text(value))
-                        ),
-                    ));
-                }
-                if args.keyword("custom_objects").is_some() {
-                    return Some((
-                        "keras-custom-objects",
-                        format!(
-                            "{callee} with custom_objects= lets the file's config pick which of \
-                             these classes to build and with what arguments; review them as \
-                             code the model runs"
-                        ),
-                    ));
-                }
-                None
-            }
+            Loader::KerasLoadModel => self.keras_load_model(args, &callee),
             Loader::KerasUnsafeDeserialization => Some((
                 "keras-unsafe-deserialization",
                 format!(
@@ -255,29 +180,7 @@ impl<'s> Scanner<'s, '_> {
                 "yaml-unsafe-loader",
                 format!("{callee} constructs arbitrary python objects"),
             )),
-            Loader::YamlLoad => {
-                let Some(loader) = args.arg(1, &["Loader"]) else {
-                    return Some((
-                        "yaml-load-no-safe-loader",
-                        format!(
-                            "{callee} without Loader= used the unsafe loader before pyyaml 5.1; \
-                             pass Loader=yaml.SafeLoader or use yaml.safe_load"
-                        ),
-                    ));
-                };
-                let text = self.text(loader);
-                let last = text.rsplit('.').next().unwrap_or_default().trim();
-                if YAML_SAFE_LOADERS.contains(&last) {
-                    return None;
-                }
-                Some((
-                    "yaml-unsafe-loader",
-                    format!(
-                        "{callee} with Loader={} may construct arbitrary python objects",
-                        self.excerpt(text)
-                    ),
-                ))
-            }
+            Loader::YamlLoad => self.yaml_load(args, &callee),
             Loader::Marshal => Some((
                 "marshal-load",
                 format!("{callee} reads code objects from data"),
@@ -295,6 +198,113 @@ impl<'s> Scanner<'s, '_> {
                 )
             }),
         }
+    }
+
+    /// `torch.load`: safe only with `weights_only=True` spelled out (a literal the scanner can read).
+    fn torch_load(&self, args: &Args<'s>, callee: &str) -> Option<(&'static str, String)> {
+        let Some(value) = args.keyword("weights_only") else {
+            if args.splat.is_some() {
+                return Some((
+                    "torch-load-weights-only-unverifiable",
+                    format!("{callee} passes **kwargs; weights_only=True cannot be verified"),
+                ));
+            }
+            return Some((
+                "torch-load-no-weights-only",
+                format!(
+                    "{callee} without weights_only=True unpickles arbitrary objects on \
+                     torch < 2.6 (the default became True in 2.6)"
+                ),
+            ));
+        };
+        match self.bool_value(value) {
+            Some(true) => None,
+            Some(false) => Some((
+                "torch-load-weights-only-false",
+                format!(
+                    "{callee} with weights_only=False unpickles arbitrary objects on \
+                     every torch version"
+                ),
+            )),
+            None => Some((
+                "torch-load-weights-only-unverifiable",
+                format!(
+                    "{callee} with weights_only={} cannot be verified",
+                    self.excerpt(self.text(value))
+                ),
+            )),
+        }
+    }
+
+    /// `numpy.load`: unsafe when `allow_pickle` is true or not a readable literal.
+    fn numpy_load(&self, args: &Args<'s>, callee: &str) -> Option<(&'static str, String)> {
+        let value = args.keyword("allow_pickle")?;
+        match self.bool_value(value) {
+            Some(false) => None,
+            Some(true) => Some((
+                "numpy-allow-pickle",
+                format!("{callee} with allow_pickle=True unpickles object arrays"),
+            )),
+            None => Some((
+                "numpy-allow-pickle",
+                format!(
+                    "{callee} with allow_pickle={} may unpickle object arrays",
+                    self.excerpt(self.text(value))
+                ),
+            )),
+        }
+    }
+
+    /// `keras.models.load_model`: unsafe with `safe_mode` off or unreadable, or with `custom_objects=`.
+    fn keras_load_model(&self, args: &Args<'s>, callee: &str) -> Option<(&'static str, String)> {
+        if let Some(value) = args.keyword("safe_mode")
+            && self.bool_value(value) != Some(true)
+        {
+            return Some((
+                "keras-unsafe-mode",
+                format!(
+                    "{callee} with safe_mode={} deserializes lambda layers (arbitrary \
+                     code)",
+                    self.excerpt(self.text(value))
+                ),
+            ));
+        }
+        if args.keyword("custom_objects").is_some() {
+            return Some((
+                "keras-custom-objects",
+                format!(
+                    "{callee} with custom_objects= lets the file's config pick which of \
+                     these classes to build and with what arguments; review them as \
+                     code the model runs"
+                ),
+            ));
+        }
+        None
+    }
+
+    /// `yaml.load`: unsafe without `Loader=` or with a loader that is not one of the safe ones.
+    fn yaml_load(&self, args: &Args<'s>, callee: &str) -> Option<(&'static str, String)> {
+        let Some(loader) = args.arg(1, &["Loader"]) else {
+            return Some((
+                "yaml-load-no-safe-loader",
+                format!(
+                    "{callee} without Loader= used the unsafe loader before pyyaml 5.1; \
+                     pass Loader=yaml.SafeLoader or use yaml.safe_load"
+                ),
+            ));
+        };
+        let text = self.text(loader);
+        let last = text.rsplit('.').next().unwrap_or_default().trim();
+        if YAML_SAFE_LOADERS.contains(&last) {
+            return None;
+        }
+        Some((
+            "yaml-unsafe-loader",
+            format!(
+                "{callee} with Loader={} may construct arbitrary python objects",
+                self.excerpt(text)
+            ),
+        ))
     }
 }
 
