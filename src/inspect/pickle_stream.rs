@@ -187,36 +187,7 @@ fn record_pickle(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) 
         .map(|m| format!(" in archive member `{m}`"))
         .unwrap_or_default();
 
-    // Facts: protocol, globals, layout. Members add to the file's lists.
-    let mut globals: BTreeSet<String> = ctx
-        .facts
-        .fact_strings(Fact::PickleGlobals)
-        .into_iter()
-        .collect();
-    for imp in &a.imports {
-        globals.insert(import_name(imp));
-    }
-    ctx.fact(Fact::PickleGlobals, json!(globals));
-    if let Some(first) = a.pickles.first() {
-        ctx.facts
-            .entry(Fact::PickleProtocol.key())
-            .or_insert_with(|| json!(first.protocol));
-    }
-    let count = ctx
-        .facts
-        .fact(Fact::PickleCount)
-        .and_then(Value::as_u64)
-        .unwrap_or(0);
-    ctx.fact(Fact::PickleCount, count + a.pickles.len() as u64);
-    if let Some(t) = &a.trailing
-        && member.is_none()
-    {
-        ctx.fact(Fact::PickleTrailingOffset, t.offset);
-    }
-    if !a.raw_regions.is_empty() {
-        let bytes: u64 = a.raw_regions.iter().map(|r| r.len).sum();
-        ctx.fact(Fact::PickleRawBytes, bytes);
-    }
+    record_pickle_facts(ctx, a, member);
 
     if !a.pickles.is_empty() || !a.imports.is_empty() {
         let first = a.pickles.first().map(|p| p.offset).unwrap_or(0);
@@ -259,86 +230,10 @@ fn record_pickle(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) 
         if byte_loads.get(&name) == Some(&true) {
             continue;
         }
-        // Issue 32: an unknown callable the pickle calls is judged by what its name says.
-        let by_name = match (&imp.module, &imp.name) {
-            (Some(m), Some(n)) if call_opcode.is_some_and(is_call) => {
-                crate::knowledge::judge_by_name(m, n)
-            }
-            _ => None,
-        };
-        let how = if called {
-            "imports and calls"
-        } else {
-            "imports"
-        };
-        let (rule, severity, message, verdict) = match (&imp.module, &imp.name) {
-            (Some(m), Some(n)) => match crate::knowledge::classify_global(m, n, extra) {
-                // Issue 15, cause 4: a partial over a safe or unknown global takes its verdict,
-                // and that global's own finding (it counts as called) says so.
-                crate::knowledge::Verdict::Dangerous { .. }
-                    if crate::knowledge::is_call_wrapper(m, n)
-                        && wrapped_verdict(a, &name, extra).is_some_and(|v| {
-                            !matches!(v, crate::knowledge::Verdict::Dangerous { .. })
-                        }) =>
-                {
-                    continue;
-                }
-                crate::knowledge::Verdict::Dangerous { category, reason } => (
-                    RuleId::PickleUnsafeGlobal,
-                    if called {
-                        crate::model::finding::Severity::Critical
-                    } else {
-                        crate::model::finding::Severity::High
-                    },
-                    // Issue 16: a dotted name that walks out of its module says how.
-                    match crate::knowledge::explain_traversal(m, n) {
-                        Some(path) => {
-                            format!("pickle{within} {how} `{name}`: {reason}; traversal {path}")
-                        }
-                        None => format!("pickle{within} {how} `{name}`: {reason}"),
-                    },
-                    category,
-                ),
-                crate::knowledge::Verdict::Safe => continue,
-                crate::knowledge::Verdict::Unknown if by_name.is_some() => (
-                    RuleId::PickleUnsafeGlobal,
-                    crate::model::finding::Severity::Critical,
-                    format!(
-                        "pickle{within} {how} `{name}`, which no table knows; judged by its name: it {}",
-                        by_name.unwrap_or_default()
-                    ),
-                    crate::knowledge::JUDGED_BY_NAME,
-                ),
-                crate::knowledge::Verdict::Unknown => (
-                    RuleId::PickleUnknownGlobal,
-                    // Issue 15, cause 7: a global that is only referenced (a stored type, a
-                    // hash function attribute) runs nothing by itself; a called one does.
-                    if called {
-                        RuleId::PickleUnknownGlobal.default_severity()
-                    } else {
-                        crate::model::finding::Severity::Low
-                    },
-                    format!(
-                        "pickle{within} {how} `{name}`, which is not on the safe list; {}",
-                        describe_use(call_opcode)
-                    ),
-                    "unknown",
-                ),
-            },
-            _ => (
-                // An import that cannot be resolved statically is how scanners are evaded.
-                RuleId::PickleUnsafeGlobal,
-                crate::model::finding::Severity::Critical,
-                format!(
-                    "pickle{within} {how} a global that cannot be resolved statically ({}{})",
-                    imp.opcode,
-                    imp.note
-                        .as_deref()
-                        .map(|n| format!(": {n}"))
-                        .unwrap_or_default()
-                ),
-                "unresolvable",
-            ),
+        let Some((rule, severity, message, verdict)) =
+            judge_global(a, imp, &name, called, call_opcode, &within, extra)
+        else {
+            continue;
         };
         let d = ctx.detect(rule, format!("{prefix}{name}"), message, at(imp.offset));
         d.severity = severity;
@@ -372,30 +267,182 @@ fn record_pickle(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) 
     ctx.weights_only.push((member.map(str::to_string), verdict));
 
     if let Some(err) = &a.error {
-        let cfg = ctx.cfg;
-        let d = ctx.detect(
-            RuleId::PickleMalformed,
-            format!("{prefix}{}", err.code),
-            format!(
-                "pickle stream{within} cannot be fully parsed at byte {}: {} ({} import(s) found before it)",
-                err.offset.unwrap_or(0),
-                err.message,
-                a.imports.len()
-            ),
-            at(err.offset.unwrap_or(0)),
-        );
-        d.evidence.insert("problem".into(), json!(err.code));
-        // Limit stops stay PKL004 (the stream was not read to its end) and name the limit.
-        let limit = match err.code {
-            "limit-opcodes" => Some("pickle_opcodes"),
-            "limit-memo" => Some("pickle_memo"),
-            "limit-line" => Some("pickle_string_bytes"),
-            _ => None,
-        };
-        if let Some(name) = limit {
-            d.message = format!("{}; {}", d.message, raise_hint(name));
-            name_limit(d, cfg, name);
+        record_pickle_error(ctx, a, err, member);
+    }
+}
+
+/// The pickle facts of one stream: protocol, globals, count, trailing offset, raw bytes. An
+/// archive's members add to the file's lists.
+fn record_pickle_facts(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) {
+    let mut globals: BTreeSet<String> = ctx
+        .facts
+        .fact_strings(Fact::PickleGlobals)
+        .into_iter()
+        .collect();
+    for imp in &a.imports {
+        globals.insert(import_name(imp));
+    }
+    ctx.fact(Fact::PickleGlobals, json!(globals));
+    if let Some(first) = a.pickles.first() {
+        ctx.facts
+            .entry(Fact::PickleProtocol.key())
+            .or_insert_with(|| json!(first.protocol));
+    }
+    let count = ctx
+        .facts
+        .fact(Fact::PickleCount)
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    ctx.fact(Fact::PickleCount, count + a.pickles.len() as u64);
+    if let Some(t) = &a.trailing
+        && member.is_none()
+    {
+        ctx.fact(Fact::PickleTrailingOffset, t.offset);
+    }
+    if !a.raw_regions.is_empty() {
+        let bytes: u64 = a.raw_regions.iter().map(|r| r.len).sum();
+        ctx.fact(Fact::PickleRawBytes, bytes);
+    }
+}
+
+/// The verdict on one distinct global a pickle imports: rule, severity, message and category;
+/// `None` when it needs no finding (safe, or a call wrapper judged by its target).
+fn judge_global(
+    a: &pickle::Analysis,
+    imp: &pickle::Import,
+    name: &str,
+    called: bool,
+    call_opcode: Option<&'static str>,
+    within: &str,
+    extra: &crate::knowledge::ExtraLists,
+) -> Option<(
+    RuleId,
+    crate::model::finding::Severity,
+    String,
+    &'static str,
+)> {
+    // Issue 32: an unknown callable the pickle calls is judged by what its name says.
+    let by_name = match (&imp.module, &imp.name) {
+        (Some(m), Some(n)) if call_opcode.is_some_and(is_call) => {
+            crate::knowledge::judge_by_name(m, n)
         }
+        _ => None,
+    };
+    let how = if called {
+        "imports and calls"
+    } else {
+        "imports"
+    };
+    Some(match (&imp.module, &imp.name) {
+        (Some(m), Some(n)) => match crate::knowledge::classify_global(m, n, extra) {
+            // Issue 15, cause 4: a partial over a safe or unknown global takes its verdict,
+            // and that global's own finding (it counts as called) says so.
+            crate::knowledge::Verdict::Dangerous { .. }
+                if crate::knowledge::is_call_wrapper(m, n)
+                    && wrapped_verdict(a, name, extra).is_some_and(|v| {
+                        !matches!(v, crate::knowledge::Verdict::Dangerous { .. })
+                    }) =>
+            {
+                return None;
+            }
+            crate::knowledge::Verdict::Dangerous { category, reason } => (
+                RuleId::PickleUnsafeGlobal,
+                if called {
+                    crate::model::finding::Severity::Critical
+                } else {
+                    crate::model::finding::Severity::High
+                },
+                // Issue 16: a dotted name that walks out of its module says how.
+                match crate::knowledge::explain_traversal(m, n) {
+                    Some(path) => {
+                        format!("pickle{within} {how} `{name}`: {reason}; traversal {path}")
+                    }
+                    None => format!("pickle{within} {how} `{name}`: {reason}"),
+                },
+                category,
+            ),
+            crate::knowledge::Verdict::Safe => return None,
+            crate::knowledge::Verdict::Unknown if by_name.is_some() => (
+                RuleId::PickleUnsafeGlobal,
+                crate::model::finding::Severity::Critical,
+                format!(
+                    "pickle{within} {how} `{name}`, which no table knows; judged by its name: it {}",
+                    by_name.unwrap_or_default()
+                ),
+                crate::knowledge::JUDGED_BY_NAME,
+            ),
+            crate::knowledge::Verdict::Unknown => (
+                RuleId::PickleUnknownGlobal,
+                // Issue 15, cause 7: a global that is only referenced (a stored type, a
+                // hash function attribute) runs nothing by itself; a called one does.
+                if called {
+                    RuleId::PickleUnknownGlobal.default_severity()
+                } else {
+                    crate::model::finding::Severity::Low
+                },
+                format!(
+                    "pickle{within} {how} `{name}`, which is not on the safe list; {}",
+                    describe_use(call_opcode)
+                ),
+                "unknown",
+            ),
+        },
+        _ => (
+            // An import that cannot be resolved statically is how scanners are evaded.
+            RuleId::PickleUnsafeGlobal,
+            crate::model::finding::Severity::Critical,
+            format!(
+                "pickle{within} {how} a global that cannot be resolved statically ({}{})",
+                imp.opcode,
+                imp.note
+                    .as_deref()
+                    .map(|n| format!(": {n}"))
+                    .unwrap_or_default()
+            ),
+            "unresolvable",
+        ),
+    })
+}
+
+/// PKL004 for a stream that could not be read to its end; a limit stop names the limit.
+fn record_pickle_error(
+    ctx: &mut Ctx<'_>,
+    a: &pickle::Analysis,
+    err: &pickle::Malformed,
+    member: Option<&str>,
+) {
+    let prefix = member.map(|m| format!("{m}:")).unwrap_or_default();
+    let within = member
+        .map(|m| format!(" in archive member `{m}`"))
+        .unwrap_or_default();
+    let at = |offset: u64| Location {
+        offset: Some(offset),
+        member: member.map(str::to_string),
+        ..Location::default()
+    };
+    let cfg = ctx.cfg;
+    let d = ctx.detect(
+        RuleId::PickleMalformed,
+        format!("{prefix}{}", err.code),
+        format!(
+            "pickle stream{within} cannot be fully parsed at byte {}: {} ({} import(s) found before it)",
+            err.offset.unwrap_or(0),
+            err.message,
+            a.imports.len()
+        ),
+        at(err.offset.unwrap_or(0)),
+    );
+    d.evidence.insert("problem".into(), json!(err.code));
+    // Limit stops stay PKL004 (the stream was not read to its end) and name the limit.
+    let limit = match err.code {
+        "limit-opcodes" => Some("pickle_opcodes"),
+        "limit-memo" => Some("pickle_memo"),
+        "limit-line" => Some("pickle_string_bytes"),
+        _ => None,
+    };
+    if let Some(name) = limit {
+        d.message = format!("{}; {}", d.message, raise_hint(name));
+        name_limit(d, cfg, name);
     }
 }
 
