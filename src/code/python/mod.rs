@@ -276,13 +276,8 @@ pub(super) fn scan_selection_with(
     let before = (selection.text.contains("loads") || bindings.imports_segment("loads"))
         .then(|| bindings.clone());
     let mut scanner = Scanner {
-        source: &selection.text,
         selection: Some(selection),
-        limits,
-        bindings,
-        nodes: 0,
-        report: CodeReport::default(),
-        round_trips: loaders::RoundTrips::default(),
+        ..Scanner::new(&selection.text, limits, bindings)
     };
     scanner.collect_bindings_and_items(tree.root_node());
     if scanner.round_trips.whole_needed.get()
@@ -323,17 +318,13 @@ pub fn scan_and_analyze(source: &str, limits: &Limits) -> (CodeReport, behaviour
     let errors = blanked || syntax_errors(source, root);
     let mut bindings = Bindings::default();
     let mut scanner = Scanner {
-        source,
-        selection: None,
-        limits,
-        bindings: &mut bindings,
-        nodes: 0,
         report: CodeReport {
             syntax_errors: errors,
             ..CodeReport::default()
         },
         // Model code: a round trip stays reported (see `RoundTrips::disabled`).
         round_trips: loaders::RoundTrips::kept(),
+        ..Scanner::new(source, limits, &mut bindings)
     };
     let wanted = may_report(source.as_bytes());
     if wanted {
@@ -457,13 +448,8 @@ pub(super) fn scan_python_with(
     report.syntax_errors = blanked || syntax_errors(source, root);
 
     let mut scanner = Scanner {
-        source,
-        selection: None,
-        limits,
-        bindings,
-        nodes: 0,
         report,
-        round_trips: loaders::RoundTrips::default(),
+        ..Scanner::new(source, limits, bindings)
     };
     scanner.collect_bindings_and_items(root);
     scanner.report
@@ -579,15 +565,7 @@ pub fn list_calls(source: &str, limits: &Limits) -> CallList {
     let root = tree.root_node();
     out.syntax_errors = blanked || syntax_errors(source, root);
     let mut bindings = Bindings::default();
-    let mut scanner = Scanner {
-        source,
-        selection: None,
-        limits,
-        bindings: &mut bindings,
-        nodes: 0,
-        report: CodeReport::default(),
-        round_trips: loaders::RoundTrips::default(),
-    };
+    let mut scanner = Scanner::new(source, limits, &mut bindings);
     if !scanner.collect_bindings(root) {
         out.truncated_by = scanner.report.truncated_by;
         return out;
@@ -655,6 +633,23 @@ struct Scanner<'s, 'b> {
     report: CodeReport,
     /// The round-trip judge's state (see [`loaders::RoundTrips`]).
     round_trips: loaders::RoundTrips<'s>,
+}
+
+impl<'s, 'b> Scanner<'s, 'b> {
+    /// A scanner over `source` (not a selection) with an empty report and the round-trip judge
+    /// in its default state; the one place a scanner is built (callers override fields with
+    /// struct update syntax).
+    fn new(source: &'s str, limits: &'b Limits, bindings: &'b mut Bindings) -> Self {
+        Scanner {
+            source,
+            selection: None,
+            limits,
+            bindings,
+            nodes: 0,
+            report: CodeReport::default(),
+            round_trips: loaders::RoundTrips::default(),
+        }
+    }
 }
 
 /// The node kinds the whole-tree walks look for. The walks visit every node of every parsed
@@ -1142,16 +1137,11 @@ mod tests {
         let root = tree.root_node();
         let mut bindings = Bindings::default();
         let mut scanner = Scanner {
-            source: src,
-            selection: None,
-            limits,
-            bindings: &mut bindings,
-            nodes: 0,
             report: CodeReport {
                 syntax_errors: root.has_error(),
                 ..CodeReport::default()
             },
-            round_trips: loaders::RoundTrips::default(),
+            ..Scanner::new(src, limits, &mut bindings)
         };
         scanner.round_trips.root.set(Some(root));
         if scanner.collect_bindings(root) {

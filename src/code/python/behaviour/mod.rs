@@ -211,15 +211,7 @@ fn analyze_nested(source: &str, limits: &Limits, depth: usize, budget: &Budget) 
         }
     };
     let mut bindings = Bindings::default();
-    let mut scanner = Scanner {
-        source,
-        selection: None,
-        limits,
-        bindings: &mut bindings,
-        nodes: 0,
-        report: super::CodeReport::default(),
-        round_trips: super::loaders::RoundTrips::default(),
-    };
+    let mut scanner = Scanner::new(source, limits, &mut bindings);
     scanner.collect_bindings(tree.root_node());
     let mut behaviour = analyze_tree_with(&mut scanner, tree.root_node(), depth, budget);
     behaviour.syntax_errors = blanked || tree.root_node().has_error();
