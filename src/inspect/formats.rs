@@ -330,19 +330,13 @@ pub fn inspect_hdf5(
     at: Positioned<'_>,
     size: u64,
 ) -> io::Result<(Format, Vec<keras::Embedded>)> {
-    if at.is_none() {
-        return Ok((streamed_only(ctx, Format::Hdf5), Vec::new()));
-    }
-    let Some(mut file) = reopen(ctx, at, "hdf5")? else {
+    let limits = hdf5::Limits::from(&ctx.cfg.limits);
+    let Some((facts, problems)) = read_positioned(ctx, at, Format::Hdf5, "hdf5", |f| {
+        hdf5::inspect(f, size, &limits)
+    })?
+    else {
         return Ok((Format::Hdf5, Vec::new()));
     };
-    let (facts, mut problems) =
-        hdf5::inspect(&mut file, size, &hdf5::Limits::from(&ctx.cfg.limits));
-    drop(file);
-    if check_positioned(ctx, at, "hdf5") {
-        // The parser saw a failed read as a truncated file: that is not what happened.
-        problems.retain(|p| matches!(p.kind, ProblemKind::Unsafe | ProblemKind::Exploit));
-    }
     let format = if facts.keras.is_some() {
         Format::Keras
     } else {
@@ -368,18 +362,13 @@ pub fn inspect_hdf5(
 /// TFLite flatbuffer: version, operator codes, custom ops (FMT008). Random access, small reads
 /// at positions from `at`.
 pub fn inspect_tflite(ctx: &mut Ctx<'_>, at: Positioned<'_>, size: u64) -> io::Result<Format> {
-    if at.is_none() {
-        return Ok(streamed_only(ctx, Format::Tflite));
-    }
-    let Some(mut file) = reopen(ctx, at, "tflite")? else {
+    let limits = tflite::Limits::from(&ctx.cfg.limits);
+    let Some((facts, problems)) = read_positioned(ctx, at, Format::Tflite, "tflite", |f| {
+        tflite::inspect(f, size, &limits)
+    })?
+    else {
         return Ok(Format::Tflite);
     };
-    let (facts, mut problems) =
-        tflite::inspect(&mut file, size, &tflite::Limits::from(&ctx.cfg.limits));
-    drop(file);
-    if check_positioned(ctx, at, "tflite") {
-        problems.retain(|p| matches!(p.kind, ProblemKind::Unsafe | ProblemKind::Exploit));
-    }
     ctx.fact(Fact::Tflite, facts_of(&facts));
     // `Unsafe` problems are flex nodes running PyFunc or file ops: the TensorFlow rule.
     record_problems(
@@ -396,18 +385,13 @@ pub fn inspect_tflite(ctx: &mut Ctx<'_>, at: Positioned<'_>, size: u64) -> io::R
 /// tensor walk; hostile counts and sizes FMT009, broken records FMT007. Random access: tensor
 /// headers are read at positions from `at`, their data skipped.
 pub fn inspect_ggml(ctx: &mut Ctx<'_>, at: Positioned<'_>, size: u64) -> io::Result<Format> {
-    if at.is_none() {
-        return Ok(streamed_only(ctx, Format::Ggml));
-    }
-    let Some(mut file) = reopen(ctx, at, "ggml")? else {
+    let limits = ggml::Limits::from(&ctx.cfg.limits);
+    let Some((facts, problems)) = read_positioned(ctx, at, Format::Ggml, "ggml", |f| {
+        ggml::inspect(f, size, &limits)
+    })?
+    else {
         return Ok(Format::Ggml);
     };
-    let (facts, mut problems) =
-        ggml::inspect(&mut file, size, &ggml::Limits::from(&ctx.cfg.limits));
-    drop(file);
-    if check_positioned(ctx, at, "ggml") {
-        problems.retain(|p| matches!(p.kind, ProblemKind::Unsafe | ProblemKind::Exploit));
-    }
     if let Some(n) = facts.parameter_count.filter(|_| facts.layout.is_some()) {
         ctx.fact(Fact::Parameters, n);
     }
@@ -427,18 +411,14 @@ pub fn inspect_ggml(ctx: &mut Ctx<'_>, at: Positioned<'_>, size: u64) -> io::Res
 /// (backend ids, blob sizes); hostile sizes FMT009, broken structure FMT007. Random access, small
 /// reads at positions from `at`.
 pub fn inspect_executorch(ctx: &mut Ctx<'_>, at: Positioned<'_>, size: u64) -> io::Result<Format> {
-    if at.is_none() {
-        return Ok(streamed_only(ctx, Format::Executorch));
-    }
-    let Some(mut file) = reopen(ctx, at, "executorch")? else {
+    let limits = executorch::Limits::from(&ctx.cfg.limits);
+    let Some((facts, problems)) =
+        read_positioned(ctx, at, Format::Executorch, "executorch", |f| {
+            executorch::inspect(f, size, &limits)
+        })?
+    else {
         return Ok(Format::Executorch);
     };
-    let (facts, mut problems) =
-        executorch::inspect(&mut file, size, &executorch::Limits::from(&ctx.cfg.limits));
-    drop(file);
-    if check_positioned(ctx, at, "executorch") {
-        problems.retain(|p| matches!(p.kind, ProblemKind::Unsafe | ProblemKind::Exploit));
-    }
     ctx.fact(Fact::Executorch, facts_of(&facts));
     record_problems(
         ctx,
@@ -573,6 +553,33 @@ pub(super) fn reopen<'a>(
         Err(_) if check_positioned(ctx, at, check) => Ok(None),
         Err(e) => Err(e),
     }
+}
+
+/// The preamble every random-access reader shares. A streamed (remote) scan gets the
+/// `random-access-format` finding and nothing is read; otherwise the file is reopened for
+/// positioned reads and `read` runs on it. When the source stopped serving reads partway, only
+/// unsafe and exploit problems are kept: the parser saw a failed read as a truncated file, which
+/// is not what happened. `Ok(None)`: nothing was read.
+fn read_positioned<'a, T>(
+    ctx: &mut Ctx<'_>,
+    at: Positioned<'a>,
+    format: Format,
+    check: &'static str,
+    read: impl FnOnce(&mut Box<dyn ReadSeek + 'a>) -> (T, Vec<Problem>),
+) -> io::Result<Option<(T, Vec<Problem>)>> {
+    if at.is_none() {
+        streamed_only(ctx, format);
+        return Ok(None);
+    }
+    let Some(mut file) = reopen(ctx, at, check)? else {
+        return Ok(None);
+    };
+    let (facts, mut problems) = read(&mut file);
+    drop(file);
+    if check_positioned(ctx, at, check) {
+        problems.retain(|p| matches!(p.kind, ProblemKind::Unsafe | ProblemKind::Exploit));
+    }
+    Ok(Some((facts, problems)))
 }
 
 /// After (or instead of) a positioned check: when the source stopped serving reads (a per-file
