@@ -149,11 +149,11 @@ pub enum Role {
     /// capability is what that callable does; by itself it is deferral.
     Defer,
     /// Writes to the path in its argument (`open(p, "w")`, `shutil.copy(src, p)`): judged by
-    /// [`path_class`].
+    /// [`path_class`](super::places::path_class).
     WritePath,
-    /// Reads the path in its argument: judged by [`path_class`] (credential files).
+    /// Reads the path in its argument: judged by [`path_class`](super::places::path_class) (credential files).
     ReadPath,
-    /// Reads one environment variable: judged by [`credential_variable`].
+    /// Reads one environment variable: judged by [`credential_variable`](super::places::credential_variable).
     ReadEnv,
     /// `setattr(target, name, value)`: tampering when the target is an imported module.
     SetAttr,
