@@ -89,18 +89,7 @@ impl TarReport {
     }
 
     fn push(&mut self, p: Problem, limits: &Limits) {
-        let len = self.problems.len();
-        if len < limits.max_problems {
-            self.problems.push(p);
-        } else if len == limits.max_problems {
-            self.problems.push(Problem::limit(
-                "too-many-problems",
-                format!(
-                    "more than {} problems; the rest are not listed",
-                    limits.max_problems
-                ),
-            ));
-        }
+        crate::model::problem::push_capped(&mut self.problems, p, limits.max_problems);
     }
 }
 

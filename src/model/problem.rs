@@ -105,6 +105,21 @@ impl Problem {
     }
 }
 
+/// Pushes `p` while `problems` holds fewer than `max`; the first problem past `max` becomes one
+/// `too-many-problems` limit problem and the rest are dropped, so a hostile archive cannot grow
+/// the list without bound. The container walkers (zip, tar, 7z) share it.
+pub fn push_capped(problems: &mut Vec<Problem>, p: Problem, max: usize) {
+    let len = problems.len();
+    if len < max {
+        problems.push(p);
+    } else if len == max {
+        problems.push(Problem::limit(
+            "too-many-problems",
+            format!("more than {max} problems; the rest are not listed"),
+        ));
+    }
+}
+
 impl Problem {
     /// An evidence value, if the problem carries one under `key`.
     pub fn detail(&self, key: &str) -> Option<&str> {

@@ -82,18 +82,7 @@ impl<'l> Walker<'l> {
     }
 
     pub(super) fn problem(&mut self, p: Problem) {
-        let len = self.report.problems.len();
-        if len < self.limits.max_problems {
-            self.report.problems.push(p);
-        } else if len == self.limits.max_problems {
-            self.report.problems.push(Problem::limit(
-                "too-many-problems",
-                format!(
-                    "more than {} problems; the rest are not listed",
-                    self.limits.max_problems
-                ),
-            ));
-        }
+        crate::model::problem::push_capped(&mut self.report.problems, p, self.limits.max_problems);
     }
 
     pub(super) fn run(
