@@ -1,5 +1,5 @@
 # Sourced (never run) by the scripts that scan pinned PyPI downloads: real-world.sh,
-# transformers-precision.sh, chat-templates.sh and real-code.sh. From the repository root, with
+# transformers-precision.sh, chat-templates.sh, real-code.sh and sevenz-interop.sh. From the repository root, with
 # the caller's first argument: sets `bin` (that modelgate binary, made absolute; without one, a
 # debug build, unless MG_REQUIRE_BINARY is set, then it is a usage error), `cache` (the download
 # cache shared by all of them, ${XDG_CACHE_HOME:-~/.cache}/modelgate-real-world, whose files

@@ -16,17 +16,9 @@
 # install py7zr into instead), PY7ZR_VERSION (default 1.1.4). Exit 1 when any check fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ -n "${1:-}" ]; then
-  bin="$1"
-else
-  cargo build --quiet --bin modelgate
-  bin="${CARGO_TARGET_DIR:-target}/debug/modelgate"
-fi
-[ -x "$bin" ] || { echo "no modelgate binary at $bin" >&2; exit 2; }
-bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"
-
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+# The binary and scratch preamble shared with the pinned-download scripts: sets bin and work.
+# shellcheck source=scripts/pinned-setup.sh
+source scripts/pinned-setup.sh
 venv="${MODELGATE_VENV:-$work/venv}"
 if [ ! -x "$venv/bin/python" ]; then
   "${PYTHON:-python3}" -m venv "$venv"

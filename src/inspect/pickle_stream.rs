@@ -267,7 +267,7 @@ fn record_pickle(ctx: &mut Ctx<'_>, a: &pickle::Analysis, member: Option<&str>) 
     ctx.weights_only.push((member.map(str::to_string), verdict));
 
     if let Some(err) = &a.error {
-        record_pickle_error(ctx, a, err, member);
+        record_pickle_error(ctx, a, err, member, &prefix, &within);
     }
 }
 
@@ -410,11 +410,9 @@ fn record_pickle_error(
     a: &pickle::Analysis,
     err: &pickle::Malformed,
     member: Option<&str>,
+    prefix: &str,
+    within: &str,
 ) {
-    let prefix = member.map(|m| format!("{m}:")).unwrap_or_default();
-    let within = member
-        .map(|m| format!(" in archive member `{m}`"))
-        .unwrap_or_default();
     let at = |offset: u64| Location {
         offset: Some(offset),
         member: member.map(str::to_string),

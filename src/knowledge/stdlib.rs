@@ -1370,7 +1370,7 @@ pub fn classify(module: &str, name: &str) -> Option<&'static Row> {
     }
     let row = module_row(module)?;
     // An enum of a capability module (`signal.Signals`, `socket.AF_INET`) is a value.
-    if super::is_value_type(module, name) {
+    if super::safe::is_value_type(module, name) {
         return Some(&VALUE_TYPE);
     }
     if row.class != Class::Value {

@@ -189,22 +189,6 @@ pub(super) fn hub_repo_of_remote(remote: &str) -> Option<String> {
     valid_repo_id(rest).then(|| rest.to_string())
 }
 
-pub(super) fn hf_of(facts: Option<&Value>) -> Option<HfRepo> {
-    let hf = facts?.as_object()?;
-    let repo_id = hf.get("repo_id")?.as_str().filter(|r| valid_repo_id(r))?;
-    let commit = hf
-        .get("commit")
-        .and_then(Value::as_str)
-        .filter(|c| is_commit(c))
-        .map(str::to_ascii_lowercase);
-    let dataset = hf.get("repo_type").and_then(Value::as_str) == Some("dataset");
-    Some(HfRepo {
-        repo_id: repo_id.to_string(),
-        commit,
-        dataset,
-    })
-}
-
 pub(super) fn under(path: &str, prefix: &str) -> bool {
     prefix.is_empty()
         || path == prefix

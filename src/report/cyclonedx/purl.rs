@@ -43,7 +43,11 @@ pub(super) fn valid_repo_id(repo_id: &str) -> bool {
 }
 
 pub(super) fn hf_repo(report: &Report) -> Option<HfRepo> {
-    let hf = report.repository.fact(Fact::Huggingface)?.as_object()?;
+    hf_of(report.repository.fact(Fact::Huggingface))
+}
+
+pub(super) fn hf_of(facts: Option<&Value>) -> Option<HfRepo> {
+    let hf = facts?.as_object()?;
     let repo_id = hf.get("repo_id")?.as_str().filter(|r| valid_repo_id(r))?;
     let commit = hf
         .get("commit")
