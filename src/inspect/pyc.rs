@@ -189,7 +189,7 @@ pub fn judge(ctx: &mut super::context::Ctx<'_>, pyc: &Inspected) {
             column: 1,
             call: capabilities::normalize(&s.name),
             detail: format!("in compiled code object `{}`", s.code),
-            when: s.when.clone(),
+            when: s.when(),
             cwe: entry.cwe,
             decoded: None,
             library: None,

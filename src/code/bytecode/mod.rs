@@ -40,7 +40,11 @@
 //! judge pairs names with constants only through attribute names that can end a dangerous
 //! callable, at most a million pairs.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::BTreeSet;
+
+// Keyed by scanned names and strings on the hot path of every `.pyc`: a fast hash with a
+// per-process random seed (never iterated, so the order cannot reach the report).
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 pub mod marshal;
 
@@ -51,20 +55,29 @@ use marshal::{CodeObject, Module, PycHeader, PycKind, Text, opcodes};
 /// material, which `inspect::pyc` judges into behaviour [`Site`](behaviour::Site)s.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Load {
-    /// The resolved name (`os.system`, `subprocess.Popen`, `eval`).
-    pub name: String,
-    /// The code object's qualified name (`<module>`, `Loader.load`).
-    pub code: String,
+    /// The resolved name (`os.system`, `subprocess.Popen`, `eval`): shared with the bytecode's
+    /// own string when it is one name, built once per attribute chain otherwise.
+    pub name: Text,
+    /// The code object's qualified name (`<module>`, `Loader.load`), clipped; one allocation
+    /// per code object, shared by its loads.
+    pub code: Text,
     /// Index of the code object in [`Module::code`].
     pub code_index: usize,
     /// The source line of the instruction, from the line table.
     pub line: Option<u32>,
     /// Byte offset of the instruction in the code object's instructions.
     pub offset: usize,
+    /// Whether the code object runs at import ([`runs_at_import`]).
+    pub at_import: bool,
+}
+
+impl Load {
     /// When it runs: [`When::Import`] for the module and its module-level class bodies,
     /// otherwise [`When::Call`] of the code object (its qualified name, `reached_from` empty:
     /// bytecode keeps no call graph).
-    pub when: When,
+    pub fn when(&self) -> When {
+        when_from(self.at_import, &self.code)
+    }
 }
 
 /// Whether a code object is a class body (the compiler stores `__module__` and `__qualname__`
@@ -176,7 +189,7 @@ pub fn resolve(module: &Module, minor: u8) -> Vec<Load> {
     for (index, code) in module.code.iter().enumerate() {
         let is_module = code.parent.is_none();
         let at_import = whens.get(index).copied().unwrap_or(false);
-        let qualname = clip(&code.qualname);
+        let qualname = Text::from(clip(&code.qualname));
         let name_ids: Vec<u32> = code.names.iter().map(|n| syms.id(n)).collect();
         let var_ids: Vec<u32> = code.varnames.iter().map(|n| syms.id(n)).collect();
         let name_at = |i: u32| {
@@ -201,12 +214,12 @@ pub fn resolve(module: &Module, minor: u8) -> Vec<Load> {
                     return;
                 }
                 sites.push(Load {
-                    name: name.to_string(),
+                    name,
                     code: qualname.clone(),
                     code_index: index,
                     line: lines.line_of(offset),
                     offset,
-                    when: when_from(at_import, &qualname),
+                    at_import,
                 });
             }
         };
@@ -456,17 +469,112 @@ fn escaped(s: &str) -> String {
     out
 }
 
-/// Below this many (patterns x text bytes), [`occurring`] searches for each pattern on its own
-/// (vectorised substring search, tens of milliseconds at most): most modules, whose automaton
-/// would cost more to build than the searches. Above it, the cost of one pass.
+/// Below this many (patterns x text bytes), [`search`] looks for each pattern on its own
+/// (vectorised substring search, tens of milliseconds at most): fewer patterns than an
+/// automaton is worth building for. Above it, the cost of one pass.
 const SEARCH_BYTES: usize = 1 << 27;
 
-/// Which of `patterns` occur in `text`, in one pass over the text with an Aho-Corasick
-/// automaton of the patterns: time proportional to the text and the patterns, not their
-/// product. Each automaton state's matches are collected the first time the scan reaches it.
+/// Longest one-line quoted body [`occurring`] compares as a piece.
+const MAX_PIECE: usize = 4096;
+/// Longest triple-quoted body [`occurring`] compares as a piece: longer ones are searched for.
+const MAX_LONG_PIECE: usize = 1 << 16;
+/// Up to this many patterns, [`occurring`] searches for each: a few vectorised searches cost
+/// less than reading the text piece by piece.
+const FEW_PATTERNS: usize = 16;
+
+/// What a byte starts, for [`occurring`]'s read: 1 an identifier run (ASCII letters, digits,
+/// `_`, and every byte of a non-ASCII character), 2 a quote, 0 nothing.
+static BYTE_CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        if c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80 {
+            t[b] = 1;
+        } else if c == b'\'' || c == b'"' {
+            t[b] = 2;
+        }
+        b += 1;
+    }
+    t
+};
+
+/// Which of `patterns` occur in `text`. Most names and strings of a module's compilation are
+/// equal to a *piece* of its source: an identifier run, or the body of a quoted literal (one
+/// line, or triple-quoted: docstrings). So the text is read once, piece by piece, each piece
+/// looked up among the patterns (one hash, and the lookup proves the occurrence: a piece is a
+/// slice of the text); the read stops when every pattern is found, and only the patterns no
+/// piece equals are searched for ([`search`]). Each quote looks ahead only to the next quote
+/// of its kind (a triple quote to the next triple quote), so the look-aheads of one kind
+/// cover the text about once: linear, whatever the quotes (issue 37).
 fn occurring(patterns: &[&str], text: &[u8]) -> Vec<bool> {
+    if patterns.len() <= FEW_PATTERNS {
+        search(patterns, text)
+    } else {
+        by_pieces(patterns, text)
+    }
+}
+
+/// [`occurring`] for more than [`FEW_PATTERNS`]: the read piece by piece, then [`search`] for
+/// the patterns no piece equals.
+fn by_pieces(patterns: &[&str], text: &[u8]) -> Vec<bool> {
+    let mut seen: HashMap<&[u8], bool> = patterns.iter().map(|p| (p.as_bytes(), false)).collect();
+    let mut missing = seen.len();
+    let mut i = 0;
+    while i < text.len() && missing > 0 {
+        let b = text[i];
+        let piece = match BYTE_CLASS[usize::from(b)] {
+            0 => {
+                i += 1;
+                continue;
+            }
+            1 => {
+                let start = i;
+                i += 1;
+                while i < text.len() && BYTE_CLASS[usize::from(text[i])] == 1 {
+                    i += 1;
+                }
+                Some(&text[start..i])
+            }
+            _ => {
+                i += 1;
+                let rest = &text[i..];
+                if rest.len() >= 2 && rest[0] == b && rest[1] == b {
+                    let body = &rest[2..];
+                    let window = &body[..body.len().min(MAX_LONG_PIECE + 3)];
+                    memchr::memmem::find(window, &[b, b, b]).map(|end| &body[..end])
+                } else {
+                    // An escape gives a piece that is still a slice of the text, just not
+                    // the constant.
+                    let window = &rest[..rest.len().min(MAX_PIECE)];
+                    memchr::memchr2(b, b'\n', window)
+                        .filter(|&e| window[e] == b)
+                        .map(|end| &rest[..end])
+                }
+            }
+        };
+        if let Some(f) = piece.and_then(|p| seen.get_mut(p)).filter(|f| !**f) {
+            *f = true;
+            missing -= 1;
+        }
+    }
+    let mut found: Vec<bool> = patterns.iter().map(|p| seen[p.as_bytes()]).collect();
+    let rest: Vec<usize> = (0..patterns.len()).filter(|&i| !found[i]).collect();
+    if rest.is_empty() {
+        return found;
+    }
+    let left: Vec<&str> = rest.iter().map(|&i| patterns[i]).collect();
+    for (i, f) in rest.into_iter().zip(search(&left, text)) {
+        found[i] = f;
+    }
+    found
+}
+
+/// Which of `patterns` occur in `text`: a substring search per pattern while that is cheap
+/// ([`SEARCH_BYTES`]), otherwise [`occurring_in_one_pass`]; time proportional to the text
+/// and the patterns, not their product.
+fn search(patterns: &[&str], text: &[u8]) -> Vec<bool> {
     if patterns.len().saturating_mul(text.len()) <= SEARCH_BYTES {
-        // Small enough that a search per pattern is cheaper than building an automaton.
         return patterns
             .iter()
             .map(|p| memchr::memmem::find(text, p.as_bytes()).is_some())
@@ -475,7 +583,8 @@ fn occurring(patterns: &[&str], text: &[u8]) -> Vec<bool> {
     occurring_in_one_pass(patterns, text)
 }
 
-/// [`occurring`] with an automaton of the patterns: one pass over the text.
+/// [`search`] with an Aho-Corasick automaton of the patterns: one pass over the text. Each
+/// automaton state's matches are collected the first time the scan reaches it.
 fn occurring_in_one_pass(patterns: &[&str], text: &[u8]) -> Vec<bool> {
     use aho_corasick::automaton::Automaton;
     use aho_corasick::{Anchored, nfa::contiguous};
@@ -710,7 +819,7 @@ mod tests {
         let p = parse_pyc(pyc, &Limits::default()).unwrap();
         resolve(&p.module, p.header.minor)
             .into_iter()
-            .map(|s| (s.name, s.code, s.line, s.when))
+            .map(|s| (s.name.to_string(), s.code.to_string(), s.line, s.when()))
             .collect()
     }
 
@@ -771,7 +880,7 @@ mod tests {
     #[test]
     fn every_occurring_pattern_is_found_in_one_pass() {
         let pats = ["a", "aa", "aaa", "ab", "b", "ba", "zzz"];
-        for search in [occurring, occurring_in_one_pass] {
+        for search in [search, occurring_in_one_pass, occurring, by_pieces] {
             assert_eq!(
                 search(&pats, b"xaaab"),
                 [true, true, true, true, true, false, false]
@@ -785,6 +894,40 @@ mod tests {
             let found = search(&refs, "a".repeat(150).as_bytes());
             assert_eq!(found.iter().filter(|&&f| f).count(), 150);
         }
+    }
+
+    #[test]
+    fn pieces_are_found_without_a_search_and_the_rest_with_one() {
+        let src = b"import os\nx = os.path.join('a b', \"it's\")  # don't\ny = '''doc'''\n";
+        let pats = [
+            "import",
+            "os",
+            "path",
+            "a b",
+            "it's",
+            "don",
+            "doc",
+            "os.path",
+            "join('a",
+            "oc",
+            "''doc''",
+            "it's\")  #",
+            "system",
+            "ab",
+            "'''\n",
+        ];
+        let found = by_pieces(&pats, src);
+        assert_eq!(&found[..12], [true; 12]);
+        assert_eq!(&found[12..], [false, false, true]);
+        // A quote with no partner on its line gives no piece, and the read goes on.
+        assert_eq!(
+            by_pieces(&["open", "x", "open\nx"], b"'open\nx\""),
+            [true; 3]
+        );
+        // Every pattern found: the read stops early, the answer is the same.
+        assert_eq!(by_pieces(&["a", "b"], b"a b c d"), [true, true]);
+        assert_eq!(by_pieces(&["a", "a"], b"a"), [true, true]);
+        assert_eq!(occurring(&pats, src), found);
     }
 
     /// A module of one code object holding `names`, `consts` and instructions `code`.
