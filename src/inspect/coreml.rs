@@ -525,9 +525,7 @@ fn child_frame(
                 }
             }
         }
-        (Frame::Nested { fields }, f, WireType::Len) if fields.contains(&f) => {
-            Some(Frame::Network)
-        }
+        (Frame::Nested { fields }, f, WireType::Len) if fields.contains(&f) => Some(Frame::Network),
         (Frame::CustomLayer { class, .. }, 10, WireType::Len)
         | (Frame::CustomModel { class, .. }, 10, WireType::Len) => {
             *class = r.read_string(max)?.0;

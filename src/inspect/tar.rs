@@ -390,9 +390,12 @@ fn has_content<R: Read>(
                 .map(|t| display_name(&t))
                 .unwrap_or_default();
             report.push(
-                Problem::note("link-member", format!("member '{name}' links to '{target}'"))
-                    .member(name)
-                    .at(offset),
+                Problem::note(
+                    "link-member",
+                    format!("member '{name}' links to '{target}'"),
+                )
+                .member(name)
+                .at(offset),
                 limits,
             );
             false

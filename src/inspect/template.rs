@@ -310,7 +310,12 @@ fn scan_regions(
 }
 
 /// Single literals: dunder names, escaped names, Python names and `'_' * n` repeats.
-fn scan_literals(template: &str, literals: &[Literal], hit_cap: usize, hits: &mut Vec<TemplateHit>) {
+fn scan_literals(
+    template: &str,
+    literals: &[Literal],
+    hit_cap: usize,
+    hits: &mut Vec<TemplateHit>,
+) {
     for lit in literals {
         if hits.len() >= hit_cap {
             break;

@@ -652,7 +652,9 @@ impl Walker<'_> {
                 self.problem(
                     Problem::malformed(
                         "crc-mismatch",
-                        format!("member '{name}': crc-32 is {crc:#010x}, header says {expected:#010x}"),
+                        format!(
+                            "member '{name}': crc-32 is {crc:#010x}, header says {expected:#010x}"
+                        ),
                     )
                     .member(name)
                     .at(rec.offset),
