@@ -212,23 +212,7 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<Walk, WalkError> {
         let entry = match item {
             Ok(e) => e,
             Err(err) => {
-                let rel = err
-                    .path()
-                    .and_then(|p| p.strip_prefix(&canon_root).ok())
-                    .map(display_rel)
-                    .unwrap_or_default();
-                if err.loop_ancestor().is_some() {
-                    continue;
-                }
-                out.detections.push(
-                    Detection::new(
-                        RuleId::UnreadableFile,
-                        rel.clone(),
-                        "walk",
-                        format!("cannot read directory entry: {}", io_message(&err)),
-                    )
-                    .with("error", io_message(&err)),
-                );
+                record_walk_error(&err, &canon_root, &mut out);
                 continue;
             }
         };
@@ -253,26 +237,7 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<Walk, WalkError> {
             continue;
         }
         if ft.is_dir() {
-            if opts.hidden_dirs.iter().any(|h| h == &rel) {
-                skip_prefixes.push(path.to_path_buf());
-                continue;
-            }
-            out.dirs.push(rel);
-            if entry.depth() == opts.max_depth {
-                out.detections.push(
-                    Detection::new(
-                        RuleId::LimitExceeded,
-                        rel_dirname(&out.dirs),
-                        "max_depth",
-                        format!(
-                            "directory nesting reaches the max_depth limit ({}); deeper entries were not scanned",
-                            opts.max_depth
-                        ),
-                    )
-                    .with("limit", "max_depth")
-                    .with("value", opts.max_depth as u64),
-                );
-            }
+            record_dir(&entry, rel, opts, &mut out, &mut skip_prefixes);
             continue;
         }
         count += 1;
@@ -280,40 +245,7 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<Walk, WalkError> {
             limit_hit = true;
             break;
         }
-        if ft.is_symlink() {
-            let (kind, det) = classify_link(path, &rel, &containment);
-            if let Some(d) = det {
-                out.detections.push(d);
-            }
-            out.entries.push(Entry { rel, kind });
-            continue;
-        }
-        if ft.is_file() {
-            let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
-            out.entries.push(Entry {
-                rel,
-                kind: EntryKind::File {
-                    open: path.to_path_buf(),
-                    size,
-                    link_target: None,
-                },
-            });
-            continue;
-        }
-        let what = special_kind(&ft);
-        out.detections.push(
-            Detection::new(
-                RuleId::SpecialFile,
-                rel.clone(),
-                what,
-                format!("{what} in the tree; it was not opened"),
-            )
-            .with("type", what),
-        );
-        out.entries.push(Entry {
-            rel,
-            kind: EntryKind::Special { what },
-        });
+        record_leaf(&entry, rel, &containment, &mut out);
     }
     if limit_hit {
         out.detections.push(
@@ -333,6 +265,101 @@ pub fn walk(root: &Path, opts: &WalkOptions) -> Result<Walk, WalkError> {
     out.entries.sort_by(|a, b| a.rel.cmp(&b.rel));
     out.dirs.sort();
     Ok(out)
+}
+
+/// An entry walkdir could not read becomes an unreadable-file detection (a loop report does
+/// not: it names no unreadable entry).
+fn record_walk_error(err: &walkdir::Error, canon_root: &Path, out: &mut Walk) {
+    let rel = err
+        .path()
+        .and_then(|p| p.strip_prefix(canon_root).ok())
+        .map(display_rel)
+        .unwrap_or_default();
+    if err.loop_ancestor().is_some() {
+        return;
+    }
+    out.detections.push(
+        Detection::new(
+            RuleId::UnreadableFile,
+            rel.clone(),
+            "walk",
+            format!("cannot read directory entry: {}", io_message(err)),
+        )
+        .with("error", io_message(err)),
+    );
+}
+
+/// A directory is listed unless it is hidden (then skipped with everything under it); one at
+/// the depth limit also gets a limit detection.
+fn record_dir(
+    entry: &walkdir::DirEntry,
+    rel: String,
+    opts: &WalkOptions,
+    out: &mut Walk,
+    skip_prefixes: &mut Vec<PathBuf>,
+) {
+    let path = entry.path();
+    if opts.hidden_dirs.iter().any(|h| h == &rel) {
+        skip_prefixes.push(path.to_path_buf());
+        return;
+    }
+    out.dirs.push(rel);
+    if entry.depth() == opts.max_depth {
+        out.detections.push(
+            Detection::new(
+                RuleId::LimitExceeded,
+                rel_dirname(&out.dirs),
+                "max_depth",
+                format!(
+                    "directory nesting reaches the max_depth limit ({}); deeper entries were not scanned",
+                    opts.max_depth
+                ),
+            )
+            .with("limit", "max_depth")
+            .with("value", opts.max_depth as u64),
+        );
+    }
+}
+
+/// A symlink, a regular file or a special file (device, fifo, socket) becomes one entry;
+/// links and special files carry their detection.
+fn record_leaf(entry: &walkdir::DirEntry, rel: String, containment: &Path, out: &mut Walk) {
+    let path = entry.path();
+    let ft = entry.file_type();
+    if ft.is_symlink() {
+        let (kind, det) = classify_link(path, &rel, containment);
+        if let Some(d) = det {
+            out.detections.push(d);
+        }
+        out.entries.push(Entry { rel, kind });
+        return;
+    }
+    if ft.is_file() {
+        let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
+        out.entries.push(Entry {
+            rel,
+            kind: EntryKind::File {
+                open: path.to_path_buf(),
+                size,
+                link_target: None,
+            },
+        });
+        return;
+    }
+    let what = special_kind(&ft);
+    out.detections.push(
+        Detection::new(
+            RuleId::SpecialFile,
+            rel.clone(),
+            what,
+            format!("{what} in the tree; it was not opened"),
+        )
+        .with("type", what),
+    );
+    out.entries.push(Entry {
+        rel,
+        kind: EntryKind::Special { what },
+    });
 }
 
 // The deepest directory recorded so far: where a depth limit was hit.

@@ -363,64 +363,13 @@ fn walk(
     facts: &mut Facts,
     problems: &mut Vec<Problem>,
 ) -> Result<(), WireError> {
-    let max = limits.max_string_len;
     let mut frames = vec![Frame::Model { top: true }];
     loop {
         let Some((field, wire)) = r.next_field()? else {
             let Some(done) = frames.pop() else {
                 return Ok(());
             };
-            match done {
-                Frame::CustomLayer { class, offset } => {
-                    let layer = frames.iter().rev().find_map(|f| match f {
-                        Frame::Layer { name, .. } => Some(name.clone()),
-                        _ => None,
-                    });
-                    let layer = layer.unwrap_or_default();
-                    if facts.custom_layers.len() < limits.max_listed {
-                        facts.custom_layers.push(CustomLayer {
-                            layer: layer.clone(),
-                            class: class.clone(),
-                        });
-                    }
-                    if problems.len() < limits.max_listed {
-                        problems.push(
-                            Problem::new(
-                                ProblemKind::CustomOp,
-                                "custom-layer",
-                                format!(
-                                    "layer '{}' is a custom layer: Core ML runs the app's class '{}' (MLCustomLayer) for it",
-                                    excerpt(&layer, 200),
-                                    excerpt(&class, 200)
-                                ),
-                                Some(offset),
-                            )
-                            .with("layer", excerpt(&layer, 200))
-                            .with("class", excerpt(&class, 200)),
-                        );
-                    }
-                }
-                Frame::CustomModel { class, offset } => {
-                    if facts.custom_models.len() < limits.max_listed {
-                        facts.custom_models.push(class.clone());
-                    }
-                    if problems.len() < limits.max_listed {
-                        problems.push(
-                            Problem::new(
-                                ProblemKind::CustomOp,
-                                "custom-model",
-                                format!(
-                                    "the model is a custom model: Core ML runs the app's class '{}' (MLCustomModel) for it",
-                                    excerpt(&class, 200)
-                                ),
-                                Some(offset),
-                            )
-                            .with("class", excerpt(&class, 200)),
-                        );
-                    }
-                }
-                _ => {}
-            }
+            record_custom(done, &frames, limits, facts, problems);
             if frames.is_empty() {
                 return Ok(());
             }
@@ -430,89 +379,164 @@ fn walk(
         let Some(top) = frames.last_mut() else {
             return Ok(());
         };
-        let child = match (top, field, wire) {
-            (Frame::Model { top: true }, 1, WireType::Varint) => {
-                facts.spec_version = Some(r.read_varint()?);
-                None
-            }
-            (Frame::Model { top }, f, WireType::Len) if f >= 200 => {
-                let name = model_type(f).map_or_else(|| format!("model-{f}"), str::to_string);
-                if *top {
-                    facts.model_type = Some(name.clone());
-                }
-                count(
-                    &mut facts.model_types,
-                    &name,
-                    limits,
-                    &mut facts.types_truncated,
-                );
-                match f {
-                    200 | 201 => Some(Frame::PipelineWrapper),
-                    202 => Some(Frame::Pipeline),
-                    303 | 403 | 500 => Some(Frame::Network),
-                    555 => Some(Frame::CustomModel {
-                        class: String::new(),
-                        offset: r.position(),
-                    }),
-                    _ => {
-                        r.skip(wire)?;
-                        None
-                    }
-                }
-            }
-            (Frame::PipelineWrapper, 1, WireType::Len) => Some(Frame::Pipeline),
-            (Frame::Pipeline, 1, WireType::Len) => Some(Frame::Model { top: false }),
-            (Frame::Network, 1, WireType::Len) => {
-                facts.layer_count += 1;
-                Some(Frame::Layer {
-                    name: String::new(),
-                    offset: r.position(),
-                })
-            }
-            (Frame::Layer { name, .. }, 1, WireType::Len) => {
-                *name = r.read_string(max)?.0;
-                None
-            }
-            (Frame::Layer { offset, .. }, f, WireType::Len) if f >= 100 => {
-                let offset = *offset;
-                let name = layer_type(f).map_or_else(|| format!("layer-{f}"), str::to_string);
-                count(
-                    &mut facts.layer_types,
-                    &name,
-                    limits,
-                    &mut facts.types_truncated,
-                );
-                match f {
-                    500 => Some(Frame::CustomLayer {
-                        class: String::new(),
-                        offset,
-                    }),
-                    605 => Some(Frame::Nested { fields: [1, 2] }),
-                    615 => Some(Frame::Nested { fields: [3, 4] }),
-                    _ => {
-                        r.skip(wire)?;
-                        None
-                    }
-                }
-            }
-            (Frame::Nested { fields }, f, WireType::Len) if fields.contains(&f) => {
-                Some(Frame::Network)
-            }
-            (Frame::CustomLayer { class, .. }, 10, WireType::Len)
-            | (Frame::CustomModel { class, .. }, 10, WireType::Len) => {
-                *class = r.read_string(max)?.0;
-                None
-            }
-            _ => {
-                r.skip(wire)?;
-                None
-            }
-        };
+        let child = child_frame(top, field, wire, r, limits, facts)?;
         if let Some(child) = child {
             r.enter_message()?;
             frames.push(child);
         }
     }
+}
+
+/// A custom layer or custom model frame, once fully read, names an app class Core ML runs:
+/// lists it (with the enclosing layer's name) and raises its finding.
+fn record_custom(
+    done: Frame,
+    frames: &[Frame],
+    limits: &Limits,
+    facts: &mut Facts,
+    problems: &mut Vec<Problem>,
+) {
+    match done {
+        Frame::CustomLayer { class, offset } => {
+            let layer = frames.iter().rev().find_map(|f| match f {
+                Frame::Layer { name, .. } => Some(name.clone()),
+                _ => None,
+            });
+            let layer = layer.unwrap_or_default();
+            if facts.custom_layers.len() < limits.max_listed {
+                facts.custom_layers.push(CustomLayer {
+                    layer: layer.clone(),
+                    class: class.clone(),
+                });
+            }
+            if problems.len() < limits.max_listed {
+                problems.push(
+                    Problem::new(
+                        ProblemKind::CustomOp,
+                        "custom-layer",
+                        format!(
+                            "layer '{}' is a custom layer: Core ML runs the app's class '{}' (MLCustomLayer) for it",
+                            excerpt(&layer, 200),
+                            excerpt(&class, 200)
+                        ),
+                        Some(offset),
+                    )
+                    .with("layer", excerpt(&layer, 200))
+                    .with("class", excerpt(&class, 200)),
+                );
+            }
+        }
+        Frame::CustomModel { class, offset } => {
+            if facts.custom_models.len() < limits.max_listed {
+                facts.custom_models.push(class.clone());
+            }
+            if problems.len() < limits.max_listed {
+                problems.push(
+                    Problem::new(
+                        ProblemKind::CustomOp,
+                        "custom-model",
+                        format!(
+                            "the model is a custom model: Core ML runs the app's class '{}' (MLCustomModel) for it",
+                            excerpt(&class, 200)
+                        ),
+                        Some(offset),
+                    )
+                    .with("class", excerpt(&class, 200)),
+                );
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Handles one field of the innermost message: records what it says and returns the frame
+/// to enter when the field is a sub-message worth walking, skipping everything else.
+fn child_frame(
+    top: &mut Frame,
+    field: u32,
+    wire: WireType,
+    r: &mut WireReader<'_>,
+    limits: &Limits,
+    facts: &mut Facts,
+) -> Result<Option<Frame>, WireError> {
+    let max = limits.max_string_len;
+    let child = match (top, field, wire) {
+        (Frame::Model { top: true }, 1, WireType::Varint) => {
+            facts.spec_version = Some(r.read_varint()?);
+            None
+        }
+        (Frame::Model { top }, f, WireType::Len) if f >= 200 => {
+            let name = model_type(f).map_or_else(|| format!("model-{f}"), str::to_string);
+            if *top {
+                facts.model_type = Some(name.clone());
+            }
+            count(
+                &mut facts.model_types,
+                &name,
+                limits,
+                &mut facts.types_truncated,
+            );
+            match f {
+                200 | 201 => Some(Frame::PipelineWrapper),
+                202 => Some(Frame::Pipeline),
+                303 | 403 | 500 => Some(Frame::Network),
+                555 => Some(Frame::CustomModel {
+                    class: String::new(),
+                    offset: r.position(),
+                }),
+                _ => {
+                    r.skip(wire)?;
+                    None
+                }
+            }
+        }
+        (Frame::PipelineWrapper, 1, WireType::Len) => Some(Frame::Pipeline),
+        (Frame::Pipeline, 1, WireType::Len) => Some(Frame::Model { top: false }),
+        (Frame::Network, 1, WireType::Len) => {
+            facts.layer_count += 1;
+            Some(Frame::Layer {
+                name: String::new(),
+                offset: r.position(),
+            })
+        }
+        (Frame::Layer { name, .. }, 1, WireType::Len) => {
+            *name = r.read_string(max)?.0;
+            None
+        }
+        (Frame::Layer { offset, .. }, f, WireType::Len) if f >= 100 => {
+            let offset = *offset;
+            let name = layer_type(f).map_or_else(|| format!("layer-{f}"), str::to_string);
+            count(
+                &mut facts.layer_types,
+                &name,
+                limits,
+                &mut facts.types_truncated,
+            );
+            match f {
+                500 => Some(Frame::CustomLayer {
+                    class: String::new(),
+                    offset,
+                }),
+                605 => Some(Frame::Nested { fields: [1, 2] }),
+                615 => Some(Frame::Nested { fields: [3, 4] }),
+                _ => {
+                    r.skip(wire)?;
+                    None
+                }
+            }
+        }
+        (Frame::Nested { fields }, f, WireType::Len) if fields.contains(&f) => Some(Frame::Network),
+        (Frame::CustomLayer { class, .. }, 10, WireType::Len)
+        | (Frame::CustomModel { class, .. }, 10, WireType::Len) => {
+            *class = r.read_string(max)?.0;
+            None
+        }
+        _ => {
+            r.skip(wire)?;
+            None
+        }
+    };
+    Ok(child)
 }
 
 /// The MIL blob storage sentinel at the start of each blob's metadata.

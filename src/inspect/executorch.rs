@@ -209,6 +209,55 @@ fn parse<R: Read + Seek + ?Sized>(
         ));
     }
     facts.identifier = String::from_utf8_lossy(&ident).into_owned();
+    extended_header(f, facts)?;
+    let root = f.follow(0)?;
+    if let Some(at) = f.field(root, 0)? {
+        facts.version = f.u32_at(at)?;
+    }
+    let segment_sizes = segment_sizes(f, root, facts)?;
+    let inline_tables = tables(f, root, 3, MAX_INLINE_BLOBS, "inline delegate blobs")?;
+    let plans = tables(f, root, 1, limits.max_plans, "execution plans")?;
+    let mut operators = BTreeSet::new();
+    let mut custom = BTreeSet::new();
+    let mut op_total: u32 = 0;
+    for plan in plans {
+        let name = string_field(f, plan, 0)?.unwrap_or_default();
+        let remaining = limits.max_operators.saturating_sub(op_total);
+        for op in tables(f, plan, 6, remaining, "operators")? {
+            op_total += 1;
+            let op_name = string_field(f, op, 0)?.unwrap_or_default();
+            let overload = string_field(f, op, 1)?.unwrap_or_default();
+            let full = if overload.is_empty() {
+                op_name.clone()
+            } else {
+                format!("{op_name}.{overload}")
+            };
+            let namespace = op_name.split_once("::").map_or("", |(ns, _)| ns);
+            if !STANDARD_NAMESPACES.contains(&namespace) {
+                custom.insert(full.clone());
+            }
+            operators.insert(full);
+        }
+        let remaining = limits
+            .max_delegates
+            .saturating_sub(facts.delegates.len() as u32);
+        for d in tables(f, plan, 7, remaining, "delegates")? {
+            let delegate = delegate(f, d, &name, &segment_sizes, &inline_tables)?;
+            facts.delegates.push(delegate);
+        }
+        facts.plans.push(name);
+    }
+    facts.operators = operators.into_iter().collect();
+    facts.custom_ops = custom.into_iter().collect();
+    Ok(())
+}
+
+/// The optional `ehNN` extended header names the program size and the segment base; both
+/// must be sane before any segment offset is trusted.
+fn extended_header<R: Read + Seek + ?Sized>(
+    f: &mut File<'_, R>,
+    facts: &mut Facts,
+) -> Result<(), Bad> {
     let mut eh = [0u8; 4];
     // `eh` and two digits (`eh00` today; docs/source/pte-file-format.md).
     if f.read_at(8, &mut eh).is_ok()
@@ -250,11 +299,16 @@ fn parse<R: Read + Seek + ?Sized>(
             });
         }
     }
-    let root = f.follow(0)?;
-    if let Some(at) = f.field(root, 0)? {
-        facts.version = f.u32_at(at)?;
-    }
-    // Segments: each must lie inside the file, from the segment base.
+    Ok(())
+}
+
+/// Segments: each must lie inside the file, from the segment base. Returns their sizes,
+/// which delegates stored in a segment are measured by.
+fn segment_sizes<R: Read + Seek + ?Sized>(
+    f: &mut File<'_, R>,
+    root: u64,
+    facts: &mut Facts,
+) -> Result<Vec<u64>, Bad> {
     let segments = tables(f, root, 4, 1 << 16, "data segments")?;
     facts.segment_count = segments.len() as u32;
     let mut segment_sizes = Vec::with_capacity(segments.len());
@@ -282,87 +336,64 @@ fn parse<R: Read + Seek + ?Sized>(
         }
         segment_sizes.push(len);
     }
-    let inline_tables = tables(f, root, 3, MAX_INLINE_BLOBS, "inline delegate blobs")?;
-    let plans = tables(f, root, 1, limits.max_plans, "execution plans")?;
-    let mut operators = BTreeSet::new();
-    let mut custom = BTreeSet::new();
-    let mut op_total: u32 = 0;
-    for plan in plans {
-        let name = string_field(f, plan, 0)?.unwrap_or_default();
-        let remaining = limits.max_operators.saturating_sub(op_total);
-        for op in tables(f, plan, 6, remaining, "operators")? {
-            op_total += 1;
-            let op_name = string_field(f, op, 0)?.unwrap_or_default();
-            let overload = string_field(f, op, 1)?.unwrap_or_default();
-            let full = if overload.is_empty() {
-                op_name.clone()
-            } else {
-                format!("{op_name}.{overload}")
-            };
-            let namespace = op_name.split_once("::").map_or("", |(ns, _)| ns);
-            if !STANDARD_NAMESPACES.contains(&namespace) {
-                custom.insert(full.clone());
-            }
-            operators.insert(full);
-        }
-        let remaining = limits
-            .max_delegates
-            .saturating_sub(facts.delegates.len() as u32);
-        for d in tables(f, plan, 7, remaining, "delegates")? {
-            let id = string_field(f, d, 0)?.unwrap_or_default();
-            let (mut location, mut index) = ("inline", 0u32);
-            if let Some(at) = f.field(d, 1)? {
-                let r = f.follow(at)?;
-                if let Some(l) = f.field(r, 0)? {
-                    location = match f.u8_at(l)? {
-                        0 => "inline",
-                        1 => "segment",
-                        other => {
-                            return Err(bad(
-                                "bad-delegate-location",
-                                format!("delegate `{id}` names data location {other}"),
-                                l,
-                            ));
-                        }
-                    };
-                }
-                if let Some(i) = f.field(r, 1)? {
-                    index = f.u32_at(i)?;
-                }
-            }
-            let size = if location == "segment" {
-                segment_sizes.get(index as usize).copied()
-            } else {
-                match inline_tables.get(index as usize) {
-                    Some(&t) => match f.field(t, 0)? {
-                        Some(at) => Some(u64::from(f.vector(at, 1)?.1)),
-                        None => Some(0),
-                    },
-                    None => None,
+    Ok(segment_sizes)
+}
+
+/// One backend delegate of a plan: where its blob lives (inline or a segment) and that the
+/// blob it points at exists.
+fn delegate<R: Read + Seek + ?Sized>(
+    f: &mut File<'_, R>,
+    d: u64,
+    plan: &str,
+    segment_sizes: &[u64],
+    inline_tables: &[u64],
+) -> Result<Delegate, Bad> {
+    let id = string_field(f, d, 0)?.unwrap_or_default();
+    let (mut location, mut index) = ("inline", 0u32);
+    if let Some(at) = f.field(d, 1)? {
+        let r = f.follow(at)?;
+        if let Some(l) = f.field(r, 0)? {
+            location = match f.u8_at(l)? {
+                0 => "inline",
+                1 => "segment",
+                other => {
+                    return Err(bad(
+                        "bad-delegate-location",
+                        format!("delegate `{id}` names data location {other}"),
+                        l,
+                    ));
                 }
             };
-            if size.is_none() {
-                return Err(bad(
-                    "bad-delegate-index",
-                    format!(
-                        "delegate `{id}` points at {location} blob {index}, which does not exist"
-                    ),
-                    d,
-                ));
-            }
-            facts.delegates.push(Delegate {
-                plan: name.clone(),
-                id,
-                location: location.to_string(),
-                index,
-                size,
-            });
         }
-        facts.plans.push(name);
+        if let Some(i) = f.field(r, 1)? {
+            index = f.u32_at(i)?;
+        }
     }
-    facts.operators = operators.into_iter().collect();
-    facts.custom_ops = custom.into_iter().collect();
-    Ok(())
+    let size = if location == "segment" {
+        segment_sizes.get(index as usize).copied()
+    } else {
+        match inline_tables.get(index as usize) {
+            Some(&t) => match f.field(t, 0)? {
+                Some(at) => Some(u64::from(f.vector(at, 1)?.1)),
+                None => Some(0),
+            },
+            None => None,
+        }
+    };
+    if size.is_none() {
+        return Err(bad(
+            "bad-delegate-index",
+            format!("delegate `{id}` points at {location} blob {index}, which does not exist"),
+            d,
+        ));
+    }
+    Ok(Delegate {
+        plan: plan.to_string(),
+        id,
+        location: location.to_string(),
+        index,
+        size,
+    })
 }
 
 fn is_executorch_identifier(ident: &[u8]) -> bool {

@@ -426,39 +426,7 @@ fn walk<R: Read + Seek>(
     limits: &Limits,
     facts: &mut Facts,
 ) -> Result<(), Bad> {
-    let hparams = match layout {
-        Layout::Llama => 7,
-        Layout::Example(k) => k,
-        Layout::Whisper => 11,
-        Layout::Lora => 2,
-    };
-    for _ in 0..hparams {
-        let v = file.i32()?;
-        facts.hparams.push(v);
-    }
-    match layout {
-        Layout::Llama => {
-            let n = check_count(file, "n_vocab", facts.hparams[0], 4, limits.max_vocab, 8)?;
-            walk_vocab(file, n, magic != "ggml", limits)?;
-            facts.vocab_size = Some(n);
-        }
-        Layout::Example(_) | Layout::Whisper => {
-            if layout == Layout::Whisper {
-                let at = file.pos;
-                let mel = file.i32()?;
-                let fft = file.i32()?;
-                let cells = mel.checked_mul(fft).unwrap_or(-1);
-                let n = check_count(file, "mel filter size", cells, 4, 1 << 20, at)?;
-                file.skip(n * 4)?;
-            }
-            let at = file.pos;
-            let count = file.i32()?;
-            let n = check_count(file, "token count", count, 4, limits.max_vocab, at)?;
-            walk_vocab(file, n, false, limits)?;
-            facts.vocab_size = Some(n);
-        }
-        Layout::Lora => {}
-    }
+    read_hparams_and_vocab(file, magic, layout, limits, facts)?;
     let aligned = matches!(magic, "ggjt" | "ggla");
     let v3 = (magic == "ggjt" && version >= 3) || magic == "ggla";
     let mut params: Option<u64> = Some(0);
@@ -474,58 +442,7 @@ fn walk<R: Read + Seek>(
                 file.pos,
             ));
         }
-        let at = file.pos;
-        let n_dims = file.i32()?;
-        let name_len = file.i32()?;
-        let ty = file.i32()?;
-        if !(1..=4).contains(&n_dims) {
-            return Err(bad(
-                ProblemKind::Exploit,
-                "hostile-dims",
-                format!("tensor at offset {at} declares {n_dims} dimensions (ggml has 1 to 4)"),
-                at,
-            ));
-        }
-        let mut elements: u64 = 1;
-        for _ in 0..n_dims {
-            let d = file.i32()?;
-            let d = u64::try_from(d).ok().filter(|&d| d > 0).ok_or_else(|| {
-                bad(
-                    ProblemKind::Exploit,
-                    "hostile-dims",
-                    format!("tensor at offset {at} has dimension {d}"),
-                    at,
-                )
-            })?;
-            elements = elements.checked_mul(d).ok_or_else(|| {
-                bad(
-                    ProblemKind::Exploit,
-                    "hostile-dims",
-                    format!("tensor at offset {at}: the element count overflows"),
-                    at,
-                )
-            })?;
-        }
-        let name_len = u32::try_from(name_len)
-            .ok()
-            .filter(|&l| l > 0 && l <= limits.max_name_len)
-            .ok_or_else(|| {
-                bad(
-                    ProblemKind::Exploit,
-                    "hostile-name-length",
-                    format!("tensor at offset {at} declares a name of {name_len} bytes"),
-                    at,
-                )
-            })?;
-        if u64::from(name_len) > file.remaining() {
-            return Err(file.truncated());
-        }
-        let mut name = vec![0u8; name_len as usize];
-        file.inner
-            .read_exact(&mut name)
-            .map_err(|e| file.io_error(&e))?;
-        file.pos += u64::from(name_len);
-        let name = excerpt(&String::from_utf8_lossy(&name), 128);
+        let (at, ty, elements, name) = read_tensor_header(file, limits)?;
         let Some((type_name, block, block_bytes)) = type_info(ty, v3) else {
             return Err(bad(
                 ProblemKind::Malformed,
@@ -577,6 +494,113 @@ fn walk<R: Read + Seek>(
     }
     facts.parameter_count = params;
     Ok(())
+}
+
+/// The hyperparameters, whose number depends on the layout, then the vocabulary (and for
+/// whisper the mel filters) that comes before the tensors.
+fn read_hparams_and_vocab<R: Read + Seek>(
+    file: &mut File<'_, R>,
+    magic: &str,
+    layout: Layout,
+    limits: &Limits,
+    facts: &mut Facts,
+) -> Result<(), Bad> {
+    let hparams = match layout {
+        Layout::Llama => 7,
+        Layout::Example(k) => k,
+        Layout::Whisper => 11,
+        Layout::Lora => 2,
+    };
+    for _ in 0..hparams {
+        let v = file.i32()?;
+        facts.hparams.push(v);
+    }
+    match layout {
+        Layout::Llama => {
+            let n = check_count(file, "n_vocab", facts.hparams[0], 4, limits.max_vocab, 8)?;
+            walk_vocab(file, n, magic != "ggml", limits)?;
+            facts.vocab_size = Some(n);
+        }
+        Layout::Example(_) | Layout::Whisper => {
+            if layout == Layout::Whisper {
+                let at = file.pos;
+                let mel = file.i32()?;
+                let fft = file.i32()?;
+                let cells = mel.checked_mul(fft).unwrap_or(-1);
+                let n = check_count(file, "mel filter size", cells, 4, 1 << 20, at)?;
+                file.skip(n * 4)?;
+            }
+            let at = file.pos;
+            let count = file.i32()?;
+            let n = check_count(file, "token count", count, 4, limits.max_vocab, at)?;
+            walk_vocab(file, n, false, limits)?;
+            facts.vocab_size = Some(n);
+        }
+        Layout::Lora => {}
+    }
+    Ok(())
+}
+
+/// Reads one tensor's dimensions and name, checking the dimension count, the element count
+/// and the name length before anything is allocated. Returns its offset, ggml type,
+/// element count and display name.
+fn read_tensor_header<R: Read + Seek>(
+    file: &mut File<'_, R>,
+    limits: &Limits,
+) -> Result<(u64, i64, u64, String), Bad> {
+    let at = file.pos;
+    let n_dims = file.i32()?;
+    let name_len = file.i32()?;
+    let ty = file.i32()?;
+    if !(1..=4).contains(&n_dims) {
+        return Err(bad(
+            ProblemKind::Exploit,
+            "hostile-dims",
+            format!("tensor at offset {at} declares {n_dims} dimensions (ggml has 1 to 4)"),
+            at,
+        ));
+    }
+    let mut elements: u64 = 1;
+    for _ in 0..n_dims {
+        let d = file.i32()?;
+        let d = u64::try_from(d).ok().filter(|&d| d > 0).ok_or_else(|| {
+            bad(
+                ProblemKind::Exploit,
+                "hostile-dims",
+                format!("tensor at offset {at} has dimension {d}"),
+                at,
+            )
+        })?;
+        elements = elements.checked_mul(d).ok_or_else(|| {
+            bad(
+                ProblemKind::Exploit,
+                "hostile-dims",
+                format!("tensor at offset {at}: the element count overflows"),
+                at,
+            )
+        })?;
+    }
+    let name_len = u32::try_from(name_len)
+        .ok()
+        .filter(|&l| l > 0 && l <= limits.max_name_len)
+        .ok_or_else(|| {
+            bad(
+                ProblemKind::Exploit,
+                "hostile-name-length",
+                format!("tensor at offset {at} declares a name of {name_len} bytes"),
+                at,
+            )
+        })?;
+    if u64::from(name_len) > file.remaining() {
+        return Err(file.truncated());
+    }
+    let mut name = vec![0u8; name_len as usize];
+    file.inner
+        .read_exact(&mut name)
+        .map_err(|e| file.io_error(&e))?;
+    file.pos += u64::from(name_len);
+    let name = excerpt(&String::from_utf8_lossy(&name), 128);
+    Ok((at, ty, elements, name))
 }
 
 #[cfg(test)]

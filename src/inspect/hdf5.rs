@@ -334,6 +334,28 @@ fn parse<R: Read + Seek>(
         length_size: 8,
         base: sb,
     };
+    let (root_header, mut symbol_table) = read_superblock(&mut file, sb, facts)?;
+    let header_at = file.abs(root_header, sb)?;
+    let messages = read_object_header(&mut file, header_at, limits)?;
+    let (attributes, mut links) =
+        read_root_messages(&mut file, &messages, &mut symbol_table, limits, problems)?;
+    if let Some((btree, heap)) = symbol_table {
+        links.extend(read_symbol_table(&mut file, btree, heap, limits)?);
+    }
+    links.truncate(limits.max_names);
+    facts.root_members = links;
+    record_root_attributes(attributes, limits, facts, problems);
+    Ok(())
+}
+
+/// Reads the superblock at `sb`, sets the file's offset and length widths, and returns the
+/// root object header address and, for version 0/1, the root symbol table it caches.
+fn read_superblock<R: Read + Seek>(
+    file: &mut File<'_, R>,
+    sb: u64,
+    facts: &mut Facts,
+) -> Result<(u64, Option<(u64, u64)>), Bad> {
+    let size = file.size;
     let mut head = [0u8; 96];
     let n = usize::try_from(size.saturating_sub(sb).min(96)).unwrap_or(0);
     let head_slice = head.get_mut(..n).unwrap_or_default();
@@ -373,7 +395,7 @@ fn parse<R: Read + Seek>(
     file.offset_size = offset_size;
     file.length_size = length_size;
     let o = usize::from(offset_size);
-    let (root_header, mut symbol_table) = if version <= 1 {
+    if version <= 1 {
         // base, free-space, end-of-file and driver addresses, then the root symbol table entry.
         let addresses = if version == 0 { 24 } else { 28 };
         let entry = addresses + 4 * o;
@@ -388,26 +410,38 @@ fn parse<R: Read + Seek>(
         } else {
             None
         };
-        (header, table)
+        Ok((header, table))
     } else {
-        (
+        Ok((
             block.uint(12 + 3 * o, offset_size, "root object header address")?,
             None,
-        )
-    };
-    let header_at = file.abs(root_header, sb)?;
-    let messages = read_object_header(&mut file, header_at, limits)?;
+        ))
+    }
+}
+
+/// Walks the root group's header messages for its attributes and link names, notes the
+/// dense (fractal heap) storage this reader does not follow, and picks up a symbol table
+/// message into `symbol_table`.
+fn read_root_messages<R: Read + Seek>(
+    file: &mut File<'_, R>,
+    messages: &[(u16, u64, Vec<u8>)],
+    symbol_table: &mut Option<(u64, u64)>,
+    limits: &Limits,
+    problems: &mut Vec<Problem>,
+) -> Result<(Vec<RawAttribute>, Vec<String>), Bad> {
+    let offset_size = file.offset_size;
+    let o = usize::from(offset_size);
     let mut attributes = Vec::new();
     let mut links = Vec::new();
-    for (msg_type, data_at, data) in &messages {
+    for (msg_type, data_at, data) in messages {
         let block = Block {
             bytes: data,
             origin: *data_at,
         };
         match msg_type {
-            0x000C => attributes.push(read_attribute(&mut file, &block, limits)?),
+            0x000C => attributes.push(read_attribute(file, &block, limits)?),
             0x0011 => {
-                symbol_table = Some((
+                *symbol_table = Some((
                     block.uint(0, offset_size, "symbol table b-tree")?,
                     block.uint(o, offset_size, "symbol table heap")?,
                 ));
@@ -447,11 +481,17 @@ fn parse<R: Read + Seek>(
             _ => {}
         }
     }
-    if let Some((btree, heap)) = symbol_table {
-        links.extend(read_symbol_table(&mut file, btree, heap, limits)?);
-    }
-    links.truncate(limits.max_names);
-    facts.root_members = links;
+    Ok((attributes, links))
+}
+
+/// Records the root attributes' names and the Keras ones (config, versions), and hands the
+/// model and training configs to the Keras config checks.
+fn record_root_attributes(
+    attributes: Vec<RawAttribute>,
+    limits: &Limits,
+    facts: &mut Facts,
+    problems: &mut Vec<Problem>,
+) {
     let mut model_config = None;
     let mut training_config = None;
     for attr in attributes {
@@ -484,7 +524,6 @@ fn parse<R: Read + Seek>(
         .any(|m| matches!(m.as_str(), "layers" | "vars" | "model_weights"));
     let layer_names = facts.root_attributes.iter().any(|a| a == "layer_names");
     facts.weights_only = model_config.is_none() && (weight_groups || layer_names);
-    Ok(())
 }
 
 fn lossy(bytes: &[u8], max: usize) -> String {

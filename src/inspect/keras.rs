@@ -355,63 +355,7 @@ fn check_object(
     }
     match class_name {
         Some("Lambda") => {
-            let function = config.and_then(|c| c.get("function"));
-            let function_type = config
-                .and_then(|c| c.get("function_type"))
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            let bytecode = function_type == "lambda"
-                || matches!(function, Some(Value::Array(_)))
-                || function
-                    .and_then(|f| f.get("class_name"))
-                    .and_then(Value::as_str)
-                    == Some("__lambda__");
-            let named = function
-                .and_then(|f| {
-                    f.as_str()
-                        .or_else(|| f.get("config").and_then(Value::as_str))
-                })
-                .filter(|_| !bytecode);
-            let module = config
-                .and_then(|c| c.get("module"))
-                .or_else(|| function.and_then(|f| f.get("module")))
-                .and_then(Value::as_str);
-            facts.lambda_layers.push(name.to_owned());
-            let what = if bytecode {
-                "holds serialized python bytecode".to_owned()
-            } else {
-                format!(
-                    "imports function '{}' from module '{}'",
-                    excerpt(named.unwrap_or("?"), 100),
-                    excerpt(module.unwrap_or("?"), 100)
-                )
-            };
-            let mut problem = Problem::new(
-                ProblemKind::Unsafe,
-                "lambda-layer",
-                format!(
-                    "lambda layer '{}' at {} {what}",
-                    excerpt(name, 200),
-                    excerpt(at, 200)
-                ),
-                None,
-            )
-            .with("layer", excerpt(name, 200))
-            .with("bytecode", bytecode.to_string())
-            .with("path", excerpt(at, 200));
-            if !function_type.is_empty() {
-                problem = problem.with("function_type", excerpt(function_type, 50));
-            }
-            if let Some(module) = module {
-                problem = problem.with("module", excerpt(module, 200));
-            }
-            if let Some(named) = named {
-                problem = problem.with("function", excerpt(named, 200));
-            }
-            problems.push(problem);
-            if let Some(named) = named {
-                check_helper(named, module, name, at, problems);
-            }
+            record_lambda(config, name, at, facts, problems);
             return false;
         }
         Some("__lambda__") => {
@@ -449,11 +393,93 @@ fn check_object(
         _ => {}
     }
     check_bypasses(map, class_name, name, path, limits, facts, problems);
+    check_custom_object(map, class_name, config, at, facts, problems);
+    true
+}
+
+/// A Lambda layer runs code on load: serialized bytecode, or a named function imported
+/// from a module. Records the layer and its finding, then checks a named helper.
+fn record_lambda(
+    config: Option<&Value>,
+    name: &str,
+    at: &str,
+    facts: &mut Facts,
+    problems: &mut Vec<Problem>,
+) {
+    let function = config.and_then(|c| c.get("function"));
+    let function_type = config
+        .and_then(|c| c.get("function_type"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let bytecode = function_type == "lambda"
+        || matches!(function, Some(Value::Array(_)))
+        || function
+            .and_then(|f| f.get("class_name"))
+            .and_then(Value::as_str)
+            == Some("__lambda__");
+    let named = function
+        .and_then(|f| {
+            f.as_str()
+                .or_else(|| f.get("config").and_then(Value::as_str))
+        })
+        .filter(|_| !bytecode);
+    let module = config
+        .and_then(|c| c.get("module"))
+        .or_else(|| function.and_then(|f| f.get("module")))
+        .and_then(Value::as_str);
+    facts.lambda_layers.push(name.to_owned());
+    let what = if bytecode {
+        "holds serialized python bytecode".to_owned()
+    } else {
+        format!(
+            "imports function '{}' from module '{}'",
+            excerpt(named.unwrap_or("?"), 100),
+            excerpt(module.unwrap_or("?"), 100)
+        )
+    };
+    let mut problem = Problem::new(
+        ProblemKind::Unsafe,
+        "lambda-layer",
+        format!(
+            "lambda layer '{}' at {} {what}",
+            excerpt(name, 200),
+            excerpt(at, 200)
+        ),
+        None,
+    )
+    .with("layer", excerpt(name, 200))
+    .with("bytecode", bytecode.to_string())
+    .with("path", excerpt(at, 200));
+    if !function_type.is_empty() {
+        problem = problem.with("function_type", excerpt(function_type, 50));
+    }
+    if let Some(module) = module {
+        problem = problem.with("module", excerpt(module, 200));
+    }
+    if let Some(named) = named {
+        problem = problem.with("function", excerpt(named, 200));
+    }
+    problems.push(problem);
+    if let Some(named) = named {
+        check_helper(named, module, name, at, problems);
+    }
+}
+
+/// An object whose module (or registered package) lies outside Keras is imported on load:
+/// records it as a custom object with its finding.
+fn check_custom_object(
+    map: &serde_json::Map<String, Value>,
+    class_name: Option<&str>,
+    config: Option<&Value>,
+    at: &str,
+    facts: &mut Facts,
+    problems: &mut Vec<Problem>,
+) {
     let module = map.get("module").and_then(Value::as_str);
     let registered = map.get("registered_name").and_then(Value::as_str);
     let outside = match (module, registered) {
         // A serialized object names its class; a bare `module` key is a layer argument (the
-        // base64 payload of a TorchModuleWrapper, checked above).
+        // base64 payload of a TorchModuleWrapper, which check_bypasses covers).
         (Some(_), None) if class_name.is_none() => false,
         (Some(module), _) => !is_keras_module(module),
         // `package>Name` is how Keras 3 records a registered custom object.
@@ -488,7 +514,6 @@ fn check_object(
         }
         problems.push(problem);
     }
-    true
 }
 
 /// Whether a path given in a config reaches outside the model archive: `url`, `absolute` or

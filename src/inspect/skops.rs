@@ -367,47 +367,7 @@ fn node(v: &Value, path: &str, out: &mut Schema) {
             add_site(out, loader, "operator", class, true, shown);
         }
         "MethodNode" => {
-            let obj = v.get("content").and_then(|c| c.get("obj"));
-            let func = v.get("content").and_then(|c| text(c, "func"));
-            let obj_type = obj.and_then(|o| Some((text(o, "__module__")?, text(o, "__class__")?)));
-            match (obj_type, func) {
-                (Some((om, oc)), Some(func)) => {
-                    if (om, oc) != (module, class) {
-                        push(&mut out.problems, exploit(
-                            "method-type-mismatch",
-                            format!(
-                                "skops `MethodNode` at `{shown}` declares `{module}.{class}` but takes `{func}` of a `{om}.{oc}` (CVE-2025-54413: the audit shows one type, the loader walks another)"
-                            ),
-                            shown,
-                            "CVE-2025-54413,GHSA-4v6w-xpmh-gfgp",
-                        ).with("declared", format!("{module}.{class}")).with("object", format!("{om}.{oc}")));
-                    }
-                    if obj.and_then(|o| text(o, "__loader__")) == Some("MethodNode") {
-                        push(
-                            &mut out.problems,
-                            exploit(
-                                "method-chain",
-                                format!(
-                                    "skops `MethodNode` at `{shown}` takes `{func}` of another method: a chain of attribute lookups that walks the object graph (CVE-2025-54413)"
-                                ),
-                                shown,
-                                "CVE-2025-54413,GHSA-4v6w-xpmh-gfgp",
-                            ),
-                        );
-                    }
-                    add_site(out, loader, om, &format!("{oc}.{func}"), false, shown);
-                }
-                _ => {
-                    push(&mut out.problems,
-                        Problem::malformed(
-                            "method-node",
-                            format!("skops `MethodNode` at `{shown}` lacks its `content.obj` type or `content.func`"),
-                        )
-                        .with("node", shown),
-                    );
-                    add_site(out, loader, module, class, false, shown);
-                }
-            }
+            method_node(v, loader, module, class, shown, out);
         }
         // `functools.partial` whatever the node says; what it wraps is its `func` node.
         "PartialNode" => {}
@@ -425,31 +385,83 @@ fn node(v: &Value, path: &str, out: &mut Schema) {
             add_site(out, loader, module, class, true, shown);
         }
         "DictNode" => {
-            if let Some(keys) = v.get("key_types") {
-                let listed = keys.get("content").and_then(Value::as_array);
-                for (i, k) in listed.into_iter().flatten().enumerate() {
-                    let kl = text(k, "__loader__").unwrap_or("?");
-                    if kl != "TypeNode" {
-                        let at = child_path(shown, &format!("key_types/content/{i}"));
-                        push(
-                            &mut out.problems,
-                            exploit(
-                                "dict-key-callable",
-                                format!(
-                                    "skops `DictNode` at `{shown}` has a `{kl}` among its key types: loading calls each key type on its key (the trigger of CVE-2025-54413's proof of concept)"
-                                ),
-                                &at,
-                                "CVE-2025-54413,GHSA-4v6w-xpmh-gfgp",
-                            ),
-                        );
-                    }
-                }
-            }
+            dict_key_types(v, shown, out);
             add_site(out, loader, module, class, true, shown);
         }
         other => {
             let called = CALLING_LOADERS.contains(&other);
             add_site(out, loader, module, class, called, shown);
+        }
+    }
+}
+
+/// A `MethodNode` takes a method of the object it holds: the declared type must be the
+/// object's type, and the object must not be another method (CVE-2025-54413).
+fn method_node(v: &Value, loader: &str, module: &str, class: &str, shown: &str, out: &mut Schema) {
+    let obj = v.get("content").and_then(|c| c.get("obj"));
+    let func = v.get("content").and_then(|c| text(c, "func"));
+    let obj_type = obj.and_then(|o| Some((text(o, "__module__")?, text(o, "__class__")?)));
+    match (obj_type, func) {
+        (Some((om, oc)), Some(func)) => {
+            if (om, oc) != (module, class) {
+                push(&mut out.problems, exploit(
+                    "method-type-mismatch",
+                    format!(
+                        "skops `MethodNode` at `{shown}` declares `{module}.{class}` but takes `{func}` of a `{om}.{oc}` (CVE-2025-54413: the audit shows one type, the loader walks another)"
+                    ),
+                    shown,
+                    "CVE-2025-54413,GHSA-4v6w-xpmh-gfgp",
+                ).with("declared", format!("{module}.{class}")).with("object", format!("{om}.{oc}")));
+            }
+            if obj.and_then(|o| text(o, "__loader__")) == Some("MethodNode") {
+                push(
+                    &mut out.problems,
+                    exploit(
+                        "method-chain",
+                        format!(
+                            "skops `MethodNode` at `{shown}` takes `{func}` of another method: a chain of attribute lookups that walks the object graph (CVE-2025-54413)"
+                        ),
+                        shown,
+                        "CVE-2025-54413,GHSA-4v6w-xpmh-gfgp",
+                    ),
+                );
+            }
+            add_site(out, loader, om, &format!("{oc}.{func}"), false, shown);
+        }
+        _ => {
+            push(&mut out.problems,
+                Problem::malformed(
+                    "method-node",
+                    format!("skops `MethodNode` at `{shown}` lacks its `content.obj` type or `content.func`"),
+                )
+                .with("node", shown),
+            );
+            add_site(out, loader, module, class, false, shown);
+        }
+    }
+}
+
+/// A `DictNode` calls each of its key types on its key, so any key type but a plain
+/// `TypeNode` is a call the audit does not show.
+fn dict_key_types(v: &Value, shown: &str, out: &mut Schema) {
+    if let Some(keys) = v.get("key_types") {
+        let listed = keys.get("content").and_then(Value::as_array);
+        for (i, k) in listed.into_iter().flatten().enumerate() {
+            let kl = text(k, "__loader__").unwrap_or("?");
+            if kl != "TypeNode" {
+                let at = child_path(shown, &format!("key_types/content/{i}"));
+                push(
+                    &mut out.problems,
+                    exploit(
+                        "dict-key-callable",
+                        format!(
+                            "skops `DictNode` at `{shown}` has a `{kl}` among its key types: loading calls each key type on its key (the trigger of CVE-2025-54413's proof of concept)"
+                        ),
+                        &at,
+                        "CVE-2025-54413,GHSA-4v6w-xpmh-gfgp",
+                    ),
+                );
+            }
         }
     }
 }

@@ -276,38 +276,8 @@ fn walk_entries<R: Read>(
             return false;
         }
         let kind = entry.header().entry_type();
-        match kind {
-            EntryType::GNULongName => {
-                pending.name = Some(read_capped(
-                    &mut entry,
-                    limits.max_name_len,
-                    offset,
-                    report,
-                    limits,
-                ));
-                continue;
-            }
-            EntryType::XHeader => {
-                let Some(body) = read_pax(&mut entry, size, offset, report, limits) else {
-                    continue;
-                };
-                for (key, value) in pax_records(&body) {
-                    match key {
-                        b"path" => {
-                            let keep = value.len().min(limits.max_name_len);
-                            pending.name = Some(value.get(..keep).unwrap_or(&[]).to_vec());
-                        }
-                        b"size" => {
-                            pending.size =
-                                std::str::from_utf8(value).ok().and_then(|s| s.parse().ok());
-                        }
-                        _ => {}
-                    }
-                }
-                continue;
-            }
-            EntryType::GNULongLink | EntryType::XGlobalHeader => continue,
-            _ => {}
+        if absorb_extension(&mut entry, kind, size, offset, &mut pending, report, limits) {
+            continue;
         }
         let raw_name = pending
             .name
@@ -345,105 +315,185 @@ fn walk_entries<R: Read>(
             );
         }
         report.members.push(member.clone());
-        match kind {
-            EntryType::Regular | EntryType::Continuous => {}
-            EntryType::Directory => continue,
-            EntryType::Symlink | EntryType::Link => {
-                let target = entry
-                    .link_name_bytes()
-                    .map(|t| display_name(&t))
-                    .unwrap_or_default();
-                report.push(
-                    Problem::note(
-                        "link-member",
-                        format!("member '{name}' links to '{target}'"),
-                    )
-                    .member(&name)
-                    .at(offset),
-                    limits,
-                );
-                continue;
-            }
-            EntryType::Char | EntryType::Block | EntryType::Fifo => {
-                report.push(
-                    Problem::note(
-                        "special-member",
-                        format!("member '{name}' is a device or fifo"),
-                    )
-                    .member(&name)
-                    .at(offset),
-                    limits,
-                );
-                continue;
-            }
-            other => {
-                report.push(
-                    Problem::note(
-                        "unsupported-entry",
-                        format!(
-                            "member '{name}' has entry type {:?}; content not scanned",
-                            char::from(other.as_byte())
-                        ),
-                    )
-                    .member(&name)
-                    .at(offset),
-                    limits,
-                );
-                continue;
-            }
+        if !has_content(&entry, kind, &name, offset, report, limits) {
+            continue;
         }
-        let allowed = limits
-            .max_member_bytes
-            .min(limits.max_total_bytes.saturating_sub(total))
-            .min(size);
-        if allowed < size {
-            let (code, msg) = if limits.max_member_bytes < size {
-                (
-                    "member-too-large",
-                    format!(
-                        "member '{name}' is {size} bytes, limit {}",
-                        limits.max_member_bytes
-                    ),
-                )
-            } else {
-                (
-                    "limit-total-bytes",
-                    format!(
-                        "member '{name}' goes past the archive total of {} bytes",
-                        limits.max_total_bytes
-                    ),
-                )
-            };
-            report.push(Problem::limit(code, msg).member(&name).at(offset), limits);
-        }
-        let mut capped = BufReader::with_capacity(
-            64 * 1024,
-            Capped {
-                inner: &mut entry,
-                left: allowed,
-                over: allowed < size,
-                short: false,
-            },
-        );
-        on_member(&member, &mut capped);
-        // Finish the member ourselves so truncation is noticed even if the callback stopped.
-        let short = io::copy(&mut capped, &mut io::sink()).is_err() && !capped.get_ref().over
-            || capped.get_ref().short;
-        total = total.saturating_add(allowed);
-        if short {
-            report.push(
-                Problem::malformed(
-                    "truncated",
-                    format!("member '{name}' ends before its {size} bytes"),
-                )
-                .member(&name)
-                .at(offset),
-                limits,
-            );
-            return false;
+        match stream_content(&mut entry, &member, total, limits, report, on_member) {
+            Some(allowed) => total = total.saturating_add(allowed),
+            None => return false,
         }
     }
     true
+}
+
+/// GNU long names and PAX headers describe the entry after them, so they are folded into
+/// `pending` instead of being listed; returns true when the entry was such a header.
+fn absorb_extension<R: Read>(
+    entry: &mut tar::Entry<'_, R>,
+    kind: EntryType,
+    size: u64,
+    offset: u64,
+    pending: &mut Pending,
+    report: &mut TarReport,
+    limits: &Limits,
+) -> bool {
+    match kind {
+        EntryType::GNULongName => {
+            pending.name = Some(read_capped(
+                entry,
+                limits.max_name_len,
+                offset,
+                report,
+                limits,
+            ));
+            true
+        }
+        EntryType::XHeader => {
+            let Some(body) = read_pax(entry, size, offset, report, limits) else {
+                return true;
+            };
+            for (key, value) in pax_records(&body) {
+                match key {
+                    b"path" => {
+                        let keep = value.len().min(limits.max_name_len);
+                        pending.name = Some(value.get(..keep).unwrap_or(&[]).to_vec());
+                    }
+                    b"size" => {
+                        pending.size = std::str::from_utf8(value).ok().and_then(|s| s.parse().ok());
+                    }
+                    _ => {}
+                }
+            }
+            true
+        }
+        EntryType::GNULongLink | EntryType::XGlobalHeader => true,
+        _ => false,
+    }
+}
+
+/// Only regular files carry bytes worth scanning; links, devices and unknown entry types
+/// are noted instead. Returns true when the member's content should be streamed.
+fn has_content<R: Read>(
+    entry: &tar::Entry<'_, R>,
+    kind: EntryType,
+    name: &str,
+    offset: u64,
+    report: &mut TarReport,
+    limits: &Limits,
+) -> bool {
+    match kind {
+        EntryType::Regular | EntryType::Continuous => true,
+        EntryType::Directory => false,
+        EntryType::Symlink | EntryType::Link => {
+            let target = entry
+                .link_name_bytes()
+                .map(|t| display_name(&t))
+                .unwrap_or_default();
+            report.push(
+                Problem::note(
+                    "link-member",
+                    format!("member '{name}' links to '{target}'"),
+                )
+                .member(name)
+                .at(offset),
+                limits,
+            );
+            false
+        }
+        EntryType::Char | EntryType::Block | EntryType::Fifo => {
+            report.push(
+                Problem::note(
+                    "special-member",
+                    format!("member '{name}' is a device or fifo"),
+                )
+                .member(name)
+                .at(offset),
+                limits,
+            );
+            false
+        }
+        other => {
+            report.push(
+                Problem::note(
+                    "unsupported-entry",
+                    format!(
+                        "member '{name}' has entry type {:?}; content not scanned",
+                        char::from(other.as_byte())
+                    ),
+                )
+                .member(name)
+                .at(offset),
+                limits,
+            );
+            false
+        }
+    }
+}
+
+/// Hands the member's bytes, capped by the per-member and archive-total limits, to the
+/// callback and drains the rest. Returns the bytes counted against the total, or None when
+/// the member was truncated and the walk must stop.
+fn stream_content<R: Read>(
+    entry: &mut tar::Entry<'_, R>,
+    member: &TarMember,
+    total: u64,
+    limits: &Limits,
+    report: &mut TarReport,
+    on_member: &mut dyn FnMut(&TarMember, &mut dyn BufRead),
+) -> Option<u64> {
+    let name = &member.name;
+    let size = member.size;
+    let offset = member.header_offset;
+    let allowed = limits
+        .max_member_bytes
+        .min(limits.max_total_bytes.saturating_sub(total))
+        .min(size);
+    if allowed < size {
+        let (code, msg) = if limits.max_member_bytes < size {
+            (
+                "member-too-large",
+                format!(
+                    "member '{name}' is {size} bytes, limit {}",
+                    limits.max_member_bytes
+                ),
+            )
+        } else {
+            (
+                "limit-total-bytes",
+                format!(
+                    "member '{name}' goes past the archive total of {} bytes",
+                    limits.max_total_bytes
+                ),
+            )
+        };
+        report.push(Problem::limit(code, msg).member(name).at(offset), limits);
+    }
+    let mut capped = BufReader::with_capacity(
+        64 * 1024,
+        Capped {
+            inner: entry,
+            left: allowed,
+            over: allowed < size,
+            short: false,
+        },
+    );
+    on_member(member, &mut capped);
+    // Finish the member ourselves so truncation is noticed even if the callback stopped.
+    let short = io::copy(&mut capped, &mut io::sink()).is_err() && !capped.get_ref().over
+        || capped.get_ref().short;
+    if short {
+        report.push(
+            Problem::malformed(
+                "truncated",
+                format!("member '{name}' ends before its {size} bytes"),
+            )
+            .member(name)
+            .at(offset),
+            limits,
+        );
+        return None;
+    }
+    Some(allowed)
 }
 
 /// A member's bytes up to a cap; past the cap reads fail so the consumer knows it was cut.

@@ -183,6 +183,24 @@ pub fn scan_template(template: &str, max_hits: usize) -> Vec<TemplateHit> {
     let hit_cap = max_hits.saturating_mul(4).max(1);
     let mut literals: Vec<Literal> = Vec::new();
     let mut idents: Vec<Ident<'_>> = Vec::new();
+    let regions = lex_template(template, &mut literals, &mut idents);
+    scan_idents(template, &idents, hit_cap, &mut hits);
+    scan_regions(template, &regions, &literals, hit_cap, &mut hits);
+    scan_literals(template, &literals, hit_cap, &mut hits);
+    scan_joined(template, &literals, hit_cap, &mut hits);
+    hits.sort_by_key(|h| (h.offset, h.indicator));
+    hits.dedup_by(|a, b| a.offset == b.offset && a.indicator == b.indicator);
+    hits.truncate(max_hits);
+    hits
+}
+
+/// Finds the code regions (`{{ }}` and `{% %}`), skipping comments and literal text, and
+/// lexes them into string literals and identifiers. Returns each region's byte range.
+fn lex_template<'t>(
+    template: &'t str,
+    literals: &mut Vec<Literal>,
+    idents: &mut Vec<Ident<'t>>,
+) -> Vec<(usize, usize)> {
     let mut regions: Vec<(usize, usize)> = Vec::new();
     let bytes = template.as_bytes();
     let mut i = 0;
@@ -200,14 +218,19 @@ pub fn scan_template(template: &str, max_hits: usize) -> Vec<TemplateHit> {
             }
             b'{' | b'%' => {
                 let closer = if b == b'{' { b'}' } else { b'%' };
-                let end = lex_code(template, i + 2, closer, &mut literals, &mut idents);
+                let end = lex_code(template, i + 2, closer, literals, idents);
                 regions.push((i + 2, end));
                 i = end + 2;
             }
             _ => i += 1,
         }
     }
-    for id in &idents {
+    regions
+}
+
+/// Identifiers: dunder access, sandbox-escape gadgets and Python module names.
+fn scan_idents(template: &str, idents: &[Ident<'_>], hit_cap: usize, hits: &mut Vec<TemplateHit>) {
+    for id in idents {
         let t = id.text;
         let indicator = if t.len() > 4 && t.starts_with("__") && t.ends_with("__") {
             Some(Indicator::DunderAccess)
@@ -226,12 +249,22 @@ pub fn scan_template(template: &str, max_hits: usize) -> Vec<TemplateHit> {
         if let Some(indicator) = indicator {
             hits.push(hit(template, indicator, id.offset));
             if hits.len() >= hit_cap {
-                break;
+                return;
             }
         }
     }
+}
+
+/// Per code region: `|attr(` with a computed argument, and `%c` literals fed to `format`.
+fn scan_regions(
+    template: &str,
+    regions: &[(usize, usize)],
+    literals: &[Literal],
+    hit_cap: usize,
+    hits: &mut Vec<TemplateHit>,
+) {
     // `|attr(` followed by anything but a plain literal argument.
-    for (start, end) in &regions {
+    for (start, end) in regions {
         if hits.len() >= hit_cap {
             break;
         }
@@ -274,7 +307,16 @@ pub fn scan_template(template: &str, max_hits: usize) -> Vec<TemplateHit> {
             }
         }
     }
-    for lit in &literals {
+}
+
+/// Single literals: dunder names, escaped names, Python names and `'_' * n` repeats.
+fn scan_literals(
+    template: &str,
+    literals: &[Literal],
+    hit_cap: usize,
+    hits: &mut Vec<TemplateHit>,
+) {
+    for lit in literals {
         if hits.len() >= hit_cap {
             break;
         }
@@ -298,10 +340,13 @@ pub fn scan_template(template: &str, max_hits: usize) -> Vec<TemplateHit> {
             }
         }
     }
-    // Pieces that only form a dunder together: `'__cla' ~ 'ss__'`, `['__gl','obals__']|join`.
+}
+
+/// Pieces that only form a dunder together: `'__cla' ~ 'ss__'`, `['__gl','obals__']|join`.
+fn scan_joined(template: &str, literals: &[Literal], hit_cap: usize, hits: &mut Vec<TemplateHit>) {
     let mut joined = String::new();
     let mut owners: Vec<(usize, usize)> = Vec::new();
-    for lit in &literals {
+    for lit in literals {
         if joined.len() > MAX_JOINED_LITERALS {
             break;
         }
@@ -311,7 +356,7 @@ pub fn scan_template(template: &str, max_hits: usize) -> Vec<TemplateHit> {
         owners.push((joined.len(), lit.offset));
         joined.push_str(&lit.value);
     }
-    'dunders: for dunder in DANGEROUS_DUNDERS {
+    for dunder in DANGEROUS_DUNDERS {
         let mut from = 0;
         while let Some(pos) = joined.get(from..).and_then(|j| j.find(dunder)) {
             let at = from + pos;
@@ -325,15 +370,11 @@ pub fn scan_template(template: &str, max_hits: usize) -> Vec<TemplateHit> {
             if at + dunder.len() > end {
                 hits.push(hit(template, Indicator::JoinedDunder, *offset));
                 if hits.len() >= hit_cap {
-                    break 'dunders;
+                    return;
                 }
             }
         }
     }
-    hits.sort_by_key(|h| (h.offset, h.indicator));
-    hits.dedup_by(|a, b| a.offset == b.offset && a.indicator == b.indicator);
-    hits.truncate(max_hits);
-    hits
 }
 
 /// Where a chat template was found, for the finding's message and offset.

@@ -221,7 +221,27 @@ pub fn check_tree(
     facts.signer = Some(vb.signer);
     facts.manifest_digest = Some(format!("sha256:{}", hex(&expected.root_digest())));
     facts.serialization = Some(expected.serialization.method());
-    let diff = match &expected.serialization {
+    let diff = match tree_diff(root, files, &expected, rel_sig, now, limits) {
+        Ok(d) => d,
+        Err(message) => return fail(out, facts, message),
+    };
+    record_diff(root, &diff, &mut out.problems);
+    facts.tree_matches = Some(out.problems.is_empty());
+    out.facts = Some(facts);
+    out
+}
+
+/// Compares the signed manifest with the tree: file manifests against the digests the scan
+/// computed, shard manifests by reading the tree again. An error is the signature's failure.
+fn tree_diff(
+    root: &Path,
+    files: &[(String, [u8; 32])],
+    expected: &manifest::Manifest,
+    rel_sig: Option<String>,
+    now: i64,
+    limits: &Limits,
+) -> Result<manifest::TreeDiff, String> {
+    Ok(match &expected.serialization {
         Serialization::Files { ignore_paths, .. } => {
             let mut ignore = IgnoreSet::default();
             ignore.add_git_paths();
@@ -232,7 +252,7 @@ pub fn check_tree(
                 }
             }
             if let Some(e) = bad {
-                return fail(out, facts, e.to_string());
+                return Err(e.to_string());
             }
             let actual: Vec<Resource> = files
                 .iter()
@@ -242,7 +262,7 @@ pub fn check_tree(
                     digest: *d,
                 })
                 .collect();
-            manifest::diff(&expected, &actual)
+            manifest::diff(expected, &actual)
         }
         // Shard digests are not what the scan computed: read the tree once more.
         Serialization::Shards { .. } => {
@@ -251,14 +271,18 @@ pub fn check_tree(
                 ignore_paths: rel_sig.into_iter().collect(),
                 ignore_git_paths: true,
             };
-            match super::check_tree(root, &expected, &opts, limits) {
+            match super::check_tree(root, expected, &opts, limits) {
                 Ok(d) => d,
-                Err(e) => return fail(out, facts, e.to_string()),
+                Err(e) => return Err(e.to_string()),
             }
         }
-    };
+    })
+}
+
+/// One mismatch problem per changed, missing or added file, in that order.
+fn record_diff(root: &Path, diff: &manifest::TreeDiff, problems: &mut Vec<Problem>) {
     for c in &diff.changed {
-        out.problems.push(Problem {
+        problems.push(Problem {
             rule: SigRule::Mismatch,
             path: c.path.clone(),
             message: "file differs from the signed manifest".into(),
@@ -273,22 +297,19 @@ pub fn check_tree(
         } else {
             "signed file is missing"
         };
-        out.problems.push(Problem {
+        problems.push(Problem {
             rule: SigRule::Mismatch,
             path: p.clone(),
             message: message.into(),
         });
     }
     for p in &diff.added {
-        out.problems.push(Problem {
+        problems.push(Problem {
             rule: SigRule::Mismatch,
             path: p.clone(),
             message: "file is not in the signed manifest".into(),
         });
     }
-    facts.tree_matches = Some(out.problems.is_empty());
-    out.facts = Some(facts);
-    out
 }
 
 /// Whether the manifest path `rel` names something under `root`. Manifest paths come from the

@@ -390,6 +390,56 @@ fn parse(
     facts: &mut Facts,
     problems: &mut Vec<Problem>,
 ) -> Result<(), GgufError> {
+    let (tensor_count, kv_count) = read_header(s, limits, facts)?;
+    let mut meta = Metadata::default();
+    for _ in 0..kv_count {
+        read_kv(s, limits, &mut meta, facts, problems)?;
+    }
+    facts.file_type_name = facts
+        .file_type
+        .and_then(|t| usize::try_from(t).ok())
+        .and_then(|t| FILE_TYPES.get(t))
+        .map(|n| (*n).to_owned());
+    if let Some(arch) = &facts.architecture {
+        facts.context_length = meta
+            .context_lengths
+            .get(&format!("{arch}.context_length"))
+            .copied();
+    }
+    if let Some(align) = meta.alignment {
+        // llama.cpp requires a power of two; the spec adds "multiple of 8".
+        if align == 0 || !align.is_power_of_two() || align > 1 << 30 {
+            return Err(GgufError::Invalid {
+                code: "bad-alignment",
+                message: format!("general.alignment {align} is not a power of two"),
+                offset: 0,
+            });
+        }
+        facts.alignment = align;
+    }
+    let tensors = read_tensor_infos(s, tensor_count, limits, facts, problems)?;
+    check_tensors(s.pos, s.size, &tensors, limits, facts, problems);
+    Ok(())
+}
+
+/// The metadata seen so far that later pairs or the tensor section depend on.
+#[derive(Default)]
+struct Metadata {
+    /// Keys already read, to flag duplicates.
+    keys: BTreeSet<String>,
+    /// `<arch>.context_length` values, until the architecture is known.
+    context_lengths: BTreeMap<String, u64>,
+    /// `general.alignment`, checked once every pair is read.
+    alignment: Option<u64>,
+}
+
+/// Magic, version and the two counts, each count checked against its limit before any
+/// pair or tensor is read. Returns (tensor count, metadata count).
+fn read_header(
+    s: &mut Stream<'_>,
+    limits: &Limits,
+    facts: &mut Facts,
+) -> Result<(u64, u64), GgufError> {
     let mut magic = [0u8; 4];
     s.read_into(&mut magic)?;
     if &magic != b"GGUF" {
@@ -437,110 +487,94 @@ fn parse(
             offset: 16,
         });
     }
-    let mut keys = BTreeSet::new();
-    let mut context_lengths: BTreeMap<String, u64> = BTreeMap::new();
-    let mut alignment: Option<u64> = None;
-    for _ in 0..kv_count {
-        let key_offset = s.pos;
-        let key = read_key(s, limits)?;
-        if !keys.insert(key.clone()) {
-            problems.push(
-                Problem::new(
-                    ProblemKind::Malformed,
-                    "duplicate-key",
-                    format!("metadata key '{}' appears twice", excerpt(&key, 200)),
-                    Some(key_offset),
-                )
-                .with("key", excerpt(&key, 200)),
-            );
+    Ok((tensor_count, kv_count))
+}
+
+/// Reads one metadata key/value pair, keeping the values the facts report (architecture,
+/// name, file type, chat templates) and skipping the rest within the limits.
+fn read_kv(
+    s: &mut Stream<'_>,
+    limits: &Limits,
+    meta: &mut Metadata,
+    facts: &mut Facts,
+    problems: &mut Vec<Problem>,
+) -> Result<(), GgufError> {
+    let key_offset = s.pos;
+    let key = read_key(s, limits)?;
+    if !meta.keys.insert(key.clone()) {
+        problems.push(
+            Problem::new(
+                ProblemKind::Malformed,
+                "duplicate-key",
+                format!("metadata key '{}' appears twice", excerpt(&key, 200)),
+                Some(key_offset),
+            )
+            .with("key", excerpt(&key, 200)),
+        );
+    }
+    let value_type = s.u32()?;
+    let is_template =
+        key == "tokenizer.chat_template" || key.starts_with("tokenizer.chat_template.");
+    match value_type {
+        TYPE_STRING if is_template => {
+            let name = key
+                .strip_prefix("tokenizer.chat_template.")
+                .unwrap_or("default")
+                .to_owned();
+            read_template(s, limits, &name, problems)?;
+            facts.chat_templates.push(name);
         }
-        let value_type = s.u32()?;
-        let is_template =
-            key == "tokenizer.chat_template" || key.starts_with("tokenizer.chat_template.");
-        match value_type {
-            TYPE_STRING if is_template => {
-                let name = key
-                    .strip_prefix("tokenizer.chat_template.")
-                    .unwrap_or("default")
-                    .to_owned();
-                read_template(s, limits, &name, problems)?;
-                facts.chat_templates.push(name);
-            }
-            TYPE_STRING => {
-                let len = s.u64()?;
-                let wanted = matches!(key.as_str(), "general.architecture" | "general.name");
-                if wanted && len <= limits.max_string_len {
-                    let text = String::from_utf8_lossy(&s.bytes(len)?).into_owned();
-                    if key == "general.architecture" {
-                        facts.architecture = Some(text);
-                    } else {
-                        facts.name = Some(text);
-                    }
+        TYPE_STRING => {
+            let len = s.u64()?;
+            let wanted = matches!(key.as_str(), "general.architecture" | "general.name");
+            if wanted && len <= limits.max_string_len {
+                let text = String::from_utf8_lossy(&s.bytes(len)?).into_owned();
+                if key == "general.architecture" {
+                    facts.architecture = Some(text);
                 } else {
-                    s.skip(len)?;
+                    facts.name = Some(text);
                 }
+            } else {
+                s.skip(len)?;
             }
-            TYPE_ARRAY => skip_array(s, limits)?,
-            TYPE_BOOL => {
-                let b = s.u8()?;
-                if b > 1 {
-                    problems.push(Problem::new(
-                        ProblemKind::Malformed,
-                        "bad-bool",
-                        format!("metadata key '{}' holds bool byte {b}", excerpt(&key, 200)),
-                        Some(s.pos - 1),
-                    ));
-                }
+        }
+        TYPE_ARRAY => skip_array(s, limits)?,
+        TYPE_BOOL => {
+            let b = s.u8()?;
+            if b > 1 {
+                problems.push(Problem::new(
+                    ProblemKind::Malformed,
+                    "bad-bool",
+                    format!("metadata key '{}' holds bool byte {b}", excerpt(&key, 200)),
+                    Some(s.pos - 1),
+                ));
             }
-            other => {
-                let Some(width) = scalar_size(other) else {
-                    return Err(GgufError::Invalid {
-                        code: "bad-value-type",
-                        message: format!(
-                            "metadata key '{}' has unknown value type {other}",
-                            excerpt(&key, 200)
-                        ),
-                        offset: s.pos - 4,
-                    });
-                };
-                let value = read_unsigned(s, other, width)?;
-                match key.as_str() {
-                    "general.alignment" => alignment = value,
-                    "general.file_type" => facts.file_type = value,
-                    "general.quantization_version" => facts.quantization_version = value,
-                    _ if key.ends_with(".context_length") && context_lengths.len() < 64 => {
-                        if let Some(v) = value {
-                            context_lengths.insert(key.clone(), v);
-                        }
+        }
+        other => {
+            let Some(width) = scalar_size(other) else {
+                return Err(GgufError::Invalid {
+                    code: "bad-value-type",
+                    message: format!(
+                        "metadata key '{}' has unknown value type {other}",
+                        excerpt(&key, 200)
+                    ),
+                    offset: s.pos - 4,
+                });
+            };
+            let value = read_unsigned(s, other, width)?;
+            match key.as_str() {
+                "general.alignment" => meta.alignment = value,
+                "general.file_type" => facts.file_type = value,
+                "general.quantization_version" => facts.quantization_version = value,
+                _ if key.ends_with(".context_length") && meta.context_lengths.len() < 64 => {
+                    if let Some(v) = value {
+                        meta.context_lengths.insert(key.clone(), v);
                     }
-                    _ => {}
                 }
+                _ => {}
             }
         }
     }
-    facts.file_type_name = facts
-        .file_type
-        .and_then(|t| usize::try_from(t).ok())
-        .and_then(|t| FILE_TYPES.get(t))
-        .map(|n| (*n).to_owned());
-    if let Some(arch) = &facts.architecture {
-        facts.context_length = context_lengths
-            .get(&format!("{arch}.context_length"))
-            .copied();
-    }
-    if let Some(align) = alignment {
-        // llama.cpp requires a power of two; the spec adds "multiple of 8".
-        if align == 0 || !align.is_power_of_two() || align > 1 << 30 {
-            return Err(GgufError::Invalid {
-                code: "bad-alignment",
-                message: format!("general.alignment {align} is not a power of two"),
-                offset: 0,
-            });
-        }
-        facts.alignment = align;
-    }
-    let tensors = read_tensor_infos(s, tensor_count, limits, facts, problems)?;
-    check_tensors(s.pos, s.size, &tensors, limits, facts, problems);
     Ok(())
 }
 

@@ -341,6 +341,17 @@ fn stop_code(stop: &Stop) -> &'static str {
     }
 }
 
+/// What streaming one member's body left behind, read out before the stream over `src`
+/// is dropped.
+struct Streamed {
+    out: u64,
+    crc: u32,
+    stop: Option<Stop>,
+    known_size: bool,
+    unread: u64,
+    scan_found: Option<(Option<Descriptor>, bool)>,
+}
+
 impl Walker<'_> {
     pub(super) fn local(
         &mut self,
@@ -477,81 +488,20 @@ impl Walker<'_> {
         zip64: bool,
         on_member: &mut dyn FnMut(&Member, &mut dyn BufRead),
     ) -> Result<(), Halt> {
-        let descriptor = rec.flags & FLAG_DESCRIPTOR != 0;
         let data_start = src.position();
-        let counter = Rc::clone(&src.pos);
-        // The counter is the raw stream position (`position()` may be mapped to file offsets).
-        let raw_start = src.pos.get();
         let csize = rec.csize.unwrap_or(0);
-        let snapshot = member_from_local(rec);
-        let body = match (rec.method, descriptor) {
-            (METHOD_STORED, false) => Body::Stored((&mut *src).take(csize)),
-            (METHOD_DEFLATE, false) => Body::Deflate(DeflateDecoder::new((&mut *src).take(csize))),
-            (METHOD_BZIP2, false) => Body::Bzip2(BzDecoder::new((&mut *src).take(csize))),
-            (METHOD_DEFLATE, true) => Body::DeflateOpen(DeflateDecoder::new(&mut *src)),
-            (METHOD_BZIP2, true) => Body::Bzip2Open(BzDecoder::new(&mut *src)),
-            _ => Body::StoredScan(StoredScan {
-                src,
-                crc: crc32fast::Hasher::new(),
-                emitted: 0,
-                zip64,
-                found: None,
-                eof: false,
-            }),
-        };
-        let mut stream = MemberStream {
-            body,
-            buf: vec![0; STREAM_BUF_LEN],
-            pos: 0,
-            len: 0,
-            crc: crc32fast::Hasher::new(),
-            out: 0,
-            member_cap: self.limits.max_member_bytes,
-            total_left: self.limits.max_total_bytes.saturating_sub(self.total_out),
-            ratio: Ratio {
-                max_ratio: self.limits.max_ratio,
-                min_bytes: self.limits.ratio_min_bytes,
-            },
-            counter,
-            in_start: raw_start,
-            stop: None,
-            finished: false,
-        };
-        on_member(&snapshot, &mut stream);
-        stream.drain();
-        let out = stream.out;
-        let crc = stream.crc.clone().finalize();
-        let stop = stream.stop.clone();
-        let known_size = stream.body.known_size();
-        let unread = stream.body.unread_compressed();
-        let scan_found = match &stream.body {
-            Body::StoredScan(s) => Some((s.found, s.eof)),
-            _ => None,
-        };
-        drop(stream);
+        let Streamed {
+            out,
+            crc,
+            stop,
+            known_size,
+            unread,
+            scan_found,
+        } = self.run_body(src, rec, zip64, on_member);
         self.total_out = self.total_out.saturating_add(out);
         let name = rec.name.clone();
         if let Some(stop) = &stop {
-            let msg = match stop {
-                Stop::MemberLimit(cap) => {
-                    format!("member '{name}' decompresses past the {cap}-byte member limit")
-                }
-                Stop::TotalLimit(left) => {
-                    format!(
-                        "member '{name}' decompresses past the archive total limit ({left} bytes were left)"
-                    )
-                }
-                Stop::Bomb { out, input } => format!(
-                    "member '{name}' expands {out} bytes from {input} compressed (limit ratio {})",
-                    self.limits.max_ratio
-                ),
-                Stop::Corrupt(e) => format!("member '{name}' content is corrupt: {e}"),
-            };
-            self.problem(
-                Problem::new(stop_kind(stop), stop_code(stop), msg, None)
-                    .member(&name)
-                    .at(rec.offset),
-            );
+            self.report_stop(stop, &name, rec.offset);
         }
         if known_size {
             // Skip what the decoder left: after a stop the rest of the compressed data, or
@@ -600,36 +550,129 @@ impl Walker<'_> {
             rec.usize = Some(d.usize);
         }
         if stop.is_none() {
-            if let Some(expected) = rec.crc {
-                let ok = expected == crc;
-                rec.crc_ok = Some(ok);
-                if !ok {
-                    self.problem(
-                        Problem::malformed(
-                            "crc-mismatch",
-                            format!("member '{name}': crc-32 is {crc:#010x}, header says {expected:#010x}"),
-                        )
-                        .member(&name)
-                        .at(rec.offset),
-                    );
-                }
+            self.check_crc_and_size(rec, &name, crc, out);
+        }
+        Ok(())
+    }
+
+    /// Builds the decoder for the member's method, hands the capped stream to the callback,
+    /// drains what it left, and returns what the stream saw once it no longer borrows `src`.
+    fn run_body(
+        &mut self,
+        src: &mut Src<'_>,
+        rec: &LocalRec,
+        zip64: bool,
+        on_member: &mut dyn FnMut(&Member, &mut dyn BufRead),
+    ) -> Streamed {
+        let descriptor = rec.flags & FLAG_DESCRIPTOR != 0;
+        let counter = Rc::clone(&src.pos);
+        // The counter is the raw stream position (`position()` may be mapped to file offsets).
+        let raw_start = src.pos.get();
+        let csize = rec.csize.unwrap_or(0);
+        let snapshot = member_from_local(rec);
+        let body = match (rec.method, descriptor) {
+            (METHOD_STORED, false) => Body::Stored((&mut *src).take(csize)),
+            (METHOD_DEFLATE, false) => Body::Deflate(DeflateDecoder::new((&mut *src).take(csize))),
+            (METHOD_BZIP2, false) => Body::Bzip2(BzDecoder::new((&mut *src).take(csize))),
+            (METHOD_DEFLATE, true) => Body::DeflateOpen(DeflateDecoder::new(&mut *src)),
+            (METHOD_BZIP2, true) => Body::Bzip2Open(BzDecoder::new(&mut *src)),
+            _ => Body::StoredScan(StoredScan {
+                src,
+                crc: crc32fast::Hasher::new(),
+                emitted: 0,
+                zip64,
+                found: None,
+                eof: false,
+            }),
+        };
+        let mut stream = MemberStream {
+            body,
+            buf: vec![0; STREAM_BUF_LEN],
+            pos: 0,
+            len: 0,
+            crc: crc32fast::Hasher::new(),
+            out: 0,
+            member_cap: self.limits.max_member_bytes,
+            total_left: self.limits.max_total_bytes.saturating_sub(self.total_out),
+            ratio: Ratio {
+                max_ratio: self.limits.max_ratio,
+                min_bytes: self.limits.ratio_min_bytes,
+            },
+            counter,
+            in_start: raw_start,
+            stop: None,
+            finished: false,
+        };
+        on_member(&snapshot, &mut stream);
+        stream.drain();
+        Streamed {
+            out: stream.out,
+            crc: stream.crc.clone().finalize(),
+            stop: stream.stop.clone(),
+            known_size: stream.body.known_size(),
+            unread: stream.body.unread_compressed(),
+            scan_found: match &stream.body {
+                Body::StoredScan(s) => Some((s.found, s.eof)),
+                _ => None,
+            },
+        }
+    }
+
+    /// Turns the reason a member stream stopped early (a limit, a bomb, corrupt data) into
+    /// its finding.
+    fn report_stop(&mut self, stop: &Stop, name: &str, offset: u64) {
+        let msg = match stop {
+            Stop::MemberLimit(cap) => {
+                format!("member '{name}' decompresses past the {cap}-byte member limit")
             }
-            if let Some(declared) = rec.usize
-                && declared != out
-            {
+            Stop::TotalLimit(left) => {
+                format!(
+                    "member '{name}' decompresses past the archive total limit ({left} bytes were left)"
+                )
+            }
+            Stop::Bomb { out, input } => format!(
+                "member '{name}' expands {out} bytes from {input} compressed (limit ratio {})",
+                self.limits.max_ratio
+            ),
+            Stop::Corrupt(e) => format!("member '{name}' content is corrupt: {e}"),
+        };
+        self.problem(
+            Problem::new(stop_kind(stop), stop_code(stop), msg, None)
+                .member(name)
+                .at(offset),
+        );
+    }
+
+    /// Compares a fully streamed member's crc-32 and size with what its headers declared.
+    fn check_crc_and_size(&mut self, rec: &mut LocalRec, name: &str, crc: u32, out: u64) {
+        if let Some(expected) = rec.crc {
+            let ok = expected == crc;
+            rec.crc_ok = Some(ok);
+            if !ok {
                 self.problem(
                     Problem::malformed(
-                        "size-mismatch",
+                        "crc-mismatch",
                         format!(
-                            "member '{name}': {out} bytes decompressed, header says {declared}"
+                            "member '{name}': crc-32 is {crc:#010x}, header says {expected:#010x}"
                         ),
                     )
-                    .member(&name)
+                    .member(name)
                     .at(rec.offset),
                 );
             }
         }
-        Ok(())
+        if let Some(declared) = rec.usize
+            && declared != out
+        {
+            self.problem(
+                Problem::malformed(
+                    "size-mismatch",
+                    format!("member '{name}': {out} bytes decompressed, header says {declared}"),
+                )
+                .member(name)
+                .at(rec.offset),
+            );
+        }
     }
 
     /// Reads the data descriptor after a self-terminating stream; picks the 32- or 64-bit form
