@@ -6,6 +6,16 @@
 //! its sources named per entry; how bad a site is (severity, confidence) is decided by the judge
 //! that sees the call's arguments and context, not here.
 //!
+//! [`Capability`] is the one vocabulary of what a callable can do (issue 38): the dangerous
+//! table of `knowledge` and the standard-library table (`knowledge::stdlib`) name their entries
+//! with it too, so a finding's evidence names the same capability for the same callable
+//! whichever judge found it. The first seven are what shipped code is judged for (`SRC006`);
+//! `file-system`, `interpreter-state`, `denial-of-service` and `tampering` are what only a
+//! pickle or a config can reach by name. A callable listed here and in another table has the
+//! same capability in both (`knowledge/vocabulary.rs` tests it), except for the roles judged by
+//! their path argument ([`Role::ReadPath`], [`Role::WritePath`]), whose capability here is
+//! what the argument must show (`open` reads a credential file), not what the call does.
+//!
 //! Sources (the `source` field of each entry names the one it comes from):
 //! - CPython library reference: `os` "Process Management", `subprocess`, `pty`, `asyncio`
 //!   "Subprocesses", `builtins` (`exec`, `eval`, `compile`), `types`, `marshal`, `pickle`,

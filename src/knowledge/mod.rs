@@ -1,6 +1,6 @@
 //! What modelgate knows about Python globals that pickles import: which callables are dangerous
-//! (and why), which are the plain rebuilders that PyTorch, NumPy and joblib write, and how module
-//! aliases map to their canonical names. This is data, kept in one place with its sources named;
+//! (and which capability each gives), which are the plain rebuilders that PyTorch, NumPy and
+//! joblib write, and how module aliases map to their canonical names. This is data, kept in one place with its sources named;
 //! what a team decides on top of it (extra deny or allow entries) comes in through [`ExtraLists`].
 //!
 //! Sources, cited per entry group below:
@@ -28,12 +28,22 @@
 //!   dangerous too: no legitimate model pickle imports it, and picklescan/fickling/ModelAudit all
 //!   flag the whole of `os`, `posixpath` and `ntpath`.
 //! - A dotted name with any dunder component (`__globals__`, `__builtins__`, ...) is dangerous
-//!   ("attribute-traversal"): it walks from a harmless object to an arbitrary one.
+//!   (`dynamic-code`, like `getattr`): it walks from a harmless object to an arbitrary one.
 //! - A safe entry matches the exact `(module, name)` pair only; dotted names are never safe.
 //! - Precedence: built-in dangerous, then policy dangerous, then built-in safe, then policy safe,
 //!   then unknown. A policy can deny anything, and can allow what is unknown, but it cannot
 //!   silence a built-in dangerous entry: an allow entry such as `os` would otherwise turn the
 //!   scanner off for the most common payload.
+//!
+//! # One vocabulary
+//!
+//! Every verdict's category is a [`Capability`] code (`process-execution`, `dynamic-code`,
+//! `file-system`, ...), the words the code judges use (issue 38), or [`POLICY_CATEGORY`] /
+//! [`JUDGED_BY_NAME`] for names only the policy or a name's verb condemns. Where the
+//! capability table decides a name by itself, the verdict takes its capability even under a
+//! broader entry here (`os.getenv` under `os` is `credential-access`), so `PKL001` and
+//! `SRC006` name the same capability for the same callable; `vocabulary.rs` tests that the
+//! tables agree.
 //!
 //! scikit-learn, pandas and user classes are deliberately *unknown*, not safe: their `__setstate__`
 //! methods run arbitrary library code, the class list changes with every release, and a team that
@@ -770,7 +780,7 @@ const DANGEROUS: &[Danger] = &[
         "executes a python config file",
     ),
     d("mmengine.config", DYN, "executes a python config file"),
-    d("ray.job_submission", NET, "submits jobs to a cluster"),
+    d("ray.job_submission", PROC, "submits jobs to a cluster"),
     d("ray.util.client", NET, "connects to a cluster"),
     d("ray.init", PROC, "starts or joins a cluster"),
     d(

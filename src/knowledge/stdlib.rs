@@ -3,12 +3,13 @@
 //! `scripts/stdlib-inventory.py`) has a row here, and so does every public callable whose class
 //! differs from its module's. A class is either [`Class::Value`] (a data constructor or a pure
 //! computation a pickle may call: `collections.OrderedDict`, `datetime.date`, `decimal.Decimal`,
-//! `pathlib.PurePath`) or one capability, named with the code judges' vocabulary
-//! (`knowledge::capabilities` codes) plus the classes only a pickle needs: `file-system` (opens,
-//! writes or deletes a path the pickle names), `interpreter-state` (recursion limits, signal
-//! handlers, alarms, exit hooks, garbage-collector and fault-handler settings, resource limits,
-//! threads and schedulers started, process-wide settings such as the locale) and
-//! `denial-of-service` (unbounded sleeps, allocations, blocking reads, decompression bombs).
+//! `pathlib.PurePath`) or one [`Capability`] of the one vocabulary (issue 38), including the
+//! ones only a pickle reaches: `file-system` (opens, writes or deletes a path the pickle names),
+//! `interpreter-state` (recursion limits, signal handlers, alarms, exit hooks, garbage-collector
+//! and fault-handler settings, resource limits, threads and schedulers started, process-wide
+//! settings such as the locale) and `denial-of-service` (unbounded sleeps, allocations, blocking
+//! reads, decompression bombs). A callable the capability table also lists has its capability
+//! here (`weakref.finalize` and `setattr` are `persistence`).
 //!
 //! # How a row applies
 //!
@@ -734,7 +735,7 @@ pub const ROWS: &[Row] = &[
     module("wave", Fs, "open() reads or writes an audio file by path"),
     module("weakref", Value, "weak references (finalize is a row)"),
     module("webbrowser", Proc, "starts a web browser"),
-    module("winreg", Interp, "reads and writes the windows registry"),
+    module("winreg", Persist, "reads and writes the windows registry"),
     module("winsound", Fs, "plays sound files by name and beeps"),
     module("wsgiref", Net, "a wsgi server"),
     module("xdrlib", Value, CODEC),
