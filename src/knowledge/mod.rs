@@ -1473,7 +1473,7 @@ fn capability_of(danger: &Danger, qualified: &str) -> Capability {
 
 /// The capability the code judges give `qualified` whatever its arguments, if any (see
 /// [`capability_of`]).
-pub fn judged_capability(qualified: &str) -> Option<Capability> {
+fn judged_capability(qualified: &str) -> Option<Capability> {
     use capabilities::{Match, Role};
     capabilities::lookup(qualified)
         .filter(|e| e.matching != Match::Method)
