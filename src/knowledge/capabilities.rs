@@ -6,6 +6,16 @@
 //! its sources named per entry; how bad a site is (severity, confidence) is decided by the judge
 //! that sees the call's arguments and context, not here.
 //!
+//! [`Capability`] is the one vocabulary of what a callable can do (issue 38): the dangerous
+//! table of `knowledge` and the standard-library table (`knowledge::stdlib`) name their entries
+//! with it too, so a finding's evidence names the same capability for the same callable
+//! whichever judge found it. The first seven are what shipped code is judged for (`SRC006`);
+//! `file-system`, `interpreter-state`, `denial-of-service` and `tampering` are what only a
+//! pickle or a config can reach by name. A callable listed here and in another table has the
+//! same capability in both (`knowledge/vocabulary.rs` tests it), except for the roles judged by
+//! their path argument ([`Role::ReadPath`], [`Role::WritePath`]), whose capability here is
+//! what the argument must show (`open` reads a credential file), not what the call does.
+//!
 //! Sources (the `source` field of each entry names the one it comes from):
 //! - CPython library reference: `os` "Process Management", `subprocess`, `pty`, `asyncio`
 //!   "Subprocesses", `builtins` (`exec`, `eval`, `compile`), `types`, `marshal`, `pickle`,
@@ -59,11 +69,24 @@ pub enum Capability {
     PackageInstall,
     /// Loads native code into the process.
     NativeLoad,
+    /// Opens, writes, moves or deletes a path the caller names (a pickle's `shutil.rmtree`).
+    FileSystem,
+    /// Changes the interpreter or the process for everyone after it: limits, hooks, handlers,
+    /// threads started, global settings (`sys.setrecursionlimit`, `gc.disable`).
+    InterpreterState,
+    /// Sleeps, blocks, allocates or loops without a bound the caller cannot set (`time.sleep`,
+    /// `zlib.decompress`).
+    DenialOfService,
+    /// Mutates an object it is handed: a container, a registry, a function's attributes
+    /// (`operator.setitem`, `SAFE.update`).
+    Tampering,
 }
 
 impl Capability {
-    /// Every capability, in report order.
-    pub const ALL: [Capability; 7] = [
+    /// Every capability, in report order. The last four joined when the pickle categories
+    /// became this vocabulary (issue 38); they come after the first seven so that reports
+    /// listing those keep their order.
+    pub const ALL: [Capability; 11] = [
         Capability::ProcessExecution,
         Capability::DynamicCode,
         Capability::Network,
@@ -71,6 +94,10 @@ impl Capability {
         Capability::Persistence,
         Capability::PackageInstall,
         Capability::NativeLoad,
+        Capability::FileSystem,
+        Capability::InterpreterState,
+        Capability::DenialOfService,
+        Capability::Tampering,
     ];
 
     /// Stable kebab-case code, used in findings, facts and SBOM properties.
@@ -83,6 +110,10 @@ impl Capability {
             Capability::Persistence => "persistence",
             Capability::PackageInstall => "package-install",
             Capability::NativeLoad => "native-load",
+            Capability::FileSystem => "file-system",
+            Capability::InterpreterState => "interpreter-state",
+            Capability::DenialOfService => "denial-of-service",
+            Capability::Tampering => "tampering",
         }
     }
 
@@ -101,20 +132,16 @@ impl Capability {
             Capability::Persistence => "persists or tampers outside the model",
             Capability::PackageInstall => "installs packages",
             Capability::NativeLoad => "loads native code",
+            Capability::FileSystem => "opens, writes or deletes files",
+            Capability::InterpreterState => "changes interpreter-wide state",
+            Capability::DenialOfService => "blocks or allocates without bound",
+            Capability::Tampering => "mutates objects other code relies on",
         }
     }
 
     /// The CWE a site of this capability is tagged with when its entry names none more precise.
     pub fn cwe(self) -> u32 {
-        match self {
-            Capability::ProcessExecution => 78,
-            Capability::DynamicCode => 95,
-            Capability::Network => 494,
-            Capability::CredentialAccess => 522,
-            Capability::Persistence => 912,
-            Capability::PackageInstall => 829,
-            Capability::NativeLoad => 114,
-        }
+        cwe_of(self)
     }
 }
 
@@ -219,6 +246,13 @@ const fn cwe_of(capability: Capability) -> u32 {
         Capability::Persistence => 912,
         Capability::PackageInstall => 829,
         Capability::NativeLoad => 114,
+        // CWE-73 external control of a file name or path; CWE-15 external control of a
+        // system setting; CWE-400 uncontrolled resource consumption; CWE-915 improperly
+        // controlled modification of object attributes.
+        Capability::FileSystem => 73,
+        Capability::InterpreterState => 15,
+        Capability::DenialOfService => 400,
+        Capability::Tampering => 915,
     }
 }
 

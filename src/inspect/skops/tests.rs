@@ -140,7 +140,7 @@ fn cve_2025_54413_method_chain_to_builtins_is_denied() {
     assert!(
         d.iter().any(|d| d.rule.code() == "PKL001"
             && d.evidence["global"] == "builtins.int.__builtins__"
-            && d.evidence["category"] == "attribute-traversal"),
+            && d.evidence["category"] == "dynamic-code"),
         "{d:?}"
     );
     // A method of a trusted estimator, consistent with its object: judged, not an exploit shape.

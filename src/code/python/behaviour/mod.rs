@@ -932,7 +932,14 @@ impl<'s> Analyzer<'s, '_, '_> {
                     Capability::Persistence => persistence::judge_call(self, &site),
                     Capability::PackageInstall => install::judge_call(self, &site),
                     Capability::NativeLoad => native::judge(self, &site),
-                    Capability::DynamicCode | Capability::Network => {}
+                    // The pickle categories (issue 38) have no `Role::Call` entry in the
+                    // table; a call of one would be judged by its capability's own role.
+                    Capability::DynamicCode
+                    | Capability::Network
+                    | Capability::FileSystem
+                    | Capability::InterpreterState
+                    | Capability::DenialOfService
+                    | Capability::Tampering => {}
                 },
                 Role::Evaluate => dynamic::judge_evaluate(self, &site),
                 Role::Deserialize => dynamic::judge_deserialize(self, &site),
