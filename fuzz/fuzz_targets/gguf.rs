@@ -4,7 +4,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use modelgate::inspect::gguf::{Limits, inspect, is_gguf, scan_template};
-use modelgate::inspect::template::{Origin, judge, json_templates};
+use modelgate::inspect::template::{Origin, json_templates, judge};
 
 fuzz_target!(|data: &[u8]| {
     let limits = Limits::default();

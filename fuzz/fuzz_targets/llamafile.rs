@@ -12,7 +12,11 @@ fuzz_target!(|data: &[u8]| {
     let mut c = Cursor::new(data);
     let (layout, _) = probe(&mut c, data.len() as u64, &Limits::default());
     for g in layout.into_iter().flat_map(|l| l.ggufs) {
-        assert!(g.offset.checked_add(g.size).is_some_and(|e| e <= data.len() as u64));
+        assert!(
+            g.offset
+                .checked_add(g.size)
+                .is_some_and(|e| e <= data.len() as u64)
+        );
         let mut c = Cursor::new(data);
         c.seek(SeekFrom::Start(g.offset)).unwrap();
         let mut member = std::io::BufReader::new(c.take(g.size));

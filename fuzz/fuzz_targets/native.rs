@@ -8,7 +8,9 @@ use modelgate::inspect::native::{Limits, inspect};
 
 fuzz_target!(|data: &[u8]| {
     let _ = modelgate::classify::native_format(data);
-    let limits = Limits { max_symbols: 10_000 };
+    let limits = Limits {
+        max_symbols: 10_000,
+    };
     let (facts, _) = inspect(data, &limits);
     assert!(facts.notable_imports.len() <= facts.imports_read);
     // Each slice of a fat file has its own symbol budget; there are at most 16 slices.

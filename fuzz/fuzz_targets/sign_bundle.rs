@@ -20,7 +20,12 @@ fuzz_target!(|data: &[u8]| {
         let _ = sign::statement::manifest_from_statement(&st, &limits);
     }
     if let Ok(c) = Cert::from_der(data, &limits) {
-        let _ = (c.san_identities(), c.fulcio_issuer(), c.can_sign(), c.public_key());
+        let _ = (
+            c.san_identities(),
+            c.fulcio_issuer(),
+            c.can_sign(),
+            c.public_key(),
+        );
     }
     let _ = TrustedRoot::parse(data, &limits);
     let trusts = [

@@ -3,7 +3,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use modelgate::inspect::skops::{Limits, SCHEMA, inspect_schema, is_schema, trusted_by_default, walk};
+use modelgate::inspect::skops::{
+    Limits, SCHEMA, inspect_schema, is_schema, trusted_by_default, walk,
+};
 use modelgate::inspect::{Ctx, ScanConfig};
 
 fuzz_target!(|data: &[u8]| {

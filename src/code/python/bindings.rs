@@ -1,6 +1,7 @@
 //! Pass 1 of the scan and name resolution: import aliases and module-level constants, so that
 //! `import torch as t` makes `t.load` a `torch.load` and `REV = "…"` pins a later download.
 
+use super::field::{Field, Fields};
 use std::collections::BTreeMap;
 
 use tree_sitter::Node;
@@ -119,7 +120,7 @@ impl<'s> Scanner<'s, '_> {
                 "import_from_statement" => self.bind_from_import(node),
                 "assignment" => self.bind_assignment(node),
                 _ => {
-                    if let Some(left) = node.child_by_field_name("left") {
+                    if let Some(left) = node.field(Field::Left) {
                         self.note_targets(left, None);
                     }
                 }
@@ -137,7 +138,7 @@ impl<'s> Scanner<'s, '_> {
 
     fn bind_import(&mut self, node: Node<'s>) {
         let mut cursor = node.walk();
-        let names: Vec<Node<'s>> = node.children_by_field_name("name", &mut cursor).collect();
+        let names: Vec<Node<'s>> = node.fields(Field::Name, &mut cursor);
         for name in names {
             match name.kind() {
                 // `import torch.hub` binds `torch`.
@@ -147,10 +148,9 @@ impl<'s> Scanner<'s, '_> {
                     self.add_alias(first, first.to_owned());
                 }
                 "aliased_import" => {
-                    let (Some(target), Some(alias)) = (
-                        name.child_by_field_name("name"),
-                        name.child_by_field_name("alias"),
-                    ) else {
+                    let (Some(target), Some(alias)) =
+                        (name.field(Field::Name), name.field(Field::Alias))
+                    else {
                         continue;
                     };
                     let target = self.dotted(target);
@@ -162,7 +162,7 @@ impl<'s> Scanner<'s, '_> {
     }
 
     fn bind_from_import(&mut self, node: Node<'s>) {
-        let Some(module) = node.child_by_field_name("module_name") else {
+        let Some(module) = node.field(Field::ModuleName) else {
             return;
         };
         // Relative imports name the repository's own modules, never a library we track.
@@ -177,15 +177,14 @@ impl<'s> Scanner<'s, '_> {
         if wildcard && !self.bindings.wildcards.contains(&module) {
             self.bindings.wildcards.push(module.clone());
         }
-        let names: Vec<Node<'s>> = node.children_by_field_name("name", &mut cursor).collect();
+        let names: Vec<Node<'s>> = node.fields(Field::Name, &mut cursor);
         for name in names {
             let (target, local) = match name.kind() {
                 "dotted_name" => (name, name),
                 "aliased_import" => {
-                    let (Some(target), Some(alias)) = (
-                        name.child_by_field_name("name"),
-                        name.child_by_field_name("alias"),
-                    ) else {
+                    let (Some(target), Some(alias)) =
+                        (name.field(Field::Name), name.field(Field::Alias))
+                    else {
                         continue;
                     };
                     (target, alias)
@@ -216,7 +215,7 @@ impl<'s> Scanner<'s, '_> {
     }
 
     fn bind_assignment(&mut self, node: Node<'s>) {
-        let Some(left) = node.child_by_field_name("left") else {
+        let Some(left) = node.field(Field::Left) else {
             return;
         };
         let module_level = node
@@ -225,7 +224,7 @@ impl<'s> Scanner<'s, '_> {
             .and_then(|p| p.parent())
             .is_some_and(|g| g.kind() == "module");
         let value = if module_level && left.kind() == "identifier" {
-            node.child_by_field_name("right")
+            node.field(Field::Right)
                 .and_then(|right| self.literal_const(right))
         } else {
             None
@@ -354,10 +353,9 @@ impl<'s> Scanner<'s, '_> {
                     break;
                 }
                 "attribute" => {
-                    let (Some(object), Some(attr)) = (
-                        node.child_by_field_name("object"),
-                        node.child_by_field_name("attribute"),
-                    ) else {
+                    let (Some(object), Some(attr)) =
+                        (node.field(Field::Object), node.field(Field::Attribute))
+                    else {
                         return Vec::new();
                     };
                     if segments.len() >= 32 {

@@ -1,6 +1,7 @@
 //! Calls that deserialize with a code-executing loader: `torch.load` without `weights_only`,
 //! `pickle`/`dill`/`joblib` loads, `np.load(allow_pickle=True)`, `yaml.load` with an unsafe loader.
 
+use super::field::{Field, Fields};
 use std::cell::{Cell, OnceCell};
 
 use tree_sitter::Node;
@@ -523,7 +524,7 @@ impl<'s> Scanner<'s, '_> {
     /// Whether `call` is `dumps` of a pickle-family module, named through an import that
     /// nothing in the file rebinds, with no `dumps` replaced anywhere in the file.
     fn is_pickle_dumps(&self, call: Node<'s>) -> bool {
-        let Some(func) = call.child_by_field_name("function") else {
+        let Some(func) = call.field(Field::Function) else {
             return false;
         };
         let names = self.resolve(func);
@@ -535,7 +536,7 @@ impl<'s> Scanner<'s, '_> {
         // `from pickle import dumps`) must be the import's binding and nothing else's.
         let mut first = func;
         while first.kind() == "attribute" {
-            let Some(object) = first.child_by_field_name("object") else {
+            let Some(object) = first.field(Field::Object) else {
                 return false;
             };
             first = object;
@@ -609,7 +610,7 @@ impl<'s> Scanner<'s, '_> {
             return false;
         }
         assignment
-            .child_by_field_name("right")
+            .field(Field::Right)
             .and_then(|r| self.unparenthesized(r))
             .is_some_and(|r| r.kind() == "call" && self.is_pickle_dumps(r))
     }
@@ -711,7 +712,7 @@ impl<'s> Scanner<'s, '_> {
                         }
                         "attribute" => {
                             let replaced = node
-                                .child_by_field_name("attribute")
+                                .field(Field::Attribute)
                                 .is_some_and(|a| self.text(a) == "dumps")
                                 && use_of(path, |n| self.charge(n)) == Use::Bind;
                             facts.dumps_patched |= replaced;

@@ -29,10 +29,13 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use tree_sitter::{Node, ParseOptions, ParseState, Parser};
 
+use field::{Field, Fields};
+
 pub mod behaviour;
 mod bindings;
 pub mod budget;
 pub mod decode;
+mod field;
 mod fstrings;
 pub mod hub;
 mod literals;
@@ -601,7 +604,7 @@ pub fn list_calls(source: &str, limits: &Limits) -> CallList {
         true
     });
     for (node, def) in calls {
-        let Some(func) = node.child_by_field_name("function") else {
+        let Some(func) = node.field(Field::Function) else {
             continue;
         };
         let names = scanner.resolve(func);
@@ -925,7 +928,7 @@ impl<'s> Scanner<'s, '_> {
 
     /// The name of a `def`, bounded.
     fn function_name(&self, def: Node<'s>) -> Option<String> {
-        let name = def.child_by_field_name("name")?;
+        let name = def.field(Field::Name)?;
         Some(self.excerpt(self.text(name)))
     }
 
@@ -948,7 +951,7 @@ impl<'s> Scanner<'s, '_> {
             keywords: Vec::new(),
             splat: None,
         };
-        let Some(list) = call.child_by_field_name("arguments") else {
+        let Some(list) = call.field(Field::Arguments) else {
             return args;
         };
         args.node = Some(list);
@@ -959,10 +962,9 @@ impl<'s> Scanner<'s, '_> {
         for child in list.named_children(&mut cursor) {
             match child.kind() {
                 "keyword_argument" => {
-                    if let (Some(name), Some(value)) = (
-                        child.child_by_field_name("name"),
-                        child.child_by_field_name("value"),
-                    ) {
+                    if let (Some(name), Some(value)) =
+                        (child.field(Field::Name), child.field(Field::Value))
+                    {
                         args.keywords.push((self.text(name), value));
                     }
                 }
@@ -977,7 +979,7 @@ impl<'s> Scanner<'s, '_> {
     }
 
     fn analyze_call(&mut self, call: Node<'s>) {
-        let Some(func) = call.child_by_field_name("function") else {
+        let Some(func) = call.field(Field::Function) else {
             return;
         };
         let names = self.resolve(func);
@@ -1004,10 +1006,7 @@ impl<'s> Scanner<'s, '_> {
 
     /// `{"trust_remote_code": True}` passed as `model_kwargs=` or `**{…}`.
     fn analyze_pair(&mut self, pair: Node<'s>) {
-        let (Some(key), Some(value)) = (
-            pair.child_by_field_name("key"),
-            pair.child_by_field_name("value"),
-        ) else {
+        let (Some(key), Some(value)) = (pair.field(Field::Key), pair.field(Field::Value)) else {
             return;
         };
         if !matches!(self.string_value(key), StrVal::Plain(k) if k == TRUST_REMOTE_CODE) {
@@ -1022,9 +1021,7 @@ impl<'s> Scanner<'s, '_> {
         for _ in 0..4 {
             let Some(node) = up else { break };
             if node.kind() == "call" {
-                callee = node
-                    .child_by_field_name("function")
-                    .map_or("", |f| self.text(f));
+                callee = node.field(Field::Function).map_or("", |f| self.text(f));
                 break;
             }
             up = node.parent();

@@ -14,6 +14,7 @@
 //! for settings too. Reading one ordinary variable (`os.getenv("CUDA_HOME")`) is not a site.
 //! Sending any of these over the network is judged by `network` (critical).
 
+use crate::code::python::field::{Field, Fields};
 use tree_sitter::Node;
 
 use super::{Analyzer, CallSite, Confidence};
@@ -113,7 +114,7 @@ pub(super) fn judge_path<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSite<'s>) 
 /// `Path.home() / ".ssh"` read with a method the table does not name (`read_text`, `glob`).
 pub(super) fn judge_unlisted<'s>(a: &mut Analyzer<'s, '_, '_>, node: Node<'s>, func: Node<'s>) {
     let method = match func.kind() {
-        "attribute" => func.child_by_field_name("attribute").map(|m| a.text(m)),
+        "attribute" => func.field(Field::Attribute).map(|m| a.text(m)),
         _ => None,
     };
     let Some(method) = method else { return };
@@ -155,7 +156,7 @@ pub(super) fn judge_environ<'s>(a: &mut Analyzer<'s, '_, '_>, node: Node<'s>) {
     let Some(parent) = a.parent(node) else { return };
     let bulk = match parent.kind() {
         "attribute" => {
-            let attr = parent.child_by_field_name("attribute").map(|x| a.text(x));
+            let attr = parent.field(Field::Attribute).map(|x| a.text(x));
             matches!(
                 attr,
                 Some("copy" | "items" | "keys" | "values" | "__iter__" | "__dict__")
@@ -164,7 +165,7 @@ pub(super) fn judge_environ<'s>(a: &mut Analyzer<'s, '_, '_>, node: Node<'s>) {
         "argument_list" => {
             let call = a.parent(parent);
             let callee = call
-                .and_then(|c| c.child_by_field_name("function"))
+                .and_then(|c| c.field(Field::Function))
                 .map(|f| a.resolve(f))
                 .unwrap_or_default();
             // `os.environ` handed to a process as its environment is not a read.
@@ -174,12 +175,10 @@ pub(super) fn judge_environ<'s>(a: &mut Analyzer<'s, '_, '_>, node: Node<'s>) {
         }
         "dictionary_splat" | "list_splat" => true,
         "for_statement" | "for_in_clause" => {
-            parent.child_by_field_name("right").map(|r| r.id()) == Some(node.id())
+            parent.field(Field::Right).map(|r| r.id()) == Some(node.id())
         }
         "subscript" => {
-            let key = parent
-                .child_by_field_name("subscript")
-                .and_then(|k| a.string(k));
+            let key = parent.field(Field::Subscript).and_then(|k| a.string(k));
             if let Some(var) = key
                 && places::credential_variable(&var)
             {
@@ -219,7 +218,7 @@ pub(super) fn judge_environ<'s>(a: &mut Analyzer<'s, '_, '_>, node: Node<'s>) {
 
 /// The secret a call returns, if it reads one (for the network judge's "what is sent").
 pub(super) fn secret_of_call<'s>(a: &Analyzer<'s, '_, '_>, call: Node<'s>) -> Option<String> {
-    let func = call.child_by_field_name("function")?;
+    let func = call.field(Field::Function)?;
     let args = a.sc.args(call);
     for name in a.resolve(func) {
         let Some(entry) = caps::lookup(&name) else {
@@ -237,7 +236,7 @@ pub(super) fn secret_of_call<'s>(a: &Analyzer<'s, '_, '_>, call: Node<'s>) -> Op
         }
     }
     let method = match func.kind() {
-        "attribute" => func.child_by_field_name("attribute").map(|m| a.text(m))?,
+        "attribute" => func.field(Field::Attribute).map(|m| a.text(m))?,
         "identifier" => a.text(func),
         _ => return None,
     };

@@ -3,6 +3,7 @@
 //! decoders and the names and attributes that hold them, within the file's one budget. Every
 //! operation that can grow its output computes the size first and gives up past the budget.
 
+use crate::code::python::field::{Field, Fields};
 use std::collections::BTreeMap;
 
 use tree_sitter::Node;
@@ -79,9 +80,9 @@ impl<'s> Analyzer<'s, '_, '_> {
             }
             "binary_operator" => {
                 let (Some(l), Some(op), Some(r)) = (
-                    node.child_by_field_name("left"),
-                    node.child_by_field_name("operator"),
-                    node.child_by_field_name("right"),
+                    node.field(Field::Left),
+                    node.field(Field::Operator),
+                    node.field(Field::Right),
                 ) else {
                     return Ok(None);
                 };
@@ -120,10 +121,9 @@ impl<'s> Analyzer<'s, '_, '_> {
             }
             "subscript" => {
                 // `s[::-1]`
-                let (Some(value), Some(index)) = (
-                    node.child_by_field_name("value"),
-                    node.child_by_field_name("subscript"),
-                ) else {
+                let (Some(value), Some(index)) =
+                    (node.field(Field::Value), node.field(Field::Subscript))
+                else {
                     return Ok(None);
                 };
                 if index.kind() == "slice" && self.sc.text(index).replace(' ', "") == "::-1" {
@@ -165,9 +165,9 @@ impl<'s> Analyzer<'s, '_, '_> {
         let mut first = node;
         while first.kind() == "binary_operator"
             && let (Some(l), Some(op), Some(r)) = (
-                first.child_by_field_name("left"),
-                first.child_by_field_name("operator"),
-                first.child_by_field_name("right"),
+                first.field(Field::Left),
+                first.field(Field::Operator),
+                first.field(Field::Right),
             )
             && self.sc.text(op) == "+"
         {
@@ -207,7 +207,7 @@ impl<'s> Analyzer<'s, '_, '_> {
         node: Node<'s>,
         limits: &decode::Limits,
     ) -> Result<Option<Blob>, decode::DecodeError> {
-        let Some(func) = node.child_by_field_name("function") else {
+        let Some(func) = node.field(Field::Function) else {
             return Ok(None);
         };
         let args = self.sc.args(node);
@@ -217,10 +217,8 @@ impl<'s> Analyzer<'s, '_, '_> {
             .and_then(|b| String::from_utf8(b).ok());
         // Method calls on a value: `"…".join([...])`, `"{}".format(...)`, `x.decode()`.
         if func.kind() == "attribute"
-            && let (Some(object), Some(attr)) = (
-                func.child_by_field_name("object"),
-                func.child_by_field_name("attribute"),
-            )
+            && let (Some(object), Some(attr)) =
+                (func.field(Field::Object), func.field(Field::Attribute))
         {
             let method = self.sc.text(attr);
             match method {
@@ -441,16 +439,16 @@ impl<'s> Analyzer<'s, '_, '_> {
             }
             // `"".join(chr(c) for c in [111, 115])` / `map(chr, [...])`
             "generator_expression" | "list_comprehension" => {
-                let body = node.child_by_field_name("body")?;
+                let body = node.field(Field::Body)?;
                 let mut c = node.walk();
                 let clause = node
                     .named_children(&mut c)
                     .find(|n| n.kind() == "for_in_clause")?;
-                let var = clause.child_by_field_name("left")?;
-                let iter = clause.child_by_field_name("right")?;
+                let var = clause.field(Field::Left)?;
+                let iter = clause.field(Field::Right)?;
                 let is_chr = body.kind() == "call"
                     && body
-                        .child_by_field_name("function")
+                        .field(Field::Function)
                         .is_some_and(|f| self.sc.text(f) == "chr")
                     && self
                         .sc
@@ -464,7 +462,7 @@ impl<'s> Analyzer<'s, '_, '_> {
                 self.ints_as_chars(iter)
             }
             "call" => {
-                let func = node.child_by_field_name("function")?;
+                let func = node.field(Field::Function)?;
                 let args = self.sc.args(node);
                 if self.sc.text(func) == "map"
                     && args

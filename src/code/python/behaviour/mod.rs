@@ -22,6 +22,7 @@
 //! Nothing is evaluated: strings are read from literals and joined, formatted or decoded the way
 //! Python would, never run. A name in a comment, string or docstring is never a site.
 
+use crate::code::python::field::{Field, Fields};
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -422,10 +423,8 @@ impl<'s> Analyzer<'s, '_, '_> {
         }
         for node in &attrs {
             if node.kind() == "for_statement"
-                && let (Some(left), Some(right)) = (
-                    node.child_by_field_name("left"),
-                    node.child_by_field_name("right"),
-                )
+                && let (Some(left), Some(right)) =
+                    (node.field(Field::Left), node.field(Field::Right))
                 && left.kind() == "identifier"
                 && matches!(right.kind(), "tuple" | "list")
             {
@@ -433,7 +432,7 @@ impl<'s> Analyzer<'s, '_, '_> {
             }
         }
         for def in defs.iter().take(MAX_FUNCTIONS) {
-            if let Some(name) = def.child_by_field_name("name") {
+            if let Some(name) = def.field(Field::Name) {
                 self.functions
                     .entry(self.sc.text(name))
                     .or_default()
@@ -441,14 +440,14 @@ impl<'s> Analyzer<'s, '_, '_> {
             }
         }
         for call in &calls {
-            let Some(func) = call.child_by_field_name("function") else {
+            let Some(func) = call.field(Field::Function) else {
                 continue;
             };
             let last = self.last_segment(func);
             let Some(last) = last else { continue };
             match self.enclosing_def(*call) {
                 Some(def) => {
-                    if let Some(name) = def.child_by_field_name("name") {
+                    if let Some(name) = def.field(Field::Name) {
                         let name = self.sc.text(name);
                         if self.callees.len() < MAX_FUNCTIONS || self.callees.contains_key(name) {
                             self.callees.entry(name).or_default().insert(last);
@@ -482,10 +481,7 @@ impl<'s> Analyzer<'s, '_, '_> {
 
     /// Remembers names assigned once, and names that hold secrets.
     fn note_assignment(&mut self, node: Node<'s>) {
-        let (Some(left), Some(right)) = (
-            node.child_by_field_name("left"),
-            node.child_by_field_name("right"),
-        ) else {
+        let (Some(left), Some(right)) = (node.field(Field::Left), node.field(Field::Right)) else {
             return;
         };
         if matches!(left.kind(), "pattern_list" | "tuple_pattern")
@@ -533,9 +529,7 @@ impl<'s> Analyzer<'s, '_, '_> {
     fn last_segment(&self, func: Node<'s>) -> Option<&'s str> {
         match func.kind() {
             "identifier" => Some(self.sc.text(func)),
-            "attribute" => func
-                .child_by_field_name("attribute")
-                .map(|a| self.sc.text(a)),
+            "attribute" => func.field(Field::Attribute).map(|a| self.sc.text(a)),
             _ => None,
         }
     }
@@ -574,8 +568,7 @@ impl<'s> Analyzer<'s, '_, '_> {
             let Some(n) = self.parent(child) else {
                 break None;
             };
-            if kinds.contains(&n.kind())
-                && n.child_by_field_name("body").map(|b| b.id()) == Some(child.id())
+            if kinds.contains(&n.kind()) && n.field(Field::Body).map(|b| b.id()) == Some(child.id())
             {
                 break Some(n);
             }
@@ -596,9 +589,7 @@ impl<'s> Analyzer<'s, '_, '_> {
                 reached_from: Vec::new(),
             },
             Some(n) => {
-                let name = n
-                    .child_by_field_name("name")
-                    .map_or("", |x| self.sc.text(x));
+                let name = n.field(Field::Name).map_or("", |x| self.sc.text(x));
                 let class = self.enclosing_class(n);
                 let function = match class {
                     Some(c) => format!("{c}.{name}"),
@@ -619,7 +610,7 @@ impl<'s> Analyzer<'s, '_, '_> {
             let n = up?;
             match n.kind() {
                 "class_definition" => {
-                    return n.child_by_field_name("name").map(|x| self.sc.text(x));
+                    return n.field(Field::Name).map(|x| self.sc.text(x));
                 }
                 "function_definition" => return None,
                 _ => up = self.parent(n),
@@ -831,7 +822,7 @@ impl<'s> Analyzer<'s, '_, '_> {
         if node.kind() != "call" {
             return None;
         }
-        let func = node.child_by_field_name("function")?;
+        let func = node.field(Field::Function)?;
         let wraps = self.resolve(func).iter().any(|n| {
             matches!(
                 n.as_str(),
@@ -881,14 +872,14 @@ impl<'s> Analyzer<'s, '_, '_> {
     }
 
     fn judge_call_within(&mut self, node: Node<'s>) {
-        let Some(func) = node.child_by_field_name("function") else {
+        let Some(func) = node.field(Field::Function) else {
             return;
         };
         let mut names = self.resolve(func);
         // `operator.methodcaller("system", cmd)(os)`, `operator.attrgetter("system")(os)(cmd)`:
         // the method named by a literal, on the module the outer call passes.
         if func.kind() == "call"
-            && let Some(inner) = func.child_by_field_name("function")
+            && let Some(inner) = func.field(Field::Function)
             && self
                 .resolve(inner)
                 .iter()
@@ -1061,7 +1052,7 @@ impl<'s> Analyzer<'s, '_, '_> {
                     continue;
                 };
                 let callee = call
-                    .child_by_field_name("function")
+                    .field(Field::Function)
                     .map(|f| self.excerpt(self.text(f)))
                     .unwrap_or_default();
                 let norm = caps::normalize(&name);
@@ -1091,7 +1082,7 @@ impl<'s> Analyzer<'s, '_, '_> {
             .copied()
             .collect();
         for def in defs {
-            let Some(body) = def.child_by_field_name("body") else {
+            let Some(body) = def.field(Field::Body) else {
                 continue;
             };
             let mut returns = Vec::new();
@@ -1341,7 +1332,7 @@ fn leftmost<'s>(a: &Analyzer<'s, '_, '_>, mut node: Node<'s>) -> Option<&'s str>
     for _ in 0..64 {
         match node.kind() {
             "identifier" => return Some(a.sc.text(node)),
-            "attribute" => node = node.child_by_field_name("object")?,
+            "attribute" => node = node.field(Field::Object)?,
             _ => return None,
         }
     }

@@ -14,6 +14,7 @@
 //! on first use: a warning to review the sources, not a deny).
 
 use super::{Analyzer, CallSite};
+use crate::code::python::field::{Field, Fields};
 use crate::knowledge::capabilities::Capability;
 use crate::model::finding::Severity;
 
@@ -45,7 +46,7 @@ pub(super) fn judge<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSite<'s>) {
     let found_on_system = path.is_some_and(|p| {
         a.any_node(p, |a, n| {
             n.kind() == "call"
-                && n.child_by_field_name("function")
+                && n.field(Field::Function)
                     .is_some_and(|f| a.resolve(f).iter().any(|r| r == "ctypes.util.find_library"))
         })
     });

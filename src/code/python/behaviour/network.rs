@@ -10,6 +10,7 @@
 //! **high** for a hard-coded host that is not the Hub's; **medium** when the URL comes from the
 //! caller or is computed (an image processor that fetches the image it is given).
 
+use crate::code::python::field::{Field, Fields};
 use tree_sitter::Node;
 
 use super::{Analyzer, CallSite, Confidence};
@@ -65,7 +66,7 @@ pub(super) fn judge_unlisted<'s>(a: &mut Analyzer<'s, '_, '_>, node: Node<'s>, f
     if func.kind() != "attribute" {
         return;
     }
-    let Some(method) = func.child_by_field_name("attribute").map(|m| a.text(m)) else {
+    let Some(method) = func.field(Field::Attribute).map(|m| a.text(m)) else {
         return;
     };
     let sockets = ["socket", "ssl", "websocket", "websockets"]
@@ -193,7 +194,7 @@ pub fn host_of(text: &str) -> Option<String> {
 /// What secret the arguments of `call` carry, if any: the environment, a credential variable,
 /// a credential file, a token.
 fn sent_secret<'s>(a: &Analyzer<'s, '_, '_>, call: Node<'s>) -> Option<String> {
-    let args = call.child_by_field_name("arguments")?;
+    let args = call.field(Field::Arguments)?;
     secret_in(a, args, 0)
 }
 
@@ -261,7 +262,7 @@ fn fetched_depth<'s>(a: &Analyzer<'s, '_, '_>, node: Node<'s>, depth: usize) -> 
         }
         match n.kind() {
             "call" => {
-                if let Some(f) = n.child_by_field_name("function")
+                if let Some(f) = n.field(Field::Function)
                     && a.resolve(f)
                         .iter()
                         .any(|name| caps::lookup(name).is_some_and(|e| e.role == Role::Connect))

@@ -20,6 +20,7 @@
 //! **medium** for replacing a model library's function with one of the file's own (a
 //! monkeypatch such as a faster attention kernel).
 
+use crate::code::python::field::{Field, Fields};
 use tree_sitter::Node;
 
 use super::{Analyzer, CallSite, Confidence};
@@ -118,8 +119,8 @@ pub(super) fn judge_write<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSite<'s>)
         }
         "write_text" | "write_bytes" => site
             .node
-            .child_by_field_name("function")
-            .and_then(|f| f.child_by_field_name("object")),
+            .field(Field::Function)
+            .and_then(|f| f.field(Field::Object)),
         _ => site.args.arg(1, &["dst"]),
     };
     let Some(target) = target else { return };
@@ -148,8 +149,8 @@ pub(super) fn judge_write<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSite<'s>)
 fn mentions_site_directory<'s>(a: &Analyzer<'s, '_, '_>, node: Node<'s>) -> bool {
     a.any_node(node, |a, n| match n.kind() {
         "attribute" => {
-            let attr = n.child_by_field_name("attribute").map(|x| a.text(x));
-            let object = n.child_by_field_name("object");
+            let attr = n.field(Field::Attribute).map(|x| a.text(x));
+            let object = n.field(Field::Object);
             let installed = matches!(attr, Some("__file__" | "__path__"))
                 && object.is_some_and(|o| {
                     o.kind() == "identifier" && a.sc.bindings.alias(a.text(o)).is_some()
@@ -221,7 +222,7 @@ fn imported_module<'s>(a: &Analyzer<'s, '_, '_>, node: Node<'s>) -> Option<Strin
     let mut first = node;
     for _ in 0..64 {
         match first.kind() {
-            "attribute" => first = first.child_by_field_name("object")?,
+            "attribute" => first = first.field(Field::Object)?,
             _ => break,
         }
     }
@@ -263,18 +264,15 @@ fn replaces_with_code<'s>(a: &Analyzer<'s, '_, '_>, value: Option<Node<'s>>) -> 
 
 /// `torch.load = evil`, `sys.modules["x"] = m`, `__builtins__["open"] = f`.
 pub(super) fn judge_assignment<'s>(a: &mut Analyzer<'s, '_, '_>, node: Node<'s>) {
-    let (Some(left), Some(right)) = (
-        node.child_by_field_name("left"),
-        node.child_by_field_name("right"),
-    ) else {
+    let (Some(left), Some(right)) = (node.field(Field::Left), node.field(Field::Right)) else {
         return;
     };
     match left.kind() {
         "attribute" => {
-            let Some(object) = left.child_by_field_name("object") else {
+            let Some(object) = left.field(Field::Object) else {
                 return;
             };
-            let Some(attr) = left.child_by_field_name("attribute").map(|x| a.text(x)) else {
+            let Some(attr) = left.field(Field::Attribute).map(|x| a.text(x)) else {
                 return;
             };
             let Some(module) = imported_module(a, object) else {
@@ -304,14 +302,14 @@ pub(super) fn judge_assignment<'s>(a: &mut Analyzer<'s, '_, '_>, node: Node<'s>)
             );
         }
         "subscript" => {
-            let Some(value) = left.child_by_field_name("value") else {
+            let Some(value) = left.field(Field::Value) else {
                 return;
             };
             let names = a.resolve(value);
             // `sys.modules[__name__] = _LazyModule(…)`: a package replacing its own entry (the
             // lazy-import pattern of transformers' `__init__.py`) tampers with nothing else.
             let own = left
-                .child_by_field_name("subscript")
+                .field(Field::Subscript)
                 .is_some_and(|k| a.text(k) == "__name__");
             let what = if own {
                 return;
@@ -369,9 +367,9 @@ fn is_literal(node: Node<'_>) -> bool {
 pub(super) fn judge_unlisted<'s>(a: &mut Analyzer<'s, '_, '_>, node: Node<'s>, func: Node<'s>) {
     if func.kind() == "attribute"
         && func
-            .child_by_field_name("attribute")
+            .field(Field::Attribute)
             .is_some_and(|m| a.text(m) == "open")
-        && let Some(receiver) = func.child_by_field_name("object")
+        && let Some(receiver) = func.field(Field::Object)
     {
         let args = a.sc.args(node);
         let writes = args

@@ -3,6 +3,7 @@
 //! callables, and conditional values, within the file's one budget; a name already being
 //! resolved is unknown.
 
+use crate::code::python::field::{Field, Fields};
 use tree_sitter::Node;
 
 use super::{Analyzer, MAX_NAMES, is_module_or_callable};
@@ -92,10 +93,9 @@ impl<'s> Analyzer<'s, '_, '_> {
                 self.sc.resolve(node)
             }
             "attribute" => {
-                let (Some(object), Some(attr)) = (
-                    node.child_by_field_name("object"),
-                    node.child_by_field_name("attribute"),
-                ) else {
+                let (Some(object), Some(attr)) =
+                    (node.field(Field::Object), node.field(Field::Attribute))
+                else {
                     return Vec::new();
                 };
                 let attr = self.sc.text(attr);
@@ -125,10 +125,9 @@ impl<'s> Analyzer<'s, '_, '_> {
             "call" => self.resolve_call_result(node),
             "subscript" => {
                 // `m.__dict__["n"]`, `vars(m)["n"]`, `__builtins__["n"]`, `globals()["n"]`.
-                let (Some(value), Some(index)) = (
-                    node.child_by_field_name("value"),
-                    node.child_by_field_name("subscript"),
-                ) else {
+                let (Some(value), Some(index)) =
+                    (node.field(Field::Value), node.field(Field::Subscript))
+                else {
                     return Vec::new();
                 };
                 let Some(key) = self.string(index) else {
@@ -137,11 +136,11 @@ impl<'s> Analyzer<'s, '_, '_> {
                 let base = match value.kind() {
                     "attribute"
                         if value
-                            .child_by_field_name("attribute")
+                            .field(Field::Attribute)
                             .is_some_and(|a| self.sc.text(a) == "__dict__") =>
                     {
                         value
-                            .child_by_field_name("object")
+                            .field(Field::Object)
                             .map(|o| self.resolve(o))
                             .unwrap_or_default()
                     }
@@ -175,7 +174,7 @@ impl<'s> Analyzer<'s, '_, '_> {
 
     /// What a call expression evaluates to, when it is a module or attribute lookup.
     pub(super) fn resolve_call_result(&self, call: Node<'s>) -> Vec<String> {
-        let Some(func) = call.child_by_field_name("function") else {
+        let Some(func) = call.field(Field::Function) else {
             return Vec::new();
         };
         let names = self.resolve(func);
@@ -225,7 +224,7 @@ impl<'s> Analyzer<'s, '_, '_> {
         // `_runner()` where `def _runner(): return os.system`: what the file's function returns.
         if func.kind() == "identifier"
             && let Some(defs) = self.functions.get(self.sc.text(func))
-            && let Some(body) = defs.first().and_then(|d| d.child_by_field_name("body"))
+            && let Some(body) = defs.first().and_then(|d| d.field(Field::Body))
         {
             let mut c = body.walk();
             let ret = body
@@ -246,7 +245,7 @@ impl<'s> Analyzer<'s, '_, '_> {
         if node.kind() == "identifier"
             && self.parent(node).is_some_and(|p| {
                 p.kind() == "attribute"
-                    && p.child_by_field_name("attribute").map(|a| a.id()) == Some(node.id())
+                    && p.field(Field::Attribute).map(|a| a.id()) == Some(node.id())
             })
         {
             return false;
