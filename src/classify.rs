@@ -323,6 +323,12 @@ pub struct Probes {
     pub onnx_tensor: bool,
     /// An OpenVINO IR network: XML whose root element is `<net>` with a `version` attribute.
     pub openvino_ir: bool,
+    /// A Core ML `Model` spec: its model type field reached in the head (issue 40).
+    pub coreml_spec: bool,
+    /// A Paddle `ProgramDesc`: block 0 with `idx` 0 and `parent_idx` -1 first (issue 40).
+    pub paddle_program: bool,
+    /// A Flax/JAX msgpack checkpoint: a string-keyed map reaching a Flax array (issue 40).
+    pub flax_msgpack: bool,
 }
 
 /// Which inspector reads a file.
@@ -348,7 +354,9 @@ pub enum Route {
 ///   Flax/Orbax checkpoint name ([`is_msgpack_name`]) is Flax weights; `.pdmodel` starting with
 ///   a block field is a Paddle program, `.pdiparams` starting with a version 0 Paddle
 ///   parameters; a MIL blob storage header ([`is_coreml_weights`]) is Core ML weights under any
-///   name (issue 40);
+///   name (issue 40); so are, under any name, a Core ML spec, a Paddle program and a Flax
+///   checkpoint that the probes recognise by their structure (`Probes::coreml_spec`,
+///   `paddle_program`, `flax_msgpack`);
 /// - an lzma-alone stream is only believed under `.joblib`, `.lzma` or `.pkl`;
 /// - unknown content under `.engine`, `.plan` or `.trt` is a TensorRT engine of a release that
 ///   wrote no `ftrt` tag.
@@ -370,7 +378,9 @@ pub fn route(rel: &str, head: &[u8], sniffed: Format, probes: &Probes) -> Route 
         .is_some_and(|b| (0x80..=0x8f).contains(b) || *b == 0xde || *b == 0xdf);
     // Core ML specs are protobuf that start like an ONNX ModelProto (field 1 varint, field 2
     // message), so the `.mlmodel` name is asked first (issue 18: Core ML was recorded as ONNX).
-    let format = if unknown && ext == "mlmodel" && head.first() == Some(&0x08) {
+    let format = if unknown
+        && (ext == "mlmodel" && head.first() == Some(&0x08) || probes.coreml_spec)
+    {
         Coreml
     } else if basename(rel) == "saved_model.pb" || probes.tf_saved_model {
         TfSavedmodel
@@ -387,8 +397,10 @@ pub fn route(rel: &str, head: &[u8], sniffed: Format, probes: &Probes) -> Route 
         OnnxTensor
     } else if ext == "pb" {
         TfGraph
-    } else if unknown && ext == "pdmodel" && head.first() == Some(&0x0a) {
-        // Issue 40: a ProgramDesc starts with its first block (field 1, length-delimited).
+    } else if unknown && (ext == "pdmodel" && head.first() == Some(&0x0a) || probes.paddle_program)
+    {
+        // Issue 40: a ProgramDesc starts with its first block (field 1, length-delimited);
+        // under another name, with block 0's required fields as well.
         Paddle
     } else if unknown && ext == "pdiparams" && head.starts_with(&[0, 0, 0, 0]) {
         // Issue 40: the first tensor record's version 0.
@@ -398,7 +410,7 @@ pub fn route(rel: &str, head: &[u8], sniffed: Format, probes: &Probes) -> Route 
     } else if unknown && matches!(ext.as_str(), "engine" | "plan" | "trt") {
         // TensorRT engines without the `ftrt` tag (older releases): by name (issue 40).
         Tensorrt
-    } else if unknown && msgpack_map && is_msgpack_name(rel) {
+    } else if unknown && msgpack_map && (is_msgpack_name(rel) || probes.flax_msgpack) {
         Msgpack
     } else if unknown && matches!(ext.as_str(), "joblib" | "lzma" | "pkl") && probes.lzma {
         Lzma

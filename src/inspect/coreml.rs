@@ -292,6 +292,52 @@ const LAYER_TYPES: &[(u32, &str)] = &[
     (1471, "convolution3d"),
 ];
 
+/// Whether `head` (the first bytes of a file) reads as a Core ML `Model` whatever its name
+/// (issue 40). Its top-level fields come in field order: `specificationVersion` (1, a varint
+/// of at most 100), `description` (2, a message), `isUpdatable` (10, a varint), then the model
+/// of `oneof Type` ([`MODEL_TYPES`], a message), a field number no ONNX `ModelProto` (1 to 25)
+/// or TensorFlow protobuf has. Decided only when that model field is reached inside `head`;
+/// any other field or wire type, or a length running past `head` first, decides against.
+pub fn is_spec(head: &[u8]) -> bool {
+    use super::protobuf::varint_at as varint;
+    let mut at = 0;
+    let mut first = true;
+    while at < head.len() {
+        let Some(tag) = varint(head, &mut at) else {
+            return false;
+        };
+        let (field, wire) = (tag >> 3, tag & 7);
+        if first && (field, wire) != (1, 0) {
+            return false;
+        }
+        first = false;
+        match (field, wire) {
+            (1, 0) => {
+                if !varint(head, &mut at).is_some_and(|v| (1..=100).contains(&v)) {
+                    return false;
+                }
+            }
+            (10, 0) => {
+                if varint(head, &mut at).is_none() {
+                    return false;
+                }
+            }
+            (2, 2) => {
+                let Some(len) = varint(head, &mut at).and_then(|l| usize::try_from(l).ok()) else {
+                    return false;
+                };
+                match at.checked_add(len).filter(|&end| end <= head.len()) {
+                    Some(end) => at = end,
+                    None => return false,
+                }
+            }
+            (f, 2) => return u32::try_from(f).ok().and_then(model_type).is_some(),
+            _ => return false,
+        }
+    }
+    false
+}
+
 /// The name of a model type field, if it is one.
 fn model_type(field: u32) -> Option<&'static str> {
     MODEL_TYPES
@@ -853,6 +899,33 @@ mod tests {
     fn spec(bytes: &[u8]) -> (Facts, Vec<Problem>) {
         let mut r: &[u8] = bytes;
         inspect_spec(&mut r, bytes.len() as u64, &Limits::default())
+    }
+
+    #[test]
+    fn a_spec_is_recognised_by_its_model_field_and_onnx_is_not() {
+        use crate::inspect::protobuf::encode::{cat, field_bytes, field_str, field_varint};
+        let nn = build::coreml_neural_network(&[build::coreml_layer("conv", 100)]);
+        assert!(is_spec(&nn));
+        assert!(is_spec(&build::coreml_custom_model("M")));
+        // Cut before the model field: undecided, so not Core ML.
+        assert!(!is_spec(&nn[..4]));
+        // An ONNX ModelProto starts the same way: ir_version, producer_name, then a graph.
+        let onnx = cat(&[
+            field_varint(1, 8),
+            field_str(2, "pytorch"),
+            field_bytes(7, b""),
+        ]);
+        assert!(!is_spec(&onnx));
+        // A version past any Core ML release; a first field that is not the version.
+        assert!(!is_spec(&cat(&[
+            field_varint(1, 1000),
+            field_bytes(500, b"")
+        ])));
+        assert!(!is_spec(&cat(&[
+            field_bytes(2, b""),
+            field_bytes(500, b"")
+        ])));
+        assert!(is_spec(&cat(&[field_varint(1, 7), field_bytes(500, b"")])));
     }
 
     #[test]

@@ -284,6 +284,9 @@ fn probes(head: &[u8], sniffed: Format) -> classify::Probes {
             joblib_zf: joblib_zfile_header(head).is_some(),
             onnx_tensor: onnx::is_onnx_value(head),
             openvino_ir: openvino::is_ir(head),
+            coreml_spec: coreml::is_spec(head),
+            paddle_program: paddle::starts_like_program(head),
+            flax_msgpack: msgpack::is_flax(head),
         }
     } else {
         classify::Probes::default()

@@ -281,6 +281,63 @@ enum Item {
     },
 }
 
+/// Items [`is_flax`] reads before giving up: a Flax checkpoint reaches its first array within a
+/// few names.
+const PROBE_ITEMS: usize = 4096;
+/// Nesting [`is_flax`] follows (Flax parameter trees are a few levels deep).
+const PROBE_DEPTH: usize = 64;
+
+/// Whether `head` (the first bytes of a file) reads as a Flax/JAX msgpack checkpoint whatever
+/// its name (issue 40): a map at the top, every map key a string, and a Flax extension value
+/// (an ndarray, complex or numpy scalar: types [`EXT_NDARRAY`] to [`EXT_SCALAR`]) reached
+/// before `head` ends, every item before it well formed. A key of another type, another
+/// extension type, a top-level value that ends first, or running out of `head` decides
+/// against.
+pub fn is_flax(head: &[u8]) -> bool {
+    if !head
+        .first()
+        .is_some_and(|b| (0x80..=0x8f).contains(b) || *b == 0xde || *b == 0xdf)
+    {
+        return false;
+    }
+    let mut reader = head;
+    let mut s = Stream {
+        inner: &mut reader,
+        pos: 0,
+        size: head.len() as u64,
+        ends: Vec::new(),
+    };
+    // Open containers: items left (a map counts its keys and values), and whether a map.
+    let mut open: Vec<(u64, bool)> = Vec::new();
+    for _ in 0..PROBE_ITEMS {
+        let is_key = open.last_mut().is_some_and(|(left, map)| {
+            let key = *map && *left % 2 == 0;
+            *left -= 1;
+            key
+        });
+        let Ok(item) = item(&mut s, 0) else {
+            return false;
+        };
+        if is_key && !matches!(item, Item::Bytes { bin: false, .. }) {
+            return false;
+        }
+        match item {
+            Item::Ext { ty, .. } => return (EXT_NDARRAY..=EXT_SCALAR).contains(&ty),
+            Item::Map(n) | Item::Array(n) if n > 0 && open.len() >= PROBE_DEPTH => return false,
+            Item::Map(n) if n > 0 => open.push((n * 2, true)),
+            Item::Array(n) if n > 0 => open.push((n, false)),
+            _ => {}
+        }
+        while open.last().is_some_and(|(left, _)| *left == 0) {
+            open.pop();
+        }
+        if open.is_empty() {
+            return false;
+        }
+    }
+    false
+}
+
 /// Reads one item's header. With `keep > 0`, a string or binary keeps its first `keep` bytes.
 fn item(s: &mut Stream<'_>, keep: usize) -> Result<Item, Stop> {
     let at = s.pos;
@@ -949,6 +1006,27 @@ mod tests {
 
     fn codes(w: &Walk) -> Vec<&'static str> {
         w.problems.iter().map(|p| p.code).collect()
+    }
+
+    #[test]
+    fn a_flax_checkpoint_is_recognised_by_content() {
+        let params = build::flax_params();
+        assert!(is_flax(&params));
+        assert!(!is_flax(&params[..3]));
+        let one = build::ndarray_raw(&[2], "float32", &[0u8; 8]);
+        assert!(is_flax(&build::flax_file(&[("w", one)])));
+        assert!(is_flax(&[0x81, 0xa1, b'a', 0xd4, 0x01, 0x00]));
+        // {"a": 1}: the map ends with no array; {1: array}: a key that is not a string.
+        assert!(!is_flax(&[0x81, 0xa1, b'a', 0x01]));
+        assert!(!is_flax(&[0x81, 0x01, 0xd4, 0x01, 0x00]));
+        // Another extension type; not a map at the top.
+        assert!(!is_flax(&[0x81, 0xa1, b'a', 0xd4, 0x05, 0x00]));
+        assert!(!is_flax(&[0x91, 0xd4, 0x01, 0x00]));
+        // An array nested past the probe's depth.
+        let mut deep = vec![0x81, 0xa1, b'a'];
+        deep.extend([0x91; 100]);
+        deep.extend([0xd4, 0x01, 0x00]);
+        assert!(!is_flax(&deep));
     }
 
     #[test]

@@ -90,6 +90,24 @@ pub fn is_program(head: &[u8]) -> bool {
     matches!(head, [0x0a, ..])
 }
 
+/// Whether `head` reads as a Paddle `ProgramDesc` whatever its name (issue 40). Block 0 comes
+/// first, and `framework.proto` makes a block's `idx` and `parent_idx` required, so every
+/// program starts the same way: field 1 (the block, length-delimited), then `idx` 0 and
+/// `parent_idx` -1 (a ten-byte varint), then the block's variables (3), operators (4) or
+/// forward block (5). No ONNX, TensorFlow or Core ML protobuf starts like that.
+pub fn starts_like_program(head: &[u8]) -> bool {
+    use super::protobuf::varint_at as varint;
+    let mut at = 0;
+    let mut next = || varint(head, &mut at);
+    next() == Some(0x0a)
+        && next().is_some()
+        && next() == Some(0x08)
+        && next() == Some(0)
+        && next() == Some(0x10)
+        && next() == Some(u64::MAX)
+        && matches!(next(), Some(0x1a | 0x22 | 0x28))
+}
+
 enum Frame {
     Program,
     Version,
@@ -586,6 +604,20 @@ mod tests {
     fn params(bytes: &[u8]) -> (ParamsFacts, Vec<Problem>) {
         let mut r: &[u8] = bytes;
         inspect_params(&mut r, bytes.len() as u64, &Limits::default())
+    }
+
+    #[test]
+    fn a_program_is_recognised_by_block_zero_and_a_graph_def_is_not() {
+        use crate::inspect::protobuf::encode::{cat, field_bytes, field_str, field_varint};
+        let p = build::paddle_benign_program();
+        assert!(starts_like_program(&p));
+        assert!(!starts_like_program(&p[..3]));
+        // A TensorFlow GraphDef: a node (field 1) whose first field is its name.
+        let graph = field_bytes(1, &cat(&[field_str(1, "x"), field_str(2, "Const")]));
+        assert!(is_program(&graph) && !starts_like_program(&graph));
+        // Block 0 says its parent is -1.
+        let block = cat(&[field_varint(1, 0), field_varint(2, 0), field_bytes(3, b"")]);
+        assert!(!starts_like_program(&field_bytes(1, &block)));
     }
 
     #[test]

@@ -339,3 +339,35 @@ fn paddle_hostile_variants_are_findings() {
         ["tensor-past-eof"]
     );
 }
+
+#[test]
+fn coreml_paddle_and_flax_are_recognised_by_content_under_any_name() {
+    // Issue 40: no name says what these are (Paddle's legacy program name is `__model__`).
+    let repo = Repo::new();
+    let nn = build::coreml_neural_network(&[build::coreml_layer("conv", 100)]);
+    let custom = build::coreml_neural_network(&[build::coreml_custom_layer("evil", "EvilLayer")]);
+    repo.file("a/model_spec", &nn)
+        .file("b/__model__", build::paddle_benign_program())
+        .file("c/state", build::flax_params())
+        .file("d/spec", &custom);
+    let (_, r) = scan_json(repo.path(), &[]);
+    let a = file(&r, "a/model_spec");
+    assert_eq!(a["format"], "coreml", "{r:#}");
+    assert_eq!(a["facts"]["coreml"]["model_type"], "neuralNetwork");
+    let b = file(&r, "b/__model__");
+    assert_eq!(b["format"], "paddle");
+    assert_eq!(b["facts"]["paddle"]["op_count"], 4);
+    let c = file(&r, "c/state");
+    assert_eq!(c["format"], "msgpack");
+    assert_eq!(c["facts"]["tensor_count"], 3);
+    for f in ["a/model_spec", "b/__model__", "c/state"] {
+        assert!(rules_on(&r, f).is_empty(), "{f}: {r:#}");
+    }
+    // The code-carrying surface is judged whatever the name.
+    assert_eq!(file(&r, "d/spec")["format"], "coreml");
+    assert!(
+        rules_on(&r, "d/spec").contains(&"FMT008".to_string()),
+        "{r:#}"
+    );
+    assert!(findings(&r, "FMT002").is_empty(), "{r:#}");
+}
