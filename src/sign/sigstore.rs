@@ -17,7 +17,9 @@ use super::bundle::{TlogEntry, decode_b64};
 use super::keys::PublicKey;
 use super::statement::hex;
 use super::x509::{Cert, fmt_time, verify_chain};
-use super::{Limits, SignError, SubjectMatch};
+use super::error::SignError;
+use super::limits::Limits;
+use super::signer::SubjectMatch;
 
 /// A Sigstore trusted root (`application/vnd.dev.sigstore.trustedroot+json;version=0.1`).
 #[derive(Debug, Clone)]

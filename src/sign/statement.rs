@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::manifest::{HashType, Manifest, Resource, Serialization};
-use super::{Limits, SignError};
+use super::error::SignError;
+use super::limits::Limits;
 
 /// DSSE payload type of an in-toto statement.
 pub const IN_TOTO_PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
