@@ -12,7 +12,7 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 use bzip2::bufread::MultiBzDecoder;
 use flate2::bufread::DeflateDecoder;
 
-use super::Limits;
+use super::limits::Limits;
 use super::header::{Coder, Folder};
 use crate::inspect::problem::Problem;
 
