@@ -8,7 +8,7 @@ use std::io::BufRead;
 
 use super::{Machine, Node, Val, err};
 use crate::inspect::pickle::ops::{Arg, Op, Payload, Source};
-use crate::inspect::pickle::{Analysis, Import, Malformed};
+use crate::inspect::pickle::analysis::{Analysis, Import, Malformed};
 
 impl Machine<'_> {
     /// EXT1, EXT2, EXT4: an import through copyreg's extension registry; the name is unknown.
@@ -339,7 +339,7 @@ impl Machine<'_> {
         {
             return None;
         }
-        let limits = crate::inspect::pickle::Limits {
+        let limits = crate::inspect::pickle::analysis::Limits {
             embedded_depth: depth,
             ..self.limits.clone()
         };

@@ -6,7 +6,7 @@
 
 use super::{Machine, Node, Val, err};
 use crate::inspect::pickle::ops::Op;
-use crate::inspect::pickle::{Analysis, Malformed};
+use crate::inspect::pickle::analysis::{Analysis, Malformed};
 
 impl Machine<'_> {
     /// EMPTY_LIST, EMPTY_TUPLE, EMPTY_SET.

@@ -5,7 +5,7 @@
 
 use super::{Flow, Machine, Val, err};
 use crate::inspect::pickle::ops::{Arg, Op};
-use crate::inspect::pickle::{Analysis, Malformed};
+use crate::inspect::pickle::analysis::{Analysis, Malformed};
 
 impl Machine<'_> {
     /// MARK: remember the stack height (bounded: a stream of MARKs is cheap to write).

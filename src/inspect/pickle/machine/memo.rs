@@ -5,7 +5,7 @@
 
 use super::constants::parse_decimal;
 use super::{Machine, Val, err};
-use crate::inspect::pickle::Malformed;
+use crate::inspect::pickle::analysis::Malformed;
 use crate::inspect::pickle::ops::{Arg, Op};
 
 impl Machine<'_> {

@@ -26,7 +26,7 @@ use std::io::BufRead;
 use std::rc::Rc;
 
 use super::ops::{self, Arg, Op, Source};
-use super::{Analysis, Limits, Malformed, PickleInfo, malformed};
+use super::analysis::{Analysis, Limits, Malformed, PickleInfo, malformed};
 
 /// A kept string value.
 #[derive(Debug)]

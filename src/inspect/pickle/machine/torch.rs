@@ -8,7 +8,7 @@
 use super::{Machine, Val};
 use crate::inspect::pickle::ops::Op;
 use crate::inspect::pickle::torch::view_shape;
-use crate::inspect::pickle::{Analysis, Shape, Storage, TensorView};
+use crate::inspect::pickle::analysis::{Analysis, Shape, Storage, TensorView};
 use crate::knowledge::normalize_module;
 
 /// Longest storage key kept (torch writes short decimal keys).
