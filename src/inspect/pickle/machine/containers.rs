@@ -4,7 +4,7 @@
 //! because joblib's array headers are dicts and tuples. A target that is not a container gets
 //! a method called (`extend`, `__setitem__`, `add`), which counts as a call on its class.
 
-use super::{Machine, Node, Val, err};
+use super::state::{Machine, Node, Val, err};
 use crate::inspect::pickle::ops::Op;
 use crate::inspect::pickle::analysis::{Analysis, Malformed};
 

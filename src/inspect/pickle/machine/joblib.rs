@@ -5,7 +5,7 @@
 
 use std::io::BufRead;
 
-use super::{Machine, Node, Saved, Val, err};
+use super::state::{Machine, Node, Saved, Val, err};
 use crate::inspect::pickle::ops::Source;
 use crate::inspect::pickle::analysis::{Analysis, Malformed, RawRegion};
 use crate::knowledge::normalize_module;

@@ -4,7 +4,7 @@
 //! fetched for a STACK_GLOBAL later is still seen.
 
 use super::constants::parse_decimal;
-use super::{Machine, Val, err};
+use super::state::{Machine, Val, err};
 use crate::inspect::pickle::analysis::Malformed;
 use crate::inspect::pickle::ops::{Arg, Op};
 
