@@ -167,9 +167,8 @@ fn a_grading_table_says_deny_from_and_allow_below() {
         assert_eq!(p.level(RuleId::CustomCodeBehaviour), Action::Deny);
     }
     // "allow info findings" of a rule that is otherwise denied.
-    let p = graded(
-        "version = 1\n[rules]\nPKL003 = { deny_from = \"low\", allow_below = \"low\" }\n",
-    );
+    let p =
+        graded("version = 1\n[rules]\nPKL003 = { deny_from = \"low\", allow_below = \"low\" }\n");
     let g = p.grading(RuleId::PickleFormat);
     assert_eq!(g.action(Severity::Info), Action::Allow);
     assert_eq!(g.action(Severity::Low), Action::Deny);
@@ -186,9 +185,8 @@ fn a_grading_table_says_deny_from_and_allow_below() {
 
 #[test]
 fn a_level_means_the_grading_the_registry_declares_for_it() {
-    let p = graded(
-        "version = 1\n[rules]\nSRC006 = \"deny\"\nSRC007 = \"warn\"\nPKL003 = \"warn\"\n",
-    );
+    let p =
+        graded("version = 1\n[rules]\nSRC006 = \"deny\"\nSRC007 = \"warn\"\nPKL003 = \"warn\"\n");
     for rule in [
         RuleId::CustomCodeBehaviour,
         RuleId::NativeCode,
@@ -266,7 +264,8 @@ fn rejects_bad_globs() {
 
 #[test]
 fn rejects_bad_pickle_globals() {
-    let text = "version = 1\n[pickle]\nsafe_globals = [\"mypkg\", \"a.*.b\", \"a.b c\", \"ok.name\"]\n";
+    let text =
+        "version = 1\n[pickle]\nsafe_globals = [\"mypkg\", \"a.*.b\", \"a.b c\", \"ok.name\"]\n";
     assert_eq!(codes(text), ["bad-global"; 3]);
 }
 

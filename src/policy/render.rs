@@ -8,9 +8,9 @@ use std::io::{self, Write};
 
 use super::config::{builtin, default_gradings, default_levels};
 use super::types::{PRESETS, Policy, SigningOptions};
-use crate::model::limits::LIMITS;
 use crate::model::finding::Action;
 use crate::model::grading::{self, Grading};
+use crate::model::limits::LIMITS;
 use crate::model::rules::{RuleId, Severity};
 
 /// Writes the effective policy: its source, every rule's level and grading grouped by area

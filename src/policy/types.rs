@@ -195,7 +195,13 @@ impl Exception {
 
     /// Whether the exception covers a detection of `rule` at `path` whose file has `digest`.
     /// A pinned exception never covers a file whose digest is unknown.
-    pub(super) fn covers(&self, rule: RuleId, path: &str, digest: Option<&str>, today: time::Date) -> bool {
+    pub(super) fn covers(
+        &self,
+        rule: RuleId,
+        path: &str,
+        digest: Option<&str>,
+        today: time::Date,
+    ) -> bool {
         if self.rule != rule || self.is_expired(today) || !self.matches_path(path) {
             return false;
         }
@@ -245,4 +251,3 @@ pub fn text_digest(text: &str) -> String {
 /// Largest policy file read (in the scanned tree or given with `--policy`): far more than any
 /// policy needs, small enough that a FIFO or `/dev/zero` given by mistake cannot exhaust memory.
 pub const MAX_POLICY_BYTES: u64 = 1 << 20;
-

@@ -10,14 +10,14 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::manifest::{self, IgnoreSet, Resource, Serialization};
-use super::statement::hex;
 use super::envelope::{Trust, verify_bundle};
 use super::error::SignError;
 use super::inputs::{self, read_small};
 use super::limits::Limits;
+use super::manifest::{self, IgnoreSet, Resource, Serialization};
 use super::signer::Signer;
 use super::statement;
+use super::statement::hex;
 use super::tree::{self, VerifyOptions, relative_inside};
 
 /// The reference tool's default signature file name.

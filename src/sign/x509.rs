@@ -12,8 +12,8 @@ use x509_cert::Certificate;
 use x509_cert::ext::pkix::name::GeneralName;
 use x509_cert::ext::pkix::{BasicConstraints, ExtendedKeyUsage, KeyUsage, SubjectAltName};
 
-use super::keys::PublicKey;
 use super::error::SignError;
+use super::keys::PublicKey;
 use super::limits::Limits;
 
 const OID_ECDSA_SHA256: &str = "1.2.840.10045.4.3.2";

@@ -5,8 +5,8 @@
 
 use std::io::{self, BufRead, Write};
 
-use super::ops::{self, Arg, Op, Payload, Source};
 use super::analysis::{Limits, Malformed};
+use super::ops::{self, Arg, Op, Payload, Source};
 use super::sniff::looks_like_pickle;
 
 /// Characters of an argument shown before it is cut.

@@ -24,8 +24,8 @@ pub use analysis::{
     TensorView, Trailing, Wraps,
 };
 pub use dis::disassemble;
-pub use sniff::looks_like_pickle;
 use ops::Source;
+pub use sniff::looks_like_pickle;
 
 /// Analyse every pickle in `r`, one after another, until end of stream, non-pickle data after
 /// a STOP, an error or a limit. Never panics and never fails: problems land in

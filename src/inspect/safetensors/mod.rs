@@ -74,8 +74,8 @@ mod schema;
 mod syntax;
 mod values;
 
-pub(crate) use header::violation;
 use header::PREFIX_LEN;
+pub(crate) use header::violation;
 pub use header::{Dtype, Header, Limits, TensorInfo, Violation, code};
 pub use index::{ShardSummary, check_shard_index};
 pub use values::{NonFinite, scan_values};

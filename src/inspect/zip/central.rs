@@ -2,10 +2,11 @@
 //! (records as they stream past) and by header mode (`inspect::ranged`, a central directory
 //! fetched from the end of a remote file and planned into range reads).
 
-use super::source::{Le, zip64_field};
 use super::format::{
-    CENTRAL_HEADER_LEN, SIG_CENTRAL, display_name, SIG_EOCD, SIG_ZIP64_EOCD, SIG_ZIP64_LOCATOR, U32_MAX,
+    CENTRAL_HEADER_LEN, SIG_CENTRAL, SIG_EOCD, SIG_ZIP64_EOCD, SIG_ZIP64_LOCATOR, U32_MAX,
+    display_name,
 };
+use super::source::{Le, zip64_field};
 
 /// The fields of one central-directory record, sizes and offset widened by its zip64 extra
 /// field where the 32-bit fields say so.

@@ -9,11 +9,11 @@ use std::rc::Rc;
 use bzip2::bufread::BzDecoder;
 use flate2::bufread::DeflateDecoder;
 
-use super::source::{Le, Src, zip64_field};
 use super::format::*;
-use crate::inspect::problem::Problem;
+use super::source::{Le, Src, zip64_field};
 use super::walker::{Halt, Walker};
 use crate::codec::Ratio;
+use crate::inspect::problem::Problem;
 use crate::inspect::problem::ProblemKind;
 
 /// Names that escape the extraction directory if someone unpacks the archive naively.

@@ -39,10 +39,10 @@ use std::io::BufRead;
 
 use super::problem::Problem;
 
-use format::*;
-pub use format::{Limits, METHOD_BZIP2, METHOD_DEFLATE, METHOD_STORED, Member, ZipReport};
 pub(in crate::inspect) use central::{TAIL_LEN, end_record, parse_central_directory, zip64_end};
 pub(in crate::inspect) use format::display_name;
+use format::*;
+pub use format::{Limits, METHOD_BZIP2, METHOD_DEFLATE, METHOD_STORED, Member, ZipReport};
 pub(in crate::inspect) use member::traversal_reason;
 pub use pytorch::{Layout, TorchLayout, classify_pytorch, storage_archive, torchscript_code};
 use source::{DynRead, Src};

@@ -6,9 +6,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, BufRead};
 
-use super::source::{Le, Src};
 use super::central::CentralFields;
 use super::format::*;
+use super::source::{Le, Src};
 use crate::inspect::problem::Problem;
 
 /// Why the walk stopped early.

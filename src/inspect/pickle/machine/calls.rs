@@ -7,8 +7,8 @@
 use std::io::BufRead;
 
 use super::state::{Machine, Node, Val, err};
-use crate::inspect::pickle::ops::{Arg, Op, Payload, Source};
 use crate::inspect::pickle::analysis::{Analysis, Import, Malformed};
+use crate::inspect::pickle::ops::{Arg, Op, Payload, Source};
 
 impl Machine<'_> {
     /// EXT1, EXT2, EXT4: an import through copyreg's extension registry; the name is unknown.

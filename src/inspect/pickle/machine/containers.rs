@@ -5,8 +5,8 @@
 //! a method called (`extend`, `__setitem__`, `add`), which counts as a call on its class.
 
 use super::state::{Machine, Node, Val, err};
-use crate::inspect::pickle::ops::Op;
 use crate::inspect::pickle::analysis::{Analysis, Malformed};
+use crate::inspect::pickle::ops::Op;
 
 impl Machine<'_> {
     /// EMPTY_LIST, EMPTY_TUPLE, EMPTY_SET.

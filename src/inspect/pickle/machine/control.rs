@@ -4,8 +4,8 @@
 //! fence and MARK rules are what stream-desync tricks probe, so they follow the C code exactly.
 
 use super::state::{Flow, Machine, Val, err};
-use crate::inspect::pickle::ops::{Arg, Op};
 use crate::inspect::pickle::analysis::{Analysis, Malformed};
+use crate::inspect::pickle::ops::{Arg, Op};
 
 impl Machine<'_> {
     /// MARK: remember the stack height (bounded: a stream of MARKs is cheap to write).

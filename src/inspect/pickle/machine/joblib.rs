@@ -6,8 +6,8 @@
 use std::io::BufRead;
 
 use super::state::{Machine, Node, Saved, Val, err};
-use crate::inspect::pickle::ops::Source;
 use crate::inspect::pickle::analysis::{Analysis, Malformed, RawRegion};
+use crate::inspect::pickle::ops::Source;
 use crate::knowledge::normalize_module;
 
 /// Modules whose `NumpyArrayWrapper` is joblib's: the package and scikit-learn's vendored copy.

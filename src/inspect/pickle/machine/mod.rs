@@ -26,8 +26,8 @@ use std::collections::HashMap;
 use std::io::BufRead;
 use std::rc::Rc;
 
-use super::ops::{self, Arg, Op, Source};
 use super::analysis::{Analysis, Limits, Malformed, PickleInfo, malformed};
+use super::ops::{self, Arg, Op, Source};
 use state::{Blob, Flow, MAX_BLOB_BYTES, Machine, Node, RootList, Text, Val, err};
 
 /// Read one pickle (up to and including its STOP) and record its imports in `out`.
@@ -126,7 +126,6 @@ pub(super) fn run_pickle<R: BufRead>(
     });
     result
 }
-
 
 impl Machine<'_> {
     fn fence(&self) -> usize {
