@@ -234,7 +234,8 @@ pub struct Policy {
     pub scan: ScanOptions,
     /// `[signing]`.
     pub signing: SigningOptions,
-    /// Every limit in [`LIMITS`], with the policy's value or the default.
+    /// Every limit in [`LIMITS`](crate::model::limits::LIMITS), with the policy's value or the
+    /// default.
     pub limits: Limits,
     /// `[[exceptions]]`, in declaration order.
     pub exceptions: Vec<Exception>,
