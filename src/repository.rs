@@ -22,6 +22,10 @@ use crate::provenance::{card, git, hfcache, lfs};
 
 mod loader_code;
 mod native;
+mod paths;
+
+use paths::join;
+pub use paths::parent;
 
 /// Options the repository checks take from the policy.
 #[derive(Debug, Clone, Default)]
@@ -32,19 +36,6 @@ pub struct RepoOptions {
     pub allowed_licenses: Option<Vec<String>>,
     /// Largest shard index read.
     pub json_bytes: u64,
-}
-
-/// The directory part of a relative path (`""` for top-level files).
-pub fn parent(rel: &str) -> &str {
-    rel.rsplit_once('/').map(|(d, _)| d).unwrap_or("")
-}
-
-fn join(dir: &str, name: &str) -> String {
-    if dir.is_empty() {
-        name.to_string()
-    } else {
-        format!("{dir}/{name}")
-    }
 }
 
 /// Shard indexes (`*.safetensors.index.json`) against the shards next to them.

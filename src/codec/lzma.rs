@@ -12,7 +12,7 @@
 
 use std::io::{self, Write};
 
-pub use super::Ratio;
+pub use super::ratio::Ratio;
 
 /// Why the sink refused more output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

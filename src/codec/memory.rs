@@ -8,7 +8,7 @@
 
 use std::io::{self, Read};
 
-use super::ErrorKind;
+use super::error::ErrorKind;
 use super::header::{BZIP2_MAGIC, Check, GZIP_MAGIC, XZ_MAGIC, is_lzma_alone, xz_unpacked_size};
 use super::lzma;
 

@@ -5,7 +5,7 @@
 //! were computed with CPython 3.11). None of them produces more bytes than it reads except
 //! [`ascii85`] (`z` is four zero bytes): the caller caps that one before calling it.
 
-use super::ErrorKind;
+use super::error::ErrorKind;
 
 /// The standard alphabet's value of each byte (64: not in it).
 pub fn base64_value(b: u8) -> u8 {

@@ -13,7 +13,7 @@ pub fn run(rule: &str) -> Result<u8> {
             None => bail!("unknown rule `{rule}` (see `modelgate rules`)"),
         }
     };
-    let mut w = super::output(None)?;
+    let mut w = super::process::output(None)?;
     modelgate::policy::explain(id, &mut w)?;
     w.flush()?;
     Ok(0)

@@ -27,7 +27,7 @@ pub fn run(args: InspectArgs) -> Result<u8> {
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default();
-    let clock = super::clock()?;
+    let clock = super::process::clock()?;
     let policy = policy::locate(args.policy.as_deref(), &dir)?;
     let cfg = engine::scan_config(&policy, args.check_values);
     let rel = args
@@ -53,7 +53,7 @@ pub fn run(args: InspectArgs) -> Result<u8> {
         format: scan.format.unwrap_or(Format::Unknown),
         facts: scan.facts.clone(),
     };
-    let mut w = super::output(None)?;
+    let mut w = super::process::output(None)?;
     match args.format {
         TextOrJson::Json => {
             serde_json::to_writer_pretty(&mut w, &json!({"file": record, "findings": findings}))?;

@@ -5,17 +5,14 @@
 mod explain;
 mod inspect;
 mod policy;
+mod process;
 mod rules;
 mod scan;
 mod selftest;
 mod sign;
 mod verify;
 
-use std::fs::File;
-use std::io::{self, BufWriter, Write};
-use std::path::Path;
-
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::cli::{Cli, Command};
 
@@ -31,29 +28,4 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Sign(args) => sign::run(args),
         Command::Selftest => selftest::run(),
     }
-}
-
-/// Standard output, or a file created at `path`, buffered.
-fn output(path: Option<&Path>) -> Result<Box<dyn Write>> {
-    Ok(match path {
-        Some(p) => Box::new(BufWriter::new(
-            File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
-        )),
-        None => Box::new(BufWriter::new(io::stdout().lock())),
-    })
-}
-
-/// A status line on stderr (commands talk to the terminal only through here and `output`).
-fn status(msg: &str) {
-    let _ = writeln!(io::stderr().lock(), "{msg}");
-}
-
-/// The run's clock; an invalid `SOURCE_DATE_EPOCH` stops the command (exit 2).
-fn clock() -> Result<modelgate::model::clock::Clock> {
-    Ok(modelgate::model::clock::Clock::from_env()?)
-}
-
-/// Worker threads when not given: one per CPU.
-fn default_jobs() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
 }

@@ -14,7 +14,7 @@ pub fn run(cmd: PolicyCommand) -> Result<u8> {
         PolicyCommand::Baseline(args) => baseline(args),
         PolicyCommand::Check { file } => {
             let policy = policy::load_file(&file)?;
-            let mut w = super::output(None)?;
+            let mut w = super::process::output(None)?;
             policy::render_effective(&policy, &mut w)?;
             w.flush()?;
             Ok(0)
@@ -29,7 +29,7 @@ pub fn run(cmd: PolicyCommand) -> Result<u8> {
                 bail!("unknown preset `{preset}` (presets: {})", names.join(", "));
             };
             if output.as_os_str() == "-" {
-                let mut w = super::output(None)?;
+                let mut w = super::process::output(None)?;
                 w.write_all(text.as_bytes())?;
                 w.flush()?;
                 return Ok(0);
@@ -42,7 +42,7 @@ pub fn run(cmd: PolicyCommand) -> Result<u8> {
             }
             std::fs::write(&output, text)
                 .with_context(|| format!("cannot write {}", output.display()))?;
-            super::status(&format!("wrote {} (preset {preset})", output.display()));
+            super::process::status(&format!("wrote {} (preset {preset})", output.display()));
             Ok(0)
         }
     }
@@ -54,7 +54,7 @@ fn baseline(args: BaselineArgs) -> Result<u8> {
     if std::fs::symlink_metadata(root).is_err() {
         bail!("path does not exist: {}", root.display());
     }
-    let clock = super::clock()?;
+    let clock = super::process::clock()?;
     let policy = policy::locate(args.policy.as_deref(), root)?;
     let output = args.output.clone().unwrap_or_else(|| match &args.policy {
         Some(p) => p.clone(),
@@ -107,7 +107,7 @@ fn baseline(args: BaselineArgs) -> Result<u8> {
     )?;
 
     if to_stdout {
-        let mut w = super::output(None)?;
+        let mut w = super::process::output(None)?;
         w.write_all(baseline.text.as_bytes())?;
         w.flush()?;
     } else if !(output_exists && baseline.added.is_empty()) {
@@ -136,6 +136,6 @@ fn baseline(args: BaselineArgs) -> Result<u8> {
             codes.join(", ")
         ));
     }
-    super::status(&msg);
+    super::process::status(&msg);
     Ok(0)
 }

@@ -41,7 +41,7 @@ fn declared(rule: RuleId) -> Vec<(Action, Grading)> {
 
 /// Lists every rule.
 pub fn run(format: TextOrJson) -> Result<u8> {
-    let mut w = super::output(None)?;
+    let mut w = super::process::output(None)?;
     match format {
         TextOrJson::Json => {
             let all: Vec<Listed> = RuleId::ALL

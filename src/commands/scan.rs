@@ -30,7 +30,7 @@ pub fn run(args: ScanArgs) -> Result<u8> {
     if args.jobs == Some(0) {
         bail!("--jobs must be at least 1");
     }
-    let clock = super::clock()?;
+    let clock = super::process::clock()?;
     let first = args
         .paths
         .first()
@@ -46,7 +46,7 @@ pub fn run(args: ScanArgs) -> Result<u8> {
     apply_signing_args(&args, &mut policy.signing)?;
     let options = ScanOptions {
         excludes: args.exclude.clone(),
-        jobs: args.jobs.unwrap_or_else(super::default_jobs),
+        jobs: args.jobs.unwrap_or_else(super::process::default_jobs),
         no_git: args.no_git,
         check_values: args.check_values,
         sha512: args.hashes.contains(&HashAlg::Sha512),
@@ -61,7 +61,7 @@ pub fn run(args: ScanArgs) -> Result<u8> {
         },
     };
     if args.verbose {
-        super::status(&format!("sha-256 backend: {}", read::sha256_backend()));
+        super::process::status(&format!("sha-256 backend: {}", read::sha256_backend()));
     }
     let scanner = Scanner::new(policy, options);
     let (report, stats) = match &remote {
@@ -74,14 +74,14 @@ pub fn run(args: ScanArgs) -> Result<u8> {
     };
     if !args.quiet {
         for note in &stats.cache_notes {
-            super::status(&format!("modelgate: note: {note}"));
+            super::process::status(&format!("modelgate: note: {note}"));
         }
     }
 
     let started = Instant::now();
     // Side outputs first: a CI job wants the SARIF and SBOM even when the gate fails.
     if let Some(path) = &args.sarif {
-        let mut w = super::output(Some(path))?;
+        let mut w = super::process::output(Some(path))?;
         report::sarif::render_with_category(&report, args.sarif_category.as_deref(), &mut w)?;
         w.flush()?;
     }
@@ -111,12 +111,12 @@ pub fn run(args: ScanArgs) -> Result<u8> {
             ..cyclonedx::SbomOptions::default()
         };
         let bom = cyclonedx::build(&report, &opts);
-        let mut w = super::output(Some(path))?;
+        let mut w = super::process::output(Some(path))?;
         cyclonedx::render_spec(&bom, args.sbom_format.into(), args.sbom_spec.into(), &mut w)
             .with_context(|| format!("cannot write the SBOM to {}", path.display()))?;
         w.flush()?;
     }
-    let mut out = super::output(args.output.as_deref())?;
+    let mut out = super::process::output(args.output.as_deref())?;
     match OutputFormat::from(args.format) {
         OutputFormat::Json => report::json::render(&report, &mut out)?,
         OutputFormat::Sarif => {
@@ -180,13 +180,13 @@ fn run_batch(args: &ScanArgs, list: &std::path::Path) -> Result<u8> {
     };
     let shard = args.shard.as_deref().map(parse_shard).transpose()?;
     let targets = shard_targets(&text, shard);
-    let clock = super::clock()?;
+    let clock = super::process::clock()?;
     // The local project's policy judges every target (a remote repository's own is never read).
     let mut policy = policy::locate(args.policy.as_deref(), std::path::Path::new("."))?;
     apply_signing_args(args, &mut policy.signing)?;
     let options = ScanOptions {
         excludes: Vec::new(),
-        jobs: args.jobs.unwrap_or_else(super::default_jobs),
+        jobs: args.jobs.unwrap_or_else(super::process::default_jobs),
         no_git: true,
         check_values: args.check_values,
         sha512: args.hashes.contains(&HashAlg::Sha512),
@@ -199,7 +199,7 @@ fn run_batch(args: &ScanArgs, list: &std::path::Path) -> Result<u8> {
     let scanner = Scanner::new(policy, options);
     let opts = hub::client::ClientOptions::from_env(args.token_file.as_deref())?;
     let client = hub::client::Client::new(&opts)?;
-    let mut out = super::output(args.output.as_deref())?;
+    let mut out = super::process::output(args.output.as_deref())?;
     let mut worst = 0u8;
     let mut failed = 0usize;
     for arg in &targets {
@@ -218,7 +218,7 @@ fn run_batch(args: &ScanArgs, list: &std::path::Path) -> Result<u8> {
             Err(e) => {
                 failed += 1;
                 if !args.quiet {
-                    super::status(&format!("modelgate: {arg}: {e:#}"));
+                    super::process::status(&format!("modelgate: {arg}: {e:#}"));
                 }
                 let line = serde_json::json!({"target": arg, "error": format!("{e:#}")});
                 writeln!(out, "{line}")?;
@@ -356,7 +356,7 @@ fn print_stats(s: &Stats, render: Duration) {
             s.files, s.bytes, s.cache_hits
         ),
     ] {
-        super::status(&line);
+        super::process::status(&line);
     }
 }
 

@@ -38,7 +38,7 @@ pub fn run() -> Result<u8> {
     } else {
         "abort"
     };
-    super::status(&format!(
+    super::process::status(&format!(
         "panic isolation: ok (panic = \"{strategy}\"; a panicking inspector became SCAN001 and the scan went on)"
     ));
     Ok(0)

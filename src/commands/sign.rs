@@ -41,6 +41,6 @@ pub fn run(args: SignArgs) -> Result<u8> {
         (sign::sign(path, &material, &opts, &limits)?, out)
     };
     std::fs::write(&out, bytes).with_context(|| format!("cannot write {}", out.display()))?;
-    super::status(&format!("modelgate: wrote {}", out.display()));
+    super::process::status(&format!("modelgate: wrote {}", out.display()));
     Ok(0)
 }

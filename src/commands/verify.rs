@@ -22,8 +22,8 @@ pub fn run(args: VerifyArgs) -> Result<u8> {
     let Some(sbom) = &args.sbom else {
         bail!("verify needs --sbom FILE or --signature FILE");
     };
-    let result = modelgate::verify::verify(sbom, &args.path, super::default_jobs())?;
-    let mut w = super::output(None)?;
+    let result = modelgate::verify::verify(sbom, &args.path, super::process::default_jobs())?;
+    let mut w = super::process::output(None)?;
     match args.format {
         TextOrJson::Text => result.render_text(&mut w)?,
         TextOrJson::Json => result.render_json(&mut w)?,
@@ -45,8 +45,8 @@ fn verify_signed(args: &VerifyArgs) -> Result<u8> {
         trust_root: t.trust_root.clone(),
     };
     let trust = sign::inputs::trust(&spec, &limits)?;
-    let now_secs = super::clock()?.now().unix_timestamp();
-    let mut w = super::output(None)?;
+    let now_secs = super::process::clock()?.now().unix_timestamp();
+    let mut w = super::process::output(None)?;
     let mut json = Map::new();
     let mut ok = true;
     if let Some(sig) = &args.signature {
@@ -125,7 +125,7 @@ fn verify_signed(args: &VerifyArgs) -> Result<u8> {
     }
     // The SBOM is checked against the tree only once its attestation verified.
     if let Some(sbom) = args.sbom.as_ref().filter(|_| ok) {
-        let result = modelgate::verify::verify(sbom, &args.path, super::default_jobs())?;
+        let result = modelgate::verify::verify(sbom, &args.path, super::process::default_jobs())?;
         ok &= result.is_clean();
         match args.format {
             TextOrJson::Text => result.render_text(&mut w)?,

@@ -14,7 +14,8 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde_json::{Map, Value, json};
 
-use super::{ScanError, Scanner, Stats, root, schedule};
+use super::scanner::{ScanError, Scanner, Stats};
+use super::{root, schedule};
 use crate::hub::api::TreeEntry;
 use crate::hub::client::Client;
 use crate::hub::{self, RemoteMode, Target};

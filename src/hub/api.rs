@@ -67,7 +67,7 @@ pub fn parse_revision(body: &[u8]) -> Result<String, ShapeError> {
         .get("sha")
         .and_then(Value::as_str)
         .ok_or_else(|| ShapeError("revision info has no `sha`".into()))?;
-    if !super::is_commit(sha) {
+    if !super::target::is_commit(sha) {
         return Err(ShapeError(format!(
             "revision info's `sha` is not a 40-hex commit: {:?}",
             truncate(sha)

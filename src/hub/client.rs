@@ -18,7 +18,7 @@ use sha1::{Digest, Sha1};
 use ureq::http::{Response, Uri};
 
 use super::api::{self, EntryProblem, TreeEntry};
-use super::{Target, encode_path};
+use super::target::{DEFAULT_ENDPOINT, Target, encode_path};
 
 /// Hops followed for one request (the Hub redirects `resolve` to its CDN once).
 pub const MAX_REDIRECTS: usize = 5;
@@ -246,7 +246,7 @@ impl ClientOptions {
         {
             return Err(HubError::Offline);
         }
-        let endpoint = env("HF_ENDPOINT").unwrap_or_else(|| super::DEFAULT_ENDPOINT.to_string());
+        let endpoint = env("HF_ENDPOINT").unwrap_or_else(|| DEFAULT_ENDPOINT.to_string());
         let token = match token_file {
             Some(p) => Some(read_token(p)?),
             None => match env("HF_TOKEN") {

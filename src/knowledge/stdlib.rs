@@ -27,9 +27,9 @@
 //!   `calendar.py` class) is not vouched for: each stays with the judges after this table.
 //! - A callable row (`time.sleep`) beats its module's row and covers the callable's attributes.
 //!
-//! Precedence in [`super::classify_global`]: the dangerous table and the capability table come
-//! first (their categories and reasons are older and more specific), then this table, then the
-//! safe lists. A policy's `dangerous` entries beat a [`Class::Value`] row.
+//! Precedence in [`classify_global`](crate::knowledge::classify_global): the dangerous table and
+//! the capability table come first (their categories and reasons are older and more specific),
+//! then this table, then the safe lists. A policy's `dangerous` entries beat a [`Class::Value`] row.
 //!
 //! Sources: the CPython library reference of each module (its "Availability", "Warning" and
 //! "Note" boxes, 3.6-3.13), CPython's sources where the reference is silent (named per row),
@@ -104,7 +104,8 @@ use Class::Value;
 // Short names for the rows below (and their tests), one per capability a row uses.
 #[allow(non_upper_case_globals)]
 mod short {
-    use super::{Capability, Class};
+    use crate::knowledge::capabilities::Capability;
+    use crate::knowledge::stdlib::Class;
     pub const Proc: Class = Class::Capability(Capability::ProcessExecution);
     pub const Dyn: Class = Class::Capability(Capability::DynamicCode);
     pub const Fs: Class = Class::Capability(Capability::FileSystem);

@@ -17,7 +17,8 @@ use std::fmt::Write as _;
 use crate::model::finding::{Action, Finding};
 use crate::model::rules::RuleId;
 
-use super::{PolicyError, PolicySource, parse};
+use super::config::{PolicyError, parse};
+use super::types::PolicySource;
 
 /// Days until a baseline exception expires when `--expires-in` is not given.
 pub const DEFAULT_EXPIRY_DAYS: u32 = 90;

@@ -6,9 +6,11 @@
 
 use std::io::{self, Write};
 
-use super::{LIMITS, PRESETS, Policy, builtin, default_gradings, default_levels};
+use super::config::{builtin, default_gradings, default_levels};
+use super::types::{PRESETS, Policy, SigningOptions};
 use crate::model::finding::Action;
 use crate::model::grading::{self, Grading};
+use crate::model::limits::LIMITS;
 use crate::model::rules::{RuleId, Severity};
 
 /// Writes the effective policy: its source, every rule's level and grading grouped by area
@@ -121,7 +123,7 @@ pub fn render_effective(policy: &Policy, w: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-fn render_signing(s: &super::SigningOptions, w: &mut dyn Write) -> io::Result<()> {
+fn render_signing(s: &SigningOptions, w: &mut dyn Write) -> io::Result<()> {
     let paths = |p: &[std::path::PathBuf]| {
         or_none(
             &p.iter()

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use super::{join, parent};
+use super::paths::{join, parent};
 use crate::classify;
 use crate::model::facts::{Fact, FactMap};
 use crate::model::finding::{Detection, Severity};

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Value, json};
 
-use super::{join, parent};
+use super::paths::{join, parent};
 use crate::classify::{self, Format};
 use crate::inspect::FileScan;
 use crate::model::facts::{Fact, FactMap};

@@ -10,8 +10,11 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::envelope::{SigningMaterial, Trust, sign_payload, verify_bundle};
+use super::error::SignError;
+use super::limits::Limits;
+use super::signer::Signer;
 use super::statement::{CYCLONEDX_PREDICATE, STATEMENT_TYPE, Subject};
-use super::{Limits, SignError, Signer, SigningMaterial, Trust, sign_payload, verify_bundle};
 
 /// The property modelgate's SBOM uses for a file's path.
 const PATH_PROPERTY: &str = "modelgate:path";

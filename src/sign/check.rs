@@ -10,9 +10,15 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use super::envelope::{Trust, verify_bundle};
+use super::error::SignError;
+use super::inputs::{self, read_small};
+use super::limits::Limits;
 use super::manifest::{self, IgnoreSet, Resource, Serialization};
+use super::signer::Signer;
+use super::statement;
 use super::statement::hex;
-use super::{Limits, SignError, Trust, VerifyOptions, inputs, statement, verify_bundle};
+use super::tree::{self, VerifyOptions, relative_inside};
 
 /// The reference tool's default signature file name.
 pub const DEFAULT_SIGNATURE: &str = "model.sig";
@@ -95,7 +101,7 @@ pub struct SignatureFacts {
     pub tree_matches: Option<bool>,
     /// Who signed (when verified).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub signer: Option<super::Signer>,
+    pub signer: Option<Signer>,
     /// The statement's subject digest (when verified).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub manifest_digest: Option<String>,
@@ -145,15 +151,15 @@ pub fn check_tree(
                 path: String::new(),
                 message: format!(
                     "the policy requires a model signature and there is none at {}",
-                    super::relative_inside(root, &sig_path)
+                    relative_inside(root, &sig_path)
                         .unwrap_or_else(|| sig_path.display().to_string())
                 ),
             });
         }
         return out;
     }
-    let rel_sig = super::relative_inside(root, &sig_path);
-    let bytes = match super::read_small(&sig_path, limits.max_bundle_bytes) {
+    let rel_sig = relative_inside(root, &sig_path);
+    let bytes = match read_small(&sig_path, limits.max_bundle_bytes) {
         Ok(b) => b,
         Err(e) => {
             out.problems
@@ -271,7 +277,7 @@ fn tree_diff(
                 ignore_paths: rel_sig.into_iter().collect(),
                 ignore_git_paths: true,
             };
-            match super::check_tree(root, expected, &opts, limits) {
+            match tree::check_tree(root, expected, &opts, limits) {
                 Ok(d) => d,
                 Err(e) => return Err(e.to_string()),
             }

@@ -3,13 +3,16 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{
-    Cert, Limits, PrivateKey, PublicKey, SignError, SigningMaterial, SubjectMatch, Trust,
-    TrustedRoot,
-};
+use super::envelope::{SigningMaterial, Trust};
+use super::error::SignError;
+use super::keys::{PrivateKey, PublicKey};
+use super::limits::Limits;
+use super::signer::SubjectMatch;
+use super::sigstore::TrustedRoot;
+use super::x509::Cert;
 
 fn read_text(path: &Path, limits: &Limits) -> Result<String, SignError> {
-    let bytes = super::read_small(path, limits.max_pem_bytes)?;
+    let bytes = read_small(path, limits.max_pem_bytes)?;
     String::from_utf8(bytes)
         .map_err(|_| SignError::Key(format!("{}: not UTF-8 text", path.display())))
 }
@@ -94,7 +97,7 @@ pub fn trust(spec: &TrustSpec, limits: &Limits) -> Result<Trust, SignError> {
                     "keyless verification needs --identity (or --identity-regex), --issuer and --trust-root".into(),
                 ));
             };
-            let bytes = super::read_small(root, limits.max_trust_root_bytes)
+            let bytes = read_small(root, limits.max_trust_root_bytes)
                 .map_err(|e| with_path(root, e))?;
             Ok(Trust::Sigstore {
                 root: TrustedRoot::parse(&bytes, limits).map_err(|e| with_path(root, e))?,
@@ -106,4 +109,23 @@ pub fn trust(spec: &TrustSpec, limits: &Limits) -> Result<Trust, SignError> {
             "say whom to trust: exactly one of --key, --certificate-chain, or --identity/--issuer/--trust-root".into(),
         )),
     }
+}
+
+/// Reads a small PEM/JSON input file under the PEM limit.
+pub fn read_small(path: &Path, max: u64) -> Result<Vec<u8>, SignError> {
+    use std::io::Read;
+    let f = std::fs::File::open(path)
+        .map_err(|e| SignError::Key(format!("{}: {e}", path.display())))?;
+    let mut buf = Vec::new();
+    f.take(max + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| SignError::Key(format!("{}: {e}", path.display())))?;
+    if buf.len() as u64 > max {
+        return Err(SignError::TooLarge {
+            what: "input file",
+            len: buf.len() as u64,
+            max,
+        });
+    }
+    Ok(buf)
 }

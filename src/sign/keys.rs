@@ -8,7 +8,7 @@
 use p256::pkcs8::{DecodePrivateKey, DecodePublicKey, EncodePublicKey, LineEnding};
 use sha2::{Digest, Sha256};
 
-use super::SignError;
+use super::error::SignError;
 use super::statement::hex;
 
 /// A public key that can verify a model signature.

@@ -25,7 +25,8 @@ use rayon::prelude::*;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::{Limits, SignError};
+use super::error::SignError;
+use super::limits::Limits;
 use crate::inspect::read::Sha256Stream;
 use crate::model::finding::hex;
 

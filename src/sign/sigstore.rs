@@ -14,10 +14,12 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::bundle::{TlogEntry, decode_b64};
+use super::error::SignError;
 use super::keys::PublicKey;
+use super::limits::Limits;
+use super::signer::SubjectMatch;
 use super::statement::hex;
 use super::x509::{Cert, fmt_time, verify_chain};
-use super::{Limits, SignError, SubjectMatch};
 
 /// A Sigstore trusted root (`application/vnd.dev.sigstore.trustedroot+json;version=0.1`).
 #[derive(Debug, Clone)]

@@ -9,8 +9,9 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::error::SignError;
+use super::limits::Limits;
 use super::manifest::{HashType, Manifest, Resource, Serialization};
-use super::{Limits, SignError};
 
 /// DSSE payload type of an in-toto statement.
 pub const IN_TOTO_PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";

@@ -59,8 +59,7 @@ impl From<&crate::model::limits::Limits> for Limits {
     }
 }
 
-/// A CPython minor version (3.x).
-pub type Minor = u8;
+pub use opcodes::Minor;
 
 pub use crate::model::format::{
     PYC_MAGIC_RANGES as MAGIC_RANGES, is_pyc, pyc_version as version_of_magic,
@@ -1108,7 +1107,8 @@ impl Iterator for LineRanges<'_> {
 /// bytecode imports, loads and calls. Sources: CPython's `Lib/opcode.py` (3.6–3.12) and
 /// `Lib/_opcode_metadata.py` (3.13, 3.14), cross-checked with the `xdis` tables.
 pub mod opcodes {
-    use super::Minor;
+    /// A CPython minor version (3.x).
+    pub type Minor = u8;
 
     /// The opcodes one version uses for the instructions the resolver follows.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,8 +5,9 @@
 
 use std::io::{self, BufRead, Write};
 
+use super::analysis::{Limits, Malformed};
 use super::ops::{self, Arg, Op, Payload, Source};
-use super::{Limits, looks_like_pickle};
+use super::sniff::looks_like_pickle;
 
 /// Characters of an argument shown before it is cut.
 const SHOWN_ARG: usize = 80;
@@ -89,7 +90,7 @@ pub fn disassemble<R: BufRead, W: Write>(r: &mut R, w: &mut W, limits: &Limits) 
     }
 }
 
-fn error_line<W: Write>(w: &mut W, at: u64, e: &super::Malformed) -> io::Result<()> {
+fn error_line<W: Write>(w: &mut W, at: u64, e: &Malformed) -> io::Result<()> {
     writeln!(w, "error at offset {at}: {}: {}", e.code, e.message)
 }
 

@@ -6,7 +6,7 @@
 use std::fmt;
 use std::io::{self, BufRead};
 
-use super::{Limits, Malformed, malformed};
+use super::analysis::{Limits, Malformed, malformed};
 
 /// How an opcode's argument is encoded (pickletools' `ArgumentDescriptor` names).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,7 +7,7 @@
 //! overflow is out of bounds by definition. The storage block of a legacy (non-zip) file is
 //! checked here too: [`check_legacy_block`].
 
-use super::{Analysis, Shape, Storage, TensorView};
+use super::analysis::{Analysis, Shape, Storage, TensorView};
 use crate::knowledge::{torch_dtype_itemsize, torch_storage_itemsize};
 use std::collections::BTreeMap;
 use std::io::BufRead;

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
 
-use super::{Header, Limits, Violation, code, violation};
+use super::header::{Header, Limits, Violation, code, violation};
 use crate::model::problem::ProblemKind;
 
 /// What [`check_shard_index`] needs to know about one shard: its tensors and their byte sizes.

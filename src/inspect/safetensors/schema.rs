@@ -5,8 +5,8 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+use super::header::{Dtype, Limits, TensorInfo, Violation, code, violation};
 use super::syntax::Json;
-use super::{Dtype, Limits, TensorInfo, Violation, code, violation};
 
 /// Parses a number token as a plain non-negative integer: digits only (the lexer already refused
 /// leading zeros), no `-0`, no fraction, no exponent, below 2^64.

@@ -4,7 +4,7 @@
 //! spellings), so the header is lexed by hand: any byte another JSON reader could read
 //! differently is a violation here, before the schema pass in `schema` looks at meaning.
 
-use super::{Limits, PREFIX_LEN, Violation, code, violation};
+use super::header::{Limits, PREFIX_LEN, Violation, code, violation};
 
 /// Phase 1 of the header: byte 0 is `{`, the whole text is one strict JSON value within the
 /// depth limit, and only 0x20 padding follows it. Tab/newline padding is refused because a

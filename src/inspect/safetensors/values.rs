@@ -5,7 +5,7 @@ use std::io::{self, BufRead};
 
 use serde::Serialize;
 
-use super::{Dtype, Header};
+use super::header::{Dtype, Header};
 
 /// Non-finite values found in one float tensor by [`scan_values`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -167,7 +167,8 @@ fn words<const W: usize>(
 /// tensors are skipped without inspection (F4/F6 have no NaN/Inf encodings).
 ///
 /// Fails with `UnexpectedEof` if the reader ends before the data does and `InvalidInput` if `h`
-/// is not a tiling (it always is when it came from [`super::read_header`]).
+/// is not a tiling (it always is when it came from
+/// [`read_header`](crate::inspect::safetensors::read_header)).
 pub fn scan_values<R: BufRead>(r: &mut R, h: &Header) -> io::Result<Vec<NonFinite>> {
     let data_start = h.data_start();
     let mut found = Vec::new();

@@ -12,8 +12,8 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 use bzip2::bufread::MultiBzDecoder;
 use flate2::bufread::DeflateDecoder;
 
-use super::Limits;
 use super::header::{Coder, Folder};
+use super::limits::Limits;
 use crate::inspect::problem::Problem;
 
 /// A coder this reader decodes.

@@ -4,7 +4,7 @@
 //! header and with the member limit before anything is allocated for it; each property carries
 //! its own size, so what is not needed (times, comments, padding) is skipped within it.
 
-use super::Limits;
+use super::limits::Limits;
 use crate::inspect::problem::Problem;
 
 /// Property ids (`7zFormat.txt`, "Property IDs").

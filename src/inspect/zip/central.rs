@@ -2,8 +2,11 @@
 //! (records as they stream past) and by header mode (`inspect::ranged`, a central directory
 //! fetched from the end of a remote file and planned into range reads).
 
+use super::format::{
+    CENTRAL_HEADER_LEN, SIG_CENTRAL, SIG_EOCD, SIG_ZIP64_EOCD, SIG_ZIP64_LOCATOR, U32_MAX,
+    display_name,
+};
 use super::source::{Le, zip64_field};
-use super::{CENTRAL_HEADER_LEN, SIG_CENTRAL, U32_MAX, display_name};
 
 /// The fields of one central-directory record, sizes and offset widened by its zip64 extra
 /// field where the 32-bit fields say so.
@@ -140,7 +143,7 @@ pub(in crate::inspect) fn end_record(tail: &[u8], tail_at: u64) -> Option<EndRec
     let candidates = || {
         (0..tail.len().saturating_sub(21))
             .rev()
-            .filter(|&i| tail.get(i..i + 4) == Some(&super::SIG_EOCD[..]))
+            .filter(|&i| tail.get(i..i + 4) == Some(&SIG_EOCD[..]))
     };
     let eocd = candidates()
         .find(|&i| (i + 22) as u64 + field(tail, i + 20, |l| l.u16()) == tail.len() as u64)
@@ -151,7 +154,7 @@ pub(in crate::inspect) fn end_record(tail: &[u8], tail_at: u64) -> Option<EndRec
         cd_size: field(tail, eocd + 12, |l| l.u32()),
         cd_offset: field(tail, eocd + 16, |l| l.u32()),
         zip64_at: locator
-            .filter(|l| l.starts_with(&super::SIG_ZIP64_LOCATOR))
+            .filter(|l| l.starts_with(&SIG_ZIP64_LOCATOR))
             .map(|l| field(l, 8, |l| l.u64())),
     })
 }
@@ -164,7 +167,7 @@ fn field<T: Into<u64>>(b: &[u8], i: usize, read: impl FnOnce(&mut Le<'_>) -> Opt
 /// (central directory size, its offset) from a zip64 end record's first 56 bytes; `None` when
 /// they are not one.
 pub(in crate::inspect) fn zip64_end(z: &[u8]) -> Option<(u64, u64)> {
-    (z.len() >= 56 && z.starts_with(&super::SIG_ZIP64_EOCD))
+    (z.len() >= 56 && z.starts_with(&SIG_ZIP64_EOCD))
         .then(|| (field(z, 40, |l| l.u64()), field(z, 48, |l| l.u64())))
 }
 

@@ -9,23 +9,12 @@ use std::rc::Rc;
 use bzip2::bufread::BzDecoder;
 use flate2::bufread::DeflateDecoder;
 
+use super::format::*;
 use super::source::{Le, Src, zip64_field};
 use super::walker::{Halt, Walker};
-use super::*;
 use crate::codec::Ratio;
+use crate::inspect::problem::Problem;
 use crate::inspect::problem::ProblemKind;
-
-/// Escapes bytes that are not UTF-8 as `\xNN` so names stay printable and distinct.
-pub(in crate::inspect) fn display_name(raw: &[u8]) -> String {
-    let mut out = String::with_capacity(raw.len());
-    for chunk in raw.utf8_chunks() {
-        out.push_str(chunk.valid());
-        for b in chunk.invalid() {
-            out.push_str(&format!("\\x{b:02x}"));
-        }
-    }
-    out
-}
 
 /// Names that escape the extraction directory if someone unpacks the archive naively.
 pub(in crate::inspect) fn traversal_reason(name: &[u8]) -> Option<&'static str> {
@@ -56,21 +45,6 @@ struct Descriptor {
     crc: u32,
     csize: u64,
     usize: u64,
-}
-
-/// A member found through its local header.
-pub(super) struct LocalRec {
-    pub(super) offset: u64,
-    pub(super) raw_name: Vec<u8>,
-    pub(super) name: String,
-    pub(super) flags: u16,
-    pub(super) method: u16,
-    pub(super) crc: Option<u32>,
-    pub(super) csize: Option<u64>,
-    pub(super) usize: Option<u64>,
-    pub(super) crc_ok: Option<bool>,
-    pub(super) encrypted: bool,
-    pub(super) in_cd: bool,
 }
 
 /// How a member's content stream stopped early.
@@ -784,27 +758,11 @@ impl Walker<'_> {
     }
 }
 
-pub(super) fn member_from_local(l: &LocalRec) -> Member {
-    Member {
-        name: l.name.clone(),
-        local_offset: l.offset,
-        flags: l.flags,
-        method: l.method,
-        compressed_size: l.csize.unwrap_or(0),
-        uncompressed_size: l.usize.unwrap_or(0),
-        crc32: l.crc.unwrap_or(0),
-        crc_ok: l.crc_ok,
-        encrypted: l.encrypted,
-        in_central_directory: false,
-        has_local_header: true,
-        duplicate: false,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::fixtures::*;
     use super::*;
+    use crate::inspect::zip::walk;
 
     #[test]
     fn reports_crc_mismatch() {

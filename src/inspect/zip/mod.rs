@@ -29,6 +29,7 @@
 mod central;
 #[cfg(test)]
 mod fixtures;
+mod format;
 mod member;
 mod pytorch;
 mod source;
@@ -38,159 +39,14 @@ use std::io::BufRead;
 
 use super::problem::Problem;
 
-use central::CentralFields;
 pub(in crate::inspect) use central::{TAIL_LEN, end_record, parse_central_directory, zip64_end};
-pub(in crate::inspect) use member::{display_name, traversal_reason};
+pub(in crate::inspect) use format::display_name;
+use format::*;
+pub use format::{Limits, METHOD_BZIP2, METHOD_DEFLATE, METHOD_STORED, Member, ZipReport};
+pub(in crate::inspect) use member::traversal_reason;
 pub use pytorch::{Layout, TorchLayout, classify_pytorch, storage_archive, torchscript_code};
 use source::{DynRead, Src};
 use walker::{Halt, Walker};
-
-const SIG_LOCAL: [u8; 4] = *b"PK\x03\x04";
-const SIG_CENTRAL: [u8; 4] = *b"PK\x01\x02";
-const SIG_EOCD: [u8; 4] = *b"PK\x05\x06";
-const SIG_ZIP64_EOCD: [u8; 4] = *b"PK\x06\x06";
-const SIG_ZIP64_LOCATOR: [u8; 4] = *b"PK\x06\x07";
-const SIG_DESCRIPTOR: [u8; 4] = *b"PK\x07\x08";
-const SIG_DIGITAL_SIGNATURE: [u8; 4] = *b"PK\x05\x05";
-const SIG_ARCHIVE_EXTRA: [u8; 4] = *b"PK\x06\x08";
-
-const KNOWN_SIGNATURES: [[u8; 4]; 8] = [
-    SIG_LOCAL,
-    SIG_CENTRAL,
-    SIG_EOCD,
-    SIG_ZIP64_EOCD,
-    SIG_ZIP64_LOCATOR,
-    SIG_DESCRIPTOR,
-    SIG_DIGITAL_SIGNATURE,
-    SIG_ARCHIVE_EXTRA,
-];
-
-/// Compression method: stored (no compression).
-pub const METHOD_STORED: u16 = 0;
-/// Compression method: deflate.
-pub const METHOD_DEFLATE: u16 = 8;
-/// Compression method: bzip2.
-pub const METHOD_BZIP2: u16 = 12;
-/// Compression method: WinZip AES (always encrypted).
-const METHOD_AES: u16 = 99;
-
-const FLAG_ENCRYPTED: u16 = 1;
-const FLAG_DESCRIPTOR: u16 = 1 << 3;
-const FLAG_STRONG_ENCRYPTION: u16 = 1 << 6;
-
-const U32_MAX: u32 = u32::MAX;
-const U16_MAX: u16 = u16::MAX;
-const ZIP64_EXTRA_ID: u16 = 0x0001;
-const LOCAL_HEADER_LEN: usize = 30;
-const CENTRAL_HEADER_LEN: usize = 46;
-const EOCD_LEN: usize = 22;
-const ZIP64_EOCD_FIXED_LEN: u64 = 44;
-const STREAM_BUF_LEN: usize = 64 * 1024;
-
-/// Caps applied while walking an archive. Every value read from the file is compared with one
-/// of these before it is used to allocate, loop or decompress.
-#[derive(Debug, Clone)]
-pub struct Limits {
-    /// Most members (local headers, and separately central-directory records) walked.
-    pub max_members: usize,
-    /// Longest member name kept; longer names are cut and reported.
-    pub max_name_len: usize,
-    /// Most decompressed bytes produced for one member.
-    pub max_member_bytes: u64,
-    /// Most decompressed bytes produced for the whole archive.
-    pub max_total_bytes: u64,
-    /// Highest decompressed/compressed ratio tolerated once `ratio_min_bytes` were produced.
-    pub max_ratio: u64,
-    /// Output size below which the ratio is not judged (tiny members compress absurdly well).
-    pub ratio_min_bytes: u64,
-    /// Deepest nesting of archives in archives; the caller passes the current depth.
-    pub max_depth: u32,
-    /// Most bytes of central directory records read.
-    pub max_cd_bytes: u64,
-    /// Longest archive comment tolerated.
-    pub max_comment_len: usize,
-    /// Most problems recorded; one `too-many-problems` marks the cut.
-    pub max_problems: usize,
-}
-
-impl From<&crate::model::limits::Limits> for Limits {
-    /// The policy's `archive_*` limits; the rest are fixed internal caps (name and comment
-    /// lengths, problems kept, the ratio grace size), not resource limits a user tunes.
-    fn from(l: &crate::model::limits::Limits) -> Self {
-        use crate::model::limits::{u32_of, usize_of};
-        Limits {
-            max_members: usize_of(l.archive_members),
-            max_name_len: 4096,
-            max_member_bytes: l.archive_member_bytes,
-            max_total_bytes: l.archive_total_bytes,
-            max_ratio: l.archive_ratio,
-            ratio_min_bytes: 1 << 20,
-            max_depth: u32_of(l.archive_depth),
-            // The central directory is a list of names and sizes, held like a member list.
-            max_cd_bytes: 64 << 20,
-            max_comment_len: 65_535,
-            max_problems: 1000,
-        }
-    }
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Self::from(&crate::model::limits::Limits::default())
-    }
-}
-
-/// One archive member, as seen through its local header, the central directory, or both.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Member {
-    /// Name; bytes that are not UTF-8 are written as `\xNN`.
-    pub name: String,
-    /// Absolute file offset of the local header (for a central-directory-only member: where
-    /// the central directory says it is).
-    pub local_offset: u64,
-    /// General-purpose flags.
-    pub flags: u16,
-    /// Compression method.
-    pub method: u16,
-    /// Compressed size (from the data descriptor if one was used, else the header).
-    pub compressed_size: u64,
-    /// Uncompressed size (same sources as `compressed_size`).
-    pub uncompressed_size: u64,
-    /// Expected CRC-32.
-    pub crc32: u32,
-    /// Whether the computed CRC-32 matched; `None` when the content was not fully decompressed.
-    pub crc_ok: Option<bool>,
-    /// Encrypted member: cannot be scanned.
-    pub encrypted: bool,
-    /// Listed in the central directory (always `false` in the callback: not known yet).
-    pub in_central_directory: bool,
-    /// A local header for it was found in the stream.
-    pub has_local_header: bool,
-    /// Another member has the same name.
-    pub duplicate: bool,
-}
-
-/// Everything the walk learned about an archive.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ZipReport {
-    /// Members: local headers in stream order, then central-directory-only entries.
-    pub members: Vec<Member>,
-    /// Problems in the order found (cross-checks last).
-    pub problems: Vec<Problem>,
-    /// Length of the (last) archive comment.
-    pub comment_len: usize,
-    /// Bytes before the first zip record (self-extractors, polyglots).
-    pub prefix_bytes: u64,
-    /// An end-of-central-directory record was read.
-    pub has_eocd: bool,
-}
-
-impl ZipReport {
-    /// Whether a problem with this code was recorded.
-    pub fn has(&self, code: &str) -> bool {
-        self.problems.iter().any(|p| p.code == code)
-    }
-}
 
 /// Whether `head` (the first bytes of a file) starts like a zip archive.
 pub fn is_zip(head: &[u8]) -> bool {

@@ -3,7 +3,7 @@
 //! `code/`, `constants.pkl`, ...), and the Keras v3 and NumPy `.npz` name sets that share the
 //! zip container. Names only: the content is inspected elsewhere.
 
-use super::Member;
+use super::format::Member;
 
 /// Which well-known model layout an archive's member names follow.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,7 +6,7 @@ use std::cell::Cell;
 use std::io::{self, BufRead, Read};
 use std::rc::Rc;
 
-use super::{KNOWN_SIGNATURES, ZIP64_EXTRA_ID};
+use super::format::{KNOWN_SIGNATURES, ZIP64_EXTRA_ID};
 
 /// Makes a `?Sized` generic reader usable as `dyn BufRead`.
 pub(super) struct DynRead<'a, R: BufRead + ?Sized>(pub(super) &'a mut R);

@@ -6,9 +6,10 @@
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, BufRead};
 
-use super::member::{LocalRec, member_from_local};
+use super::central::CentralFields;
+use super::format::*;
 use super::source::{Le, Src};
-use super::*;
+use crate::inspect::problem::Problem;
 
 /// Why the walk stopped early.
 pub(super) enum Halt {

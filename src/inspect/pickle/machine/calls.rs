@@ -6,9 +6,9 @@
 
 use std::io::BufRead;
 
-use super::{Machine, Node, Val, err};
+use super::state::{Machine, Node, Val, err};
+use crate::inspect::pickle::analysis::{Analysis, Import, Malformed};
 use crate::inspect::pickle::ops::{Arg, Op, Payload, Source};
-use crate::inspect::pickle::{Analysis, Import, Malformed};
 
 impl Machine<'_> {
     /// EXT1, EXT2, EXT4: an import through copyreg's extension registry; the name is unknown.
@@ -329,7 +329,7 @@ impl Machine<'_> {
 
     /// The analysis of a blob's head as a legacy `torch.save`, when `torch.load` would read it
     /// as one and its five pickles end inside the head without error.
-    fn read_embedded_save(&self, blob: &super::Blob) -> Option<Analysis> {
+    fn read_embedded_save(&self, blob: &super::state::Blob) -> Option<Analysis> {
         let depth = self.limits.embedded_depth.checked_sub(1)?;
         // torch.load tries a zip first (its local header magic), then `_legacy_load` a tar
         // (`tarfile.open(mode="r:")`); only what neither takes is read as pickles. torch.save
@@ -339,7 +339,7 @@ impl Machine<'_> {
         {
             return None;
         }
-        let limits = crate::inspect::pickle::Limits {
+        let limits = crate::inspect::pickle::analysis::Limits {
             embedded_depth: depth,
             ..self.limits.clone()
         };

@@ -4,8 +4,8 @@
 //! STACK_GLOBAL arrive as string constants; other values are kept only as far as joblib array
 //! sizes need them (small integers), or are opaque.
 
-use super::{Machine, Val, err};
-use crate::inspect::pickle::Malformed;
+use super::state::{Machine, Val, err};
+use crate::inspect::pickle::analysis::Malformed;
 use crate::inspect::pickle::ops::{Arg, Op};
 
 impl Machine<'_> {

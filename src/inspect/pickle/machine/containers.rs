@@ -4,9 +4,9 @@
 //! because joblib's array headers are dicts and tuples. A target that is not a container gets
 //! a method called (`extend`, `__setitem__`, `add`), which counts as a call on its class.
 
-use super::{Machine, Node, Val, err};
+use super::state::{Machine, Node, Val, err};
+use crate::inspect::pickle::analysis::{Analysis, Malformed};
 use crate::inspect::pickle::ops::Op;
-use crate::inspect::pickle::{Analysis, Malformed};
 
 impl Machine<'_> {
     /// EMPTY_LIST, EMPTY_TUPLE, EMPTY_SET.

@@ -3,9 +3,9 @@
 //! `load_pop_mark`, `load_dup`, `load_proto` and `load_persid` do them in `_pickle.c`. Their
 //! fence and MARK rules are what stream-desync tricks probe, so they follow the C code exactly.
 
-use super::{Flow, Machine, Val, err};
+use super::state::{Flow, Machine, Val, err};
+use crate::inspect::pickle::analysis::{Analysis, Malformed};
 use crate::inspect::pickle::ops::{Arg, Op};
-use crate::inspect::pickle::{Analysis, Malformed};
 
 impl Machine<'_> {
     /// MARK: remember the stack height (bounded: a stream of MARKs is cheap to write).

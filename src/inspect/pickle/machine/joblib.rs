@@ -5,9 +5,9 @@
 
 use std::io::BufRead;
 
-use super::{Machine, Node, Saved, Val, err};
+use super::state::{Machine, Node, Saved, Val, err};
+use crate::inspect::pickle::analysis::{Analysis, Malformed, RawRegion};
 use crate::inspect::pickle::ops::Source;
-use crate::inspect::pickle::{Analysis, Malformed, RawRegion};
 use crate::knowledge::normalize_module;
 
 /// Modules whose `NumpyArrayWrapper` is joblib's: the package and scikit-learn's vendored copy.

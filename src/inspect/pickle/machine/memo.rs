@@ -4,8 +4,8 @@
 //! fetched for a STACK_GLOBAL later is still seen.
 
 use super::constants::parse_decimal;
-use super::{Machine, Val, err};
-use crate::inspect::pickle::Malformed;
+use super::state::{Machine, Val, err};
+use crate::inspect::pickle::analysis::Malformed;
 use crate::inspect::pickle::ops::{Arg, Op};
 
 impl Machine<'_> {

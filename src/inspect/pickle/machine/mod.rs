@@ -17,6 +17,7 @@ mod containers;
 mod control;
 mod joblib;
 mod memo;
+mod state;
 #[cfg(test)]
 mod tests;
 mod torch;
@@ -25,165 +26,10 @@ use std::collections::HashMap;
 use std::io::BufRead;
 use std::rc::Rc;
 
+use super::analysis::{Analysis, Limits, Malformed, PickleInfo, malformed};
 use super::ops::{self, Arg, Op, Source};
-use super::{Analysis, Limits, Malformed, PickleInfo, malformed};
+use state::{Blob, Flow, MAX_BLOB_BYTES, Machine, Node, RootList, Text, Val, err};
 
-/// A kept string value.
-#[derive(Debug)]
-struct Text {
-    value: String,
-    /// False when only a prefix was kept (or decoding was lossy).
-    complete: bool,
-    /// True for `str` (unicode and protocol 0-2 strings), false for `bytes`.
-    is_str: bool,
-    opcode: &'static str,
-}
-
-/// A kept `bytes` value that is not UTF-8 (UTF-8 ones are [`Val::Str`]): its first bytes, for
-/// the one call that reads bytes as a file, `torch.storage._load_from_bytes` (issue 32).
-#[derive(Debug)]
-struct Blob {
-    head: Vec<u8>,
-    /// The value's whole length (the head may be a prefix).
-    len: u64,
-    opcode: &'static str,
-    /// Whether the bytes were read as a complete legacy `torch.save`, decided once per value
-    /// (a memoized blob fetched again is not read again).
-    vetted: std::cell::Cell<Option<bool>>,
-}
-
-/// Bytes of `bytes` heads one pickle keeps ([`Blob`]): a legacy save's pickles take a few hundred
-/// bytes, so this is room for thousands of tensors; past it a blob is opaque and the call on it
-/// keeps its verdict.
-const MAX_BLOB_BYTES: usize = 8 << 20;
-
-/// A symbolic value.
-#[derive(Debug, Clone)]
-enum Val {
-    Str(Rc<Text>),
-    Bytes(Rc<Blob>),
-    Int(i64),
-    PyNone,
-    /// An imported global (index into `Analysis::imports`).
-    Global(usize),
-    /// The result of calling something; `class` is the import that was called, if known.
-    Obj {
-        class: Option<usize>,
-        node: Option<usize>,
-    },
-    /// A tracked container (index into the node arena).
-    Node(usize),
-    /// A PyTorch storage from a persistent id (index into `Analysis::storages`).
-    Storage(usize),
-    /// Anything else; the name says where it came from.
-    Other(&'static str),
-}
-
-impl Val {
-    fn describe(&self) -> &'static str {
-        match self {
-            Val::Str(t) => t.opcode,
-            Val::Bytes(b) => b.opcode,
-            Val::Int(_) => "integer",
-            Val::PyNone => "None",
-            Val::Global(_) => "global",
-            Val::Obj { .. } => "object",
-            Val::Node(_) => "container",
-            Val::Storage(_) => "storage",
-            Val::Other(what) => what,
-        }
-    }
-}
-
-#[derive(Debug)]
-enum Node {
-    Seq(Vec<Val>),
-    Dict(Vec<(Val, Val)>),
-    Obj {
-        args: Option<Val>,
-        state: Option<Val>,
-    },
-}
-
-/// The first list a pickle builds and, while every item is a complete `str`, its strings.
-struct RootList {
-    id: usize,
-    strings: Option<Vec<String>>,
-    bytes: usize,
-}
-
-/// Bytes of strings a [`RootList`] keeps: storage keys are short decimal numbers, so this is
-/// room for far more keys than the storage cap, and a list that repeats one long memoized
-/// string cannot make the copies grow past it.
-const MAX_ROOT_LIST_BYTES: usize = 4 << 20;
-
-impl RootList {
-    /// Append `items`; the strings are dropped (`None`) once one is not a complete `str` or
-    /// past `max_items` items or [`MAX_ROOT_LIST_BYTES`].
-    fn extend(&mut self, items: &[Val], max_items: usize) {
-        let Some(strings) = &mut self.strings else {
-            return;
-        };
-        for v in items {
-            let Val::Str(t) = v else {
-                self.strings = None;
-                return;
-            };
-            self.bytes = self.bytes.saturating_add(t.value.len());
-            if !t.complete
-                || !t.is_str
-                || strings.len() >= max_items
-                || self.bytes > MAX_ROOT_LIST_BYTES
-            {
-                self.strings = None;
-                return;
-            }
-            strings.push(t.value.clone());
-        }
-    }
-}
-
-/// Saved outer machine while a joblib object array's nested pickle is read.
-struct Saved {
-    stack: Vec<Val>,
-    marks: Vec<usize>,
-    memo: HashMap<u64, Val>,
-}
-
-enum Flow {
-    Continue,
-    Stop,
-}
-
-struct Machine<'l> {
-    limits: &'l Limits,
-    pickle: usize,
-    stack: Vec<Val>,
-    marks: Vec<usize>,
-    memo: HashMap<u64, Val>,
-    nodes: Vec<Node>,
-    tracked_bytes: usize,
-    proto: u8,
-    nested: Option<Box<Saved>>,
-    /// A problem CPython would stop at but a scanner must read past (an unsupported PROTO):
-    /// what follows can still be an import, and other loaders may not stop. Reported at the end.
-    deferred: Option<Malformed>,
-    /// The first list this pickle builds, with its items while they are all complete strings:
-    /// a legacy PyTorch key list is one.
-    root_list: Option<RootList>,
-    /// The value STOP popped.
-    result: Option<Val>,
-    /// `torch.storage._load_from_bytes` imports of this pickle: (times its value was pushed,
-    /// times it was called on bytes read as a complete legacy `torch.save`). Vouched for only
-    /// when the two agree, so a copy used any other way (wrapped in `functools.partial`, called
-    /// on other bytes, stored) leaves the import to its table verdict.
-    byte_loads: HashMap<usize, (u64, u64)>,
-    /// Bytes of kept [`Blob`] heads, at most [`MAX_BLOB_BYTES`].
-    blob_bytes: usize,
-    /// Globals of embedded `torch.save` bytes already added to the imports, so one storage
-    /// class named by every tensor is recorded once.
-    embedded_seen: std::collections::HashSet<(Option<String>, Option<String>, bool)>,
-}
 /// Read one pickle (up to and including its STOP) and record its imports in `out`.
 pub(super) fn run_pickle<R: BufRead>(
     src: &mut Source<'_, R>,
@@ -279,10 +125,6 @@ pub(super) fn run_pickle<R: BufRead>(
         complete: result.is_ok(),
     });
     result
-}
-
-fn err(at: u64, code: &'static str, message: String) -> Malformed {
-    malformed(at, code, message)
 }
 
 impl Machine<'_> {

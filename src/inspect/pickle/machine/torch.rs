@@ -5,10 +5,10 @@
 //! list; a benign `torch.save` writes neither. The machine only records what the stream says;
 //! [`crate::inspect::pickle::torch`] checks the numbers.
 
-use super::{Machine, Val};
+use super::state::{Machine, Val};
+use crate::inspect::pickle::analysis::{Analysis, Shape, Storage, TensorView};
 use crate::inspect::pickle::ops::Op;
 use crate::inspect::pickle::torch::view_shape;
-use crate::inspect::pickle::{Analysis, Shape, Storage, TensorView};
 use crate::knowledge::normalize_module;
 
 /// Longest storage key kept (torch writes short decimal keys).
