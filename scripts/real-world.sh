@@ -11,8 +11,13 @@
 # and 1.x), Python 2 pickles (jieba), gensim word2vec/fastText/pickled models, pandas' legacy
 # pickles, HDF5, GGUF (llama.cpp's vocab files), legacy GGML (the ggjt v1 `ggml-vocab.bin` that
 # llama-cpp-python 0.1.77 vendors from llama.cpp before GGUF), fastText and word2vec binaries (gensim's test
-# data) and an MLX package's assets (mlx-whisper: an npz and tiktoken files; no PyPI package was
-# found that ships MLX-written safetensors, so that shape is a cargo test fixture only).
+# data), LightGBM text models (the eleven test models in lleaves' sdist) and an MLX package's
+# assets (mlx-whisper: an npz and tiktoken files; no PyPI package was found that ships
+# MLX-written safetensors, so that shape is a cargo test fixture only). Formats with no pinned
+# PyPI file yet, so cargo test fixtures only: ExecuTorch .pte (the executorch 1.5.1 wheel and the
+# optimum-executorch sdist ship none), CatBoost .cbm (none in the catboost 1.2.10 sdist, by name
+# or CBM1 magic), XGBoost JSON/UBJSON (none in the xgboost, shap, treelite or m2cgen sdists),
+# TensorRT engines and llamafiles.
 #
 # Downloads are cached in ${XDG_CACHE_HOME:-~/.cache}/modelgate-real-world and verified against
 # the pinned digest before use (a mismatch is an error, never silently refetched over). The file's
@@ -39,6 +44,7 @@ h5py 3.11.0 h5py-3.11.0-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.w
 jieba 0.42.1 jieba-0.42.1.tar.gz 055ca12f62674fafed09427f176506079bc135638a14e23e25be909131928db2
 joblib 0.14.1 joblib-0.14.1-py2.py3-none-any.whl bdb4fd9b72915ffb49fde2229ce482dd7ae79d842ed8c2b4c932441495af1403
 langid 1.1.6 langid-1.1.6.tar.gz 044bcae1912dab85c33d8e98f2811b8f4ff1213e5e9a9e9510137b84da2cb293
+lleaves 1.3.0 lleaves-1.3.0.tar.gz b9e3c0b9e6896aa5bfe32192aba039063e3869dbedc44f5bec7a133078597fb1
 llama-cpp-python 0.1.77 llama_cpp_python-0.1.77.tar.gz 76c7fae8f5386edecf38cb149bf119127e1208883f0456c6998465648d6c242e
 llama-cpp-python 0.2.90 llama_cpp_python-0.2.90.tar.gz 419b041c62dbdb9f7e67883a6ef2f247d583d08417058776be0bff05b4ec9e3d
 lpips 0.1.4 lpips-0.1.4-py3-none-any.whl fd537af5828b69d2e6ffc0a397bd506dbc28ca183543617690844c08e102ec5e
