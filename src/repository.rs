@@ -539,6 +539,10 @@ pub fn check_model_dirs(
     let mut dirs = Vec::new();
     // Card-less model directories reported so far, with their detection's index.
     let mut missing: Vec<(String, usize)> = Vec::new();
+    // Cards already checked: one README at the top covers every model directory below it, and
+    // its CARD002/CARD003 findings are the card's, reported once (they were once per directory,
+    // the same finding repeated).
+    let mut checked: BTreeSet<&str> = BTreeSet::new();
     for dir in model_dirs(files) {
         let here: &[&FileRecord] = by_dir
             .get(dir.as_str())
@@ -563,7 +567,8 @@ pub fn check_model_dirs(
         match card {
             Some(c) => {
                 entry.insert("card_path".into(), json!(c.path));
-                if let Some(facts) = side.get(c.path.as_str()).and_then(|s| s.card.as_ref()) {
+                let facts = side.get(c.path.as_str()).and_then(|s| s.card.as_ref());
+                if let Some(facts) = facts.filter(|_| checked.insert(c.path.as_str())) {
                     detections.extend(check_card(&c.path, facts, opts));
                 }
                 if let Some(facts) = c.facts.fact(Fact::Card) {

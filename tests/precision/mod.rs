@@ -379,6 +379,26 @@ fn nested_model_directories_share_one_missing_card_issue_15() {
 }
 
 #[test]
+fn one_card_above_many_model_directories_is_checked_once() {
+    // lleaves 1.3.0 (scripts/real-world.sh): one README without a license above ten model
+    // folders gave ten CARD002 findings with one fingerprint, the same finding repeated.
+    let st = safetensors(&[("w", "F32", &[2], &[0u8; 8])], None);
+    let repo = Repo::new();
+    repo.file("README.md", "---\ntags: [x]\n---\n# Models\n")
+        .file("a/m.safetensors", &st)
+        .file("b/m.safetensors", &st)
+        .file("c/d/m.safetensors", &st);
+    let (_, r) = scan_json(repo.path(), &[]);
+    let cards = findings(&r, "CARD002");
+    assert_eq!(cards.len(), 1, "{:#}", r["findings"]);
+    assert_eq!(cards[0]["path"], "README.md");
+    // Every directory still names the card that covers it.
+    let dirs = r["repository"]["model_dirs"].as_array().unwrap();
+    assert_eq!(dirs.len(), 3, "{r:#}");
+    assert!(dirs.iter().all(|d| d["card_path"] == "README.md"), "{r:#}");
+}
+
+#[test]
 fn pickle_format_folds_into_the_files_other_pickle_findings_issue_15() {
     // Cause 10: "this is a pickle" beside "this pickle imports X" is one thing to act on; a
     // TorchScript-like archive with a pickle in every member is one file to act on.
