@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 
 use tree_sitter::Node;
 
-use super::{Kind, Scanner, StrVal, walk};
+use super::Scanner;
+use super::calls::StrVal;
+use super::tree::{Kind, walk};
 
 /// What earlier code bound: import aliases and module-level assignments. A notebook threads one
 /// value through its cells so that `import torch as t` in cell 1 resolves `t.load` in cell 5.

@@ -6,8 +6,9 @@ use std::cell::{Cell, OnceCell};
 
 use tree_sitter::Node;
 
-use super::Callee::{self, EndsWith, Name, Product};
-use super::{Args, Scanner, Watched, dispatch};
+use super::Scanner;
+use super::calls::Callee::{self, EndsWith, Name, Product};
+use super::calls::{Args, Watched, dispatch};
 
 /// Loader classes that PyYAML documents as safe.
 const YAML_SAFE_LOADERS: &[&str] = &["SafeLoader", "CSafeLoader", "BaseLoader", "CBaseLoader"];
@@ -1039,7 +1040,7 @@ mod tests {
 /// its `knowledge` entry fails here.
 #[cfg(test)]
 mod one_table {
-    use super::super::Callee;
+    use super::super::calls::Callee;
     use crate::knowledge::{ExtraLists, Verdict, classify_global, judge_by_name};
 
     fn known_to_the_pickle_judge(qualified: &str) -> bool {

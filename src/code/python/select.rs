@@ -59,9 +59,10 @@ use std::ops::Range;
 use std::sync::LazyLock;
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use tree_sitter::Node;
 
-use super::Limits;
 use super::literals::{self, LogicalLine};
+use super::parser::{Limits, parse};
 use super::prefilter::{self, Bound, Role, is_ident_byte};
 
 /// The source handed to tree-sitter, and where its pieces come from.
@@ -197,8 +198,8 @@ pub(in crate::code) fn select_parts(
         plan.lines_before_chosen(&mut before);
     }
     if !before.is_empty() {
-        match super::parse(&before, limits) {
-            Ok(tree) if !super::syntax_errors(&before, tree.root_node()) => {}
+        match parse(&before, limits) {
+            Ok(tree) if !syntax_errors(&before, tree.root_node()) => {}
             _ => return Err("line before a chosen one does not end its statement"),
         }
     }
@@ -766,6 +767,12 @@ fn assemble(
 
 fn indentation<'s>(source: &'s str, line: &LogicalLine) -> &'s str {
     source.get(line.start..line.code).unwrap_or_default()
+}
+
+/// Whether the parse of `source` has syntax errors: error nodes, or lines tree-sitter joined
+/// into one statement where CPython ends a statement (see [`boundaries_agree`]).
+pub(super) fn syntax_errors(source: &str, root: Node<'_>) -> bool {
+    root.has_error() || !boundaries_agree(source, root)
 }
 
 #[cfg(test)]
