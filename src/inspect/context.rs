@@ -1,6 +1,6 @@
 //! What every inspector shares, below them all: the scan's settings ([`ScanConfig`]), the
 //! result of one file ([`FileScan`]), the per-file recording context ([`Ctx`]), how a file is
-//! opened ([`open_regular`], defined in [`read`](super::read), re-exported here) and how a
+//! opened ([`open_regular`], defined in [`super::read`], re-exported here) and how a
 //! limit is named in a finding. Inspectors import these from here; the dispatcher in
 //! `inspect/mod.rs`, above the inspectors, is the only module that calls them all (issue 32:
 //! arrows inside `inspect/` run one way).

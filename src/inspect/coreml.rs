@@ -295,7 +295,7 @@ const LAYER_TYPES: &[(u32, &str)] = &[
 /// Whether `head` (the first bytes of a file) reads as a Core ML `Model` whatever its name
 /// (issue 40). Its top-level fields come in field order: `specificationVersion` (1, a varint
 /// of at most 100), `description` (2, a message), `isUpdatable` (10, a varint), then the model
-/// of `oneof Type` ([`MODEL_TYPES`], a message), a field number no ONNX `ModelProto` (1 to 25)
+/// of `oneof Type` (`MODEL_TYPES`, a message), a field number no ONNX `ModelProto` (1 to 25)
 /// or TensorFlow protobuf has. Decided only when that model field is reached inside `head`;
 /// any other field or wire type, or a length running past `head` first, decides against.
 pub fn is_spec(head: &[u8]) -> bool {

@@ -289,7 +289,7 @@ const PROBE_DEPTH: usize = 64;
 
 /// Whether `head` (the first bytes of a file) reads as a Flax/JAX msgpack checkpoint whatever
 /// its name (issue 40): a map at the top, every map key a string, and a Flax extension value
-/// (an ndarray, complex or numpy scalar: types [`EXT_NDARRAY`] to [`EXT_SCALAR`]) reached
+/// (an ndarray, complex or numpy scalar: types `EXT_NDARRAY` to `EXT_SCALAR`) reached
 /// before `head` ends, every item before it well formed. A key of another type, another
 /// extension type, a top-level value that ends first, or running out of `head` decides
 /// against.
