@@ -39,14 +39,16 @@ mod loaders;
 mod parser;
 mod prefilter;
 mod report;
+mod scanner;
 pub(super) mod select;
 mod tree;
 
-pub(super) use bindings::Bindings;
 use calls::{Args, StrVal, TRUST_REMOTE_CODE};
 pub use parser::Limits;
 use parser::parse;
 pub use report::{CodeItem, CodeReport, ItemKind, RepoRef, RevisionState, TrustValue};
+pub(super) use scanner::Bindings;
+use scanner::{RoundTrips, Scanner};
 use select::syntax_errors;
 use tree::{Kind, walk, walk_with_parents};
 
@@ -145,7 +147,7 @@ pub fn scan_and_analyze(source: &str, limits: &Limits) -> (CodeReport, behaviour
             ..CodeReport::default()
         },
         // Model code: a round trip stays reported (see `RoundTrips::disabled`).
-        round_trips: loaders::RoundTrips::kept(),
+        round_trips: RoundTrips::kept(),
         ..Scanner::new(source, limits, &mut bindings)
     };
     let wanted = may_report(source.as_bytes());
@@ -310,36 +312,6 @@ pub fn list_calls(source: &str, limits: &Limits) -> CallList {
     }
     out.truncated_by = scanner.report.truncated_by;
     out
-}
-
-struct Scanner<'s, 'b> {
-    /// The text parsed: the source, or its [`select::Selection`].
-    source: &'s str,
-    /// Set when `source` is a selection: maps its line numbers back.
-    selection: Option<&'b select::Selection>,
-    limits: &'b Limits,
-    bindings: &'b mut Bindings,
-    nodes: usize,
-    report: CodeReport,
-    /// The round-trip judge's state (see [`loaders::RoundTrips`]).
-    round_trips: loaders::RoundTrips<'s>,
-}
-
-impl<'s, 'b> Scanner<'s, 'b> {
-    /// A scanner over `source` (not a selection) with an empty report and the round-trip judge
-    /// in its default state; the one place a scanner is built (callers override fields with
-    /// struct update syntax).
-    fn new(source: &'s str, limits: &'b Limits, bindings: &'b mut Bindings) -> Self {
-        Scanner {
-            source,
-            selection: None,
-            limits,
-            bindings,
-            nodes: 0,
-            report: CodeReport::default(),
-            round_trips: loaders::RoundTrips::default(),
-        }
-    }
 }
 
 impl<'s> Scanner<'s, '_> {

@@ -64,27 +64,7 @@ use tree_sitter::Node;
 use super::literals::{self, LogicalLine};
 use super::parser::{Limits, parse};
 use super::prefilter::{self, Bound, Role, is_ident_byte};
-
-/// The source handed to tree-sitter, and where its pieces come from.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub(in crate::code) struct Selection {
-    /// Selected logical lines verbatim, in order, inside `if 1:` stand-ins for their blocks.
-    pub text: String,
-    /// The copied pieces, in order.
-    pub pieces: Vec<Piece>,
-}
-
-/// One logical line copied into [`Selection::text`], from the start of its first physical line.
-/// Copied verbatim, its lines keep their bytes, so only line numbers need mapping back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(in crate::code) struct Piece {
-    /// Where it starts in the text.
-    pub text: usize,
-    /// Its first line's 0-based row in the text.
-    pub text_row: usize,
-    /// The same line's 0-based row in the source.
-    pub source_row: usize,
-}
+pub(in crate::code) use super::scanner::{Piece, Selection};
 
 impl Selection {
     /// The 0-based source row of text row `row` at text offset `at` (inside a piece; every node

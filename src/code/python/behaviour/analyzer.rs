@@ -9,10 +9,10 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use tree_sitter::Node;
 
-use crate::code::python::Scanner;
 use crate::code::python::budget::{Budget, Memo};
 use crate::code::python::calls::Args;
 use crate::code::python::decode::{self, Codec};
+use crate::code::python::scanner::Scanner;
 use crate::knowledge::capabilities::{Capability, Entry};
 use crate::model::finding::Severity;
 

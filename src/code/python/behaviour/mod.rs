@@ -28,11 +28,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use tree_sitter::Node;
 
-use super::Scanner;
-use super::bindings::Bindings;
 use super::budget::{Budget, Mode, Spent};
 use super::decode::{self, Codec};
 use super::parser::Limits;
+use super::scanner::{Bindings, Scanner};
 use super::tree::{Kind, walk, walk_with_parents};
 use crate::knowledge::capabilities::{self as caps, Capability, Entry, Role};
 use crate::model::finding::Severity;
