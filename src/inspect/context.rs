@@ -2,8 +2,8 @@
 //! result of one file ([`FileScan`]), the per-file recording context ([`Ctx`]), how a file is
 //! opened ([`open_regular`], defined in [`super::read`], re-exported here) and how a
 //! limit is named in a finding. Inspectors import these from here; the dispatcher in
-//! `inspect/mod.rs`, above the inspectors, is the only module that calls them all (issue 32:
-//! arrows inside `inspect/` run one way).
+//! `inspect/scan.rs` (re-exported by `inspect/mod.rs`), above the inspectors, is the only
+//! module that calls them all (issue 32: arrows inside `inspect/` run one way).
 
 use std::collections::BTreeMap;
 use std::path::Path;
