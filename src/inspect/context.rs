@@ -1,12 +1,11 @@
 //! What every inspector shares, below them all: the scan's settings ([`ScanConfig`]), the
 //! result of one file ([`FileScan`]), the per-file recording context ([`Ctx`]), how a file is
-//! opened ([`open_regular`]) and how a limit is named in a finding. Inspectors import these from
-//! here; the dispatcher in `inspect/mod.rs`, above the inspectors, is the only module that calls
-//! them all (issue 32: arrows inside `inspect/` run one way).
+//! opened ([`open_regular`], defined in [`super::read`], re-exported here) and how a
+//! limit is named in a finding. Inspectors import these from here; the dispatcher in
+//! `inspect/scan.rs` (re-exported by `inspect/mod.rs`), above the inspectors, is the only
+//! module that calls them all (issue 32: arrows inside `inspect/` run one way).
 
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::io;
 use std::path::Path;
 
 use serde_json::{Map, Value, json};
@@ -17,6 +16,7 @@ use crate::model::facts::{Fact, FactMap};
 use crate::model::finding::{Detection, Location};
 use crate::model::rules::RuleId;
 
+pub use super::read::open_regular;
 pub use crate::model::limits::Limits;
 
 /// Everything an inspector may consult, fixed before the scan starts.
@@ -133,38 +133,6 @@ impl<'a> Ctx<'a> {
     pub fn fact(&mut self, key: Fact, value: impl Into<Value>) {
         self.facts.set_fact(key, value);
     }
-}
-
-/// Opens a file for reading without following a final symlink and without blocking on a FIFO
-/// that replaced it since the crawl; refuses anything that is not a regular file.
-pub fn open_regular(path: &Path) -> io::Result<File> {
-    let file = open_no_follow(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(io::Error::other(
-            "not a regular file (changed since the crawl)",
-        ));
-    }
-    Ok(file)
-}
-
-#[cfg(unix)]
-fn open_no_follow(path: &Path) -> io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)
-}
-
-/// Without O_NOFOLLOW: refuse a path that is a link when checked (a narrower race than on Unix,
-/// where the open itself refuses it).
-#[cfg(not(unix))]
-fn open_no_follow(path: &Path) -> io::Result<File> {
-    if std::fs::symlink_metadata(path)?.file_type().is_symlink() {
-        return Err(io::Error::other("is a symlink (changed since the crawl)"));
-    }
-    File::open(path)
 }
 
 /// SCAN001 for a file that could not be opened or read.

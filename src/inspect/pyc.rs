@@ -226,7 +226,7 @@ fn read_source(ctx: &super::context::Ctx<'_>, rel: &str) -> Option<Vec<u8>> {
         root = root.parent()?;
     }
     let path = rel.split('/').fold(root.to_path_buf(), |p, c| p.join(c));
-    let file = super::context::open_regular(&path).ok()?;
+    let file = super::read::open_regular(&path).ok()?;
     let cap = ctx.cfg.limits.code_file_bytes;
     let mut out = Vec::new();
     file.take(cap.saturating_add(1))

@@ -310,7 +310,7 @@ pub fn scan_ranges(
 fn scan_cached(c: &mut Cached<'_>, rel: &str, size: u64, cfg: &ScanConfig) -> (FileScan, Coverage) {
     if size > cfg.limits.max_file_bytes {
         // The same finding a full read gives, without reading.
-        let scan = super::scan_reader(io::empty(), std::path::Path::new(""), rel, size, cfg);
+        let scan = super::scan::scan_reader(io::empty(), std::path::Path::new(""), rel, size, cfg);
         let mut cov = Coverage::new(Level::Partial);
         cov.reason = Some("over the max_file_bytes limit".into());
         return (scan, cov);
@@ -320,14 +320,15 @@ fn scan_cached(c: &mut Cached<'_>, rel: &str, size: u64, cfg: &ScanConfig) -> (F
         Err(e) => return (unreadable(rel, &e), Coverage::new(Level::Partial)),
     };
     let sniffed = classify::sniff(&head, size);
-    let route = classify::route(rel, &head, sniffed, &super::probes(&head, sniffed));
+    let route = classify::route(rel, &head, sniffed, &super::scan::probes(&head, sniffed));
     let format = match route {
         classify::Route::As(f) => f,
         classify::Route::JoblibZf => Format::Zlib,
     };
     if size <= HEAD_BYTES {
         // The head is the whole file: scanned from memory, positioned checks included.
-        let scan = super::scan_reader_at(&head[..], Positioned::Memory(&head), rel, size, cfg);
+        let scan =
+            super::scan::scan_reader_at(&head[..], Positioned::Memory(&head), rel, size, cfg);
         let level = if scan.sha256.is_some() {
             Level::Complete
         } else {
@@ -377,7 +378,7 @@ fn scan_cached(c: &mut Cached<'_>, rel: &str, size: u64, cfg: &ScanConfig) -> (F
             return (scan, cov);
         }
     };
-    let kind = super::judge(&mut ctx, format, &head);
+    let kind = super::scan::judge(&mut ctx, format, &head);
     let mut detections = super::pickle_stream::fold_per_file(ctx.detections);
     // Header mode leaves tensor bytes unread, so nothing here was read in full: PKL003 keeps
     // its severity (only a whole file is vouched for).
@@ -408,7 +409,7 @@ fn unreadable(rel: &str, e: &dyn std::fmt::Display) -> FileScan {
 
 /// A small or text file: read whole through the one-read scan (digest computed).
 fn whole(c: &mut Cached<'_>, rel: &str, size: u64, cfg: &ScanConfig) -> (FileScan, Coverage) {
-    let scan = super::scan_reader(
+    let scan = super::scan::scan_reader(
         Lazy::new(c, false),
         std::path::Path::new(""),
         rel,
@@ -442,7 +443,7 @@ fn safetensors(
     } else {
         len
     };
-    if let Some(end) = super::inspect_safetensors(ctx, &mut &bytes[..], size)? {
+    if let Some(end) = super::scan::inspect_safetensors(ctx, &mut &bytes[..], size)? {
         with_blocks(c, cov, |at| {
             formats::record_polyglots(ctx, at, size, Some(end))
         })?;
@@ -984,8 +985,13 @@ mod tests {
     fn local_and_ranged(bytes: Vec<u8>, name: &str) -> (FileScan, FileScan, Coverage) {
         let size = bytes.len() as u64;
         let cfg = ScanConfig::default();
-        let local =
-            super::super::scan_reader_at(&bytes[..], Positioned::Memory(&bytes), name, size, &cfg);
+        let local = super::super::scan::scan_reader_at(
+            &bytes[..],
+            Positioned::Memory(&bytes),
+            name,
+            size,
+            &cfg,
+        );
         let mut m = Mem(bytes, 0);
         let (scan, cov) = scan_ranges(&mut m, name, size, &cfg);
         (local, scan, cov)

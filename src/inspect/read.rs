@@ -5,7 +5,9 @@
 //! end, so the digest always covers the whole file and the file is read exactly once, in large
 //! sequential blocks.
 
+use std::fs::File;
 use std::io::{self, BufRead, Read, Seek, SeekFrom};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -314,7 +316,7 @@ impl<'a> Positioned<'a> {
     pub fn reopen(&self, check: &'static str) -> io::Result<Box<dyn ReadSeek + 'a>> {
         match *self {
             Positioned::None => Err(io::Error::other("nothing to read again")),
-            Positioned::File(p) => Ok(Box::new(super::context::open_regular(p)?)),
+            Positioned::File(p) => Ok(Box::new(open_regular(p)?)),
             Positioned::Memory(b) => Ok(Box::new(io::Cursor::new(b))),
             Positioned::Source(s) => s.reopen(check),
         }
@@ -383,6 +385,38 @@ pub fn peek<'a>(r: &'a mut dyn BufRead, n: usize) -> io::Result<(Vec<u8>, impl B
     r.take(n as u64).read_to_end(&mut head)?;
     let replay = io::Cursor::new(head.clone()).chain(r);
     Ok((head, io::BufReader::with_capacity(1 << 16, replay)))
+}
+
+/// Opens a file for reading without following a final symlink and without blocking on a FIFO
+/// that replaced it since the crawl; refuses anything that is not a regular file.
+pub fn open_regular(path: &Path) -> io::Result<File> {
+    let file = open_no_follow(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(io::Error::other(
+            "not a regular file (changed since the crawl)",
+        ));
+    }
+    Ok(file)
+}
+
+#[cfg(unix)]
+fn open_no_follow(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+}
+
+/// Without O_NOFOLLOW: refuse a path that is a link when checked (a narrower race than on Unix,
+/// where the open itself refuses it).
+#[cfg(not(unix))]
+fn open_no_follow(path: &Path) -> io::Result<File> {
+    if std::fs::symlink_metadata(path)?.file_type().is_symlink() {
+        return Err(io::Error::other("is a symlink (changed since the crawl)"));
+    }
+    File::open(path)
 }
 
 #[cfg(test)]

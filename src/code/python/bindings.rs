@@ -2,29 +2,12 @@
 //! `import torch as t` makes `t.load` a `torch.load` and `REV = "…"` pins a later download.
 
 use super::field::{Field, Fields};
-use std::collections::BTreeMap;
 
 use tree_sitter::Node;
 
-use super::{Kind, Scanner, StrVal, walk};
-
-/// What earlier code bound: import aliases and module-level assignments. A notebook threads one
-/// value through its cells so that `import torch as t` in cell 1 resolves `t.load` in cell 5.
-#[derive(Debug, Clone, Default)]
-pub(in crate::code) struct Bindings {
-    /// Local name -> fully qualified names it may stand for.
-    aliases: BTreeMap<String, Vec<String>>,
-    /// Modules imported with `from m import *`.
-    wildcards: Vec<String>,
-    /// Name -> (assignments seen anywhere, literal value of a module-level assignment).
-    assigned: BTreeMap<String, (u32, Option<Const>)>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Const {
-    Str(String),
-    Bool(bool),
-}
+use super::calls::StrVal;
+use super::scanner::{Bindings, Const, Scanner};
+use super::tree::{Kind, walk};
 
 impl Bindings {
     fn len(&self) -> usize {

@@ -3,10 +3,10 @@
 
 use tree_sitter::Node;
 
-use super::Callee::{self, Last, Name};
-use super::{
-    Args, ItemKind, RepoRef, RevisionState, Scanner, StrVal, TrustValue, Watched, dispatch,
-};
+use super::calls::Callee::{self, Last, Name};
+use super::calls::{Args, StrVal, Watched, dispatch};
+use super::report::{ItemKind, RepoRef, RevisionState, TrustValue};
+use super::scanner::Scanner;
 
 /// Whether a string names a hub repository.
 #[derive(Debug, PartialEq, Eq)]

@@ -2,12 +2,12 @@
 //! `pickle`/`dill`/`joblib` loads, `np.load(allow_pickle=True)`, `yaml.load` with an unsafe loader.
 
 use super::field::{Field, Fields};
-use std::cell::{Cell, OnceCell};
 
 use tree_sitter::Node;
 
-use super::Callee::{self, EndsWith, Name, Product};
-use super::{Args, Scanner, Watched, dispatch};
+use super::calls::Callee::{self, EndsWith, Name, Product};
+use super::calls::{Args, Watched, dispatch};
+use super::scanner::{FileFacts, RoundTrips, Scanner};
 
 /// Loader classes that PyYAML documents as safe.
 const YAML_SAFE_LOADERS: &[&str] = &["SafeLoader", "CSafeLoader", "BaseLoader", "CBaseLoader"];
@@ -422,36 +422,6 @@ fn use_of(path: &[Step<'_>], charge: impl Fn(usize) -> bool) -> Use {
             _ => return Use::Bind,
         }
     }
-}
-
-/// What the whole file does to the names a round trip relies on.
-#[derive(Debug, Default)]
-struct FileFacts<'s> {
-    /// Identifiers bound anywhere other than by an import (`pickle = Fake()`, `def dumps`).
-    rebound: std::collections::BTreeSet<&'s str>,
-    /// Some code replaces a `dumps` attribute (`pickle.dumps = f`, `del pickle.dumps`) or
-    /// spells `"dumps"` as a string (`setattr(pickle, "dumps", f)`, `mock.patch.object`).
-    dumps_patched: bool,
-}
-
-/// The round-trip judge's state for one scan: the tree's root, a shared node budget, and the
-/// file-wide facts, computed at most once.
-#[derive(Default)]
-pub(super) struct RoundTrips<'s> {
-    /// Model code (a file a loader imports, judged by SRC006 too) keeps every round trip: what
-    /// `pickle.loads(pickle.dumps(obj))` runs is whatever `obj`'s `__reduce__` returns. The
-    /// behaviour judge sees a `__reduce__` of the same file that returns a table entry
-    /// (`(os.system, ('id',))`), not one imported from elsewhere, built, or registered with
-    /// `copyreg`, so the round trip itself stays reported where a loader runs it.
-    disabled: bool,
-    /// The root of the parsed tree, set before calls are analysed.
-    pub root: Cell<Option<Node<'s>>>,
-    /// A selection asked about a round trip: only the whole file can answer, so the scan
-    /// is redone on it.
-    pub whole_needed: Cell<bool>,
-    /// Nodes visited by the judge so far (bounded by `max_round_trip_nodes`).
-    spent: Cell<usize>,
-    file: OnceCell<Option<FileFacts<'s>>>,
 }
 
 impl RoundTrips<'_> {
@@ -1039,7 +1009,7 @@ mod tests {
 /// its `knowledge` entry fails here.
 #[cfg(test)]
 mod one_table {
-    use super::super::Callee;
+    use super::super::calls::Callee;
     use crate::knowledge::{ExtraLists, Verdict, classify_global, judge_by_name};
 
     fn known_to_the_pickle_judge(qualified: &str) -> bool {

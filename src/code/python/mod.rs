@@ -22,214 +22,35 @@
 //! finding the comments and strings whose words it ignores, and the logical lines from which
 //! `select` picks the statements that a passing file's scan parses.
 
-use std::cell::RefCell;
-use std::sync::LazyLock;
-use std::time::{Duration, Instant};
-
-use serde::Serialize;
-use tree_sitter::{Node, ParseOptions, ParseState, Parser};
+use tree_sitter::Node;
 
 use field::{Field, Fields};
 
 pub mod behaviour;
 mod bindings;
 pub mod budget;
+mod calls;
 pub mod decode;
 mod field;
 mod fstrings;
 pub mod hub;
 mod literals;
 mod loaders;
+mod parser;
 mod prefilter;
+mod report;
+mod scanner;
 pub(super) mod select;
+mod tree;
 
-pub(super) use bindings::Bindings;
-
-/// Caps on the work done for one Python source; every field is checked before the work it bounds.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Limits {
-    /// Largest source accepted, in bytes; a larger source is not parsed at all.
-    pub max_source_bytes: usize,
-    /// Parser budget: tree-sitter calls back every 100 parse operations; after this many callbacks
-    /// the parse is abandoned. Deterministic, unlike a wall-clock timeout (error recovery on
-    /// hostile input is where parse time explodes).
-    pub max_parse_checks: u64,
-    /// Wall-clock cap on parsing, in milliseconds. tree-sitter's error recovery is superlinear on
-    /// hostile input (256 KiB of unbalanced brackets and quotes takes about a minute while
-    /// reporting only a few thousand progress callbacks), so the deterministic budget above is
-    /// not enough on its own. A scan stopped by this cap depends on machine speed; it is reported
-    /// as `parse-timeout` so the policy can treat it as a limit finding.
-    pub max_parse_millis: u64,
-    /// Syntax-tree nodes visited, summed over every pass.
-    pub max_nodes: usize,
-    /// Items reported; the scan stops at this many.
-    pub max_items: usize,
-    /// Import aliases and assigned names remembered.
-    pub max_bindings: usize,
-    /// Length of `callee` and `excerpt` in chars.
-    pub max_excerpt_chars: usize,
-    /// Syntax-tree nodes the round-trip judge (`pickle.loads(pickle.dumps(x))` is not an
-    /// unsafe load) may visit in one source, summed over its calls; past it, loads are reported.
-    pub max_round_trip_nodes: usize,
-    /// Caps on decoding literal blobs (the behaviour analysis).
-    pub blob: decode::Limits,
-    /// The evaluation budget of one file (the behaviour analysis): steps, bytes, depth and
-    /// a wall-clock cap, shared by everything that evaluates the file's expressions.
-    pub eval: budget::Limits,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Self {
-            max_source_bytes: 8 * 1024 * 1024,
-            max_parse_checks: 2_000_000,
-            max_parse_millis: 10_000,
-            max_nodes: 5_000_000,
-            max_items: 10_000,
-            max_bindings: 20_000,
-            max_excerpt_chars: 200,
-            max_round_trip_nodes: 4_000_000,
-            blob: decode::Limits::default(),
-            eval: budget::Limits::default(),
-        }
-    }
-}
-
-/// What one Python source contains, as far as provenance is concerned.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct CodeReport {
-    /// Reported calls in source order.
-    pub calls: Vec<CodeItem>,
-    /// tree-sitter had to recover from syntax errors; the items found are still reported.
-    pub syntax_errors: bool,
-    /// A limit stopped the scan early; `truncated_by` names it.
-    pub truncated: bool,
-    /// Sub-code of the limit that stopped the scan: `source-too-large`, `parse-budget`,
-    /// `parse-timeout`, `node-budget`, `item-budget` or `binding-budget`.
-    pub truncated_by: Option<&'static str>,
-}
-
-/// One reported call (or dictionary entry, for `{"trust_remote_code": True}`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct CodeItem {
-    /// What was found.
-    pub kind: ItemKind,
-    /// 1-based line of the start of the call.
-    pub line: usize,
-    /// 1-based column of the start of the call, in chars.
-    pub column: usize,
-    /// The called expression as written (whitespace collapsed, bounded).
-    pub callee: String,
-    /// The relevant argument text (whitespace collapsed, bounded).
-    pub excerpt: String,
-}
-
-/// The kinds of reported item.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "type", rename_all = "kebab-case")]
-pub enum ItemKind {
-    /// A download from a model/dataset hub (Hugging Face, or GitHub for `torch.hub.load`).
-    HubDownload {
-        /// The repository argument.
-        repo: RepoRef,
-        /// Whether the download is pinned to a commit.
-        revision: RevisionState,
-        /// Which API downloads (`from_pretrained`, `hf_hub_download`, `torch.hub.load`, …).
-        api: &'static str,
-    },
-    /// `trust_remote_code` set to something that is or may be true.
-    TrustRemoteCode {
-        /// How the value was determined.
-        value: TrustValue,
-    },
-    /// A call that deserializes with a loader able to run code.
-    UnsafeLoad {
-        /// Stable sub-code, e.g. `torch-load-no-weights-only`, `pickle-load`.
-        code: &'static str,
-        /// Lowercase explanation naming the call.
-        reason: String,
-    },
-}
-
-/// The repository argument of a hub download.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "source", rename_all = "kebab-case")]
-pub enum RepoRef {
-    /// A string literal.
-    Literal {
-        /// The repository id.
-        value: String,
-    },
-    /// A module-level constant assigned once.
-    Constant {
-        /// The constant's name.
-        name: String,
-        /// Its value.
-        value: String,
-    },
-    /// An f-string: the repository cannot be verified.
-    FString {
-        /// The f-string as written.
-        text: String,
-    },
-    /// Any other expression (or `**kwargs`): the repository cannot be verified.
-    Unverifiable {
-        /// The expression as written.
-        expr: String,
-    },
-}
-
-/// How a download's revision is pinned.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "state", rename_all = "kebab-case")]
-pub enum RevisionState {
-    /// No revision (or `None`): the default branch at download time.
-    Missing,
-    /// A full 40-hex commit id: pinned.
-    Pinned {
-        /// The commit id.
-        sha: String,
-        /// The constant it came from, if any.
-        via: Option<String>,
-    },
-    /// A branch or tag name (`main`, `v1.0`): movable.
-    BranchOrTag {
-        /// The name.
-        value: String,
-        /// The constant it came from, if any.
-        via: Option<String>,
-    },
-    /// 7 to 39 hex digits: an abbreviated commit id the hub may not resolve, and that collides.
-    ShortSha {
-        /// The digits.
-        value: String,
-        /// The constant it came from, if any.
-        via: Option<String>,
-    },
-    /// A name or expression that is not a module-level constant.
-    Unverifiable {
-        /// The expression as written.
-        expr: String,
-    },
-}
-
-/// How a `trust_remote_code` value was determined.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "source", rename_all = "kebab-case")]
-pub enum TrustValue {
-    /// The literal `True`.
-    Literal,
-    /// A module-level constant assigned `True` once.
-    Constant {
-        /// The constant's name.
-        name: String,
-    },
-    /// An expression that may be true at run time.
-    Unverifiable {
-        /// The expression as written.
-        expr: String,
-    },
-}
+use calls::{Args, StrVal, TRUST_REMOTE_CODE};
+pub use parser::Limits;
+use parser::parse;
+pub use report::{CodeItem, CodeReport, ItemKind, RepoRef, RevisionState, TrustValue};
+pub(super) use scanner::Bindings;
+use scanner::{RoundTrips, Scanner};
+use select::syntax_errors;
+use tree::{Kind, walk, walk_with_parents};
 
 /// Scans one Python source. Never panics; limits turn into `truncated`.
 ///
@@ -326,7 +147,7 @@ pub fn scan_and_analyze(source: &str, limits: &Limits) -> (CodeReport, behaviour
             ..CodeReport::default()
         },
         // Model code: a round trip stays reported (see `RoundTrips::disabled`).
-        round_trips: loaders::RoundTrips::kept(),
+        round_trips: RoundTrips::kept(),
         ..Scanner::new(source, limits, &mut bindings)
     };
     let wanted = may_report(source.as_bytes());
@@ -364,72 +185,6 @@ pub fn may_report_parts<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> bool {
     prefilter::may_report_parts(parts)
 }
 
-/// The keyword (and dictionary key) that makes loaders import code from the model repository.
-const TRUST_REMOTE_CODE: &str = "trust_remote_code";
-
-/// How the call dispatch recognises a callee from the dotted names [`Bindings`] resolves it to
-/// (`t.load` after `import torch as t` resolves to `torch.load`). The dispatch tables
-/// ([`hub::DOWNLOADS`], [`loaders::LOADS`]) are lists of these, and the [`prefilter`] is built
-/// from the same tables, so a callee the dispatch reports is always one the pre-filter lets
-/// through.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Callee {
-    /// The name is exactly this (`torch.load`).
-    Name(&'static str),
-    /// The name's last dotted segment is this (`from_pretrained`, on any object).
-    Last(&'static str),
-    /// The name ends with this text (`keras.models.load_model` also matches
-    /// `tf_keras.models.load_model`).
-    EndsWith(&'static str),
-    /// The name is `module.function` for one of the modules and one of the functions.
-    Product(&'static [&'static str], &'static [&'static str]),
-    /// The name is a loader of `knowledge::names::NATIVE_LOADERS` that loads a library by path
-    /// (`direct`), in any spelling the one alias table knows (`tf.load_op_library`).
-    NativeLoader,
-}
-
-impl Callee {
-    fn matches(&self, name: &str) -> bool {
-        match self {
-            Callee::Name(n) => name == *n,
-            Callee::Last(l) => name.rsplit('.').next().unwrap_or_default() == *l,
-            Callee::EndsWith(s) => name.ends_with(s),
-            Callee::Product(modules, functions) => name
-                .rsplit_once('.')
-                .is_some_and(|(m, f)| modules.contains(&m) && functions.contains(&f)),
-            Callee::NativeLoader => crate::knowledge::names::native_loader(
-                &crate::knowledge::capabilities::normalize(name),
-            )
-            .is_some_and(|l| l.direct && !l.method),
-        }
-    }
-}
-
-/// One row of a dispatch table: the callees it recognises, the keyword arguments without which
-/// it reports nothing (any one of them; empty: none needed), and what the caller does with it.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Watched<K: 'static> {
-    /// Any of these matching any resolved name selects the row.
-    pub callees: &'static [Callee],
-    /// The row reports only when one of these keyword arguments is passed.
-    pub keywords: &'static [&'static str],
-    /// What the row stands for.
-    pub kind: K,
-}
-
-/// The first row of `table` whose callees match one of `names` decides: its kind, or `None`
-/// when it needs a keyword argument the call does not pass. Later rows are not tried.
-fn dispatch<K: Copy>(table: &[Watched<K>], names: &[String], args: &Args<'_>) -> Option<K> {
-    let row = table.iter().find(|row| {
-        names
-            .iter()
-            .any(|n| row.callees.iter().any(|c| c.matches(n)))
-    })?;
-    let keyword_ok =
-        row.keywords.is_empty() || row.keywords.iter().any(|k| args.keyword(k).is_some());
-    keyword_ok.then_some(row.kind)
-}
-
 /// Scans `source` with bindings from earlier code, and leaves this source's bindings in `bindings`.
 pub(super) fn scan_python_with(
     source: &str,
@@ -456,72 +211,6 @@ pub(super) fn scan_python_with(
     };
     scanner.collect_bindings_and_items(root);
     scanner.report
-}
-
-/// Whether the parse of `source` has syntax errors: error nodes, or lines tree-sitter joined
-/// into one statement where CPython ends a statement (see [`select::boundaries_agree`]).
-fn syntax_errors(source: &str, root: Node<'_>) -> bool {
-    root.has_error() || !select::boundaries_agree(source, root)
-}
-
-/// Parses `source` within the size, budget and time caps; `Err` names the cap that stopped it.
-fn parse(source: &str, limits: &Limits) -> Result<tree_sitter::Tree, &'static str> {
-    if source.len() > limits.max_source_bytes {
-        return Err("source-too-large");
-    }
-    PARSER.with_borrow_mut(|slot| {
-        let parser = match slot {
-            Some(parser) => parser,
-            None => slot.insert(new_parser()?),
-        };
-        // A parse stopped by a cap leaves state for resuming it; this one starts afresh.
-        parser.reset();
-        parse_with(parser, source, limits)
-    })
-}
-
-thread_local! {
-    /// One parser per thread, reused: a new one allocates its stacks and lexer, a cost paid
-    /// per file and per notebook cell otherwise (issue 22).
-    static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
-}
-
-fn new_parser() -> Result<Parser, &'static str> {
-    let mut parser = Parser::new();
-    if parser
-        .set_language(&tree_sitter_python::LANGUAGE.into())
-        .is_err()
-    {
-        // Only an ABI mismatch between the two crates gets here; treat it as a parse failure.
-        return Err("parse-budget");
-    }
-    Ok(parser)
-}
-
-fn parse_with(
-    parser: &mut Parser,
-    source: &str,
-    limits: &Limits,
-) -> Result<tree_sitter::Tree, &'static str> {
-    let bytes = source.as_bytes();
-    let mut checks: u64 = 0;
-    let mut timed_out = false;
-    let budget = limits.max_parse_checks;
-    let started = Instant::now();
-    let deadline = Duration::from_millis(limits.max_parse_millis);
-    let mut on_progress = |_: &ParseState| {
-        checks = checks.saturating_add(1);
-        timed_out = started.elapsed() > deadline;
-        checks > budget || timed_out
-    };
-    let options = ParseOptions::new().progress_callback(&mut on_progress);
-    let mut read = |offset: usize, _| bytes.get(offset..).unwrap_or_default();
-    let parsed = parser.parse_with_options(&mut read, None, Some(options));
-    parsed.ok_or(if timed_out {
-        "parse-timeout"
-    } else {
-        "parse-budget"
-    })
 }
 
 /// One call in a source, for callers that judge calls themselves (TorchScript code in model
@@ -623,166 +312,6 @@ pub fn list_calls(source: &str, limits: &Limits) -> CallList {
     }
     out.truncated_by = scanner.report.truncated_by;
     out
-}
-
-struct Scanner<'s, 'b> {
-    /// The text parsed: the source, or its [`select::Selection`].
-    source: &'s str,
-    /// Set when `source` is a selection: maps its line numbers back.
-    selection: Option<&'b select::Selection>,
-    limits: &'b Limits,
-    bindings: &'b mut Bindings,
-    nodes: usize,
-    report: CodeReport,
-    /// The round-trip judge's state (see [`loaders::RoundTrips`]).
-    round_trips: loaders::RoundTrips<'s>,
-}
-
-impl<'s, 'b> Scanner<'s, 'b> {
-    /// A scanner over `source` (not a selection) with an empty report and the round-trip judge
-    /// in its default state; the one place a scanner is built (callers override fields with
-    /// struct update syntax).
-    fn new(source: &'s str, limits: &'b Limits, bindings: &'b mut Bindings) -> Self {
-        Scanner {
-            source,
-            selection: None,
-            limits,
-            bindings,
-            nodes: 0,
-            report: CodeReport::default(),
-            round_trips: loaders::RoundTrips::default(),
-        }
-    }
-}
-
-/// The node kinds the whole-tree walks look for. The walks visit every node of every parsed
-/// file; looking the kind up by id in [`KINDS`] spares a C-string name per node (issue 22).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Call,
-    Pair,
-    ImportStatement,
-    ImportFromStatement,
-    Assignment,
-    AugmentedAssignment,
-    Other,
-}
-
-impl Kind {
-    fn of_name(name: &str) -> Kind {
-        match name {
-            "call" => Kind::Call,
-            "pair" => Kind::Pair,
-            "import_statement" => Kind::ImportStatement,
-            "import_from_statement" => Kind::ImportFromStatement,
-            "assignment" => Kind::Assignment,
-            "augmented_assignment" => Kind::AugmentedAssignment,
-            _ => Kind::Other,
-        }
-    }
-
-    /// The kind of `node`: by the same name as [`Node::kind`], looked up by id.
-    fn of(node: Node<'_>) -> Kind {
-        KINDS
-            .get(usize::from(node.kind_id()))
-            .copied()
-            .unwrap_or_else(|| Kind::of_name(node.kind()))
-    }
-}
-
-/// [`Kind`] by node kind id, for every id of the grammar (aliases included).
-static KINDS: LazyLock<Vec<Kind>> = LazyLock::new(|| {
-    let language: tree_sitter::Language = tree_sitter_python::LANGUAGE.into();
-    (0..language.node_kind_count())
-        .map(|id| {
-            u16::try_from(id)
-                .ok()
-                .and_then(|id| language.node_kind_for_id(id))
-                .map_or(Kind::Other, Kind::of_name)
-        })
-        .collect()
-});
-
-/// Calls the iterative pre-order walk over `root`; `visit` returns false to stop.
-fn walk<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>) -> bool) {
-    let mut cursor = root.walk();
-    loop {
-        if !visit(cursor.node()) {
-            return;
-        }
-        if cursor.goto_first_child() {
-            continue;
-        }
-        loop {
-            if cursor.goto_next_sibling() {
-                break;
-            }
-            if !cursor.goto_parent() {
-                return;
-            }
-        }
-    }
-}
-
-/// [`walk`] that also hands each node its parent (`None` for `root`), from a stack the walk
-/// keeps: tree-sitter's `Node::parent` searches down from the root, a cost that grows with the
-/// depth of the node (issue 37).
-/// `visit` gets the node's ancestors, root first (its depth is their count).
-fn walk_with_parents<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>, &[Node<'t>]) -> bool) {
-    let mut cursor = root.walk();
-    let mut ancestors: Vec<Node<'t>> = Vec::new();
-    loop {
-        let node = cursor.node();
-        if !visit(node, &ancestors) {
-            return;
-        }
-        if cursor.goto_first_child() {
-            ancestors.push(node);
-            continue;
-        }
-        loop {
-            if cursor.goto_next_sibling() {
-                break;
-            }
-            if !cursor.goto_parent() {
-                return;
-            }
-            ancestors.pop();
-        }
-    }
-}
-
-/// A positional or keyword argument list, as nodes.
-struct Args<'t> {
-    node: Option<Node<'t>>,
-    positional: Vec<Node<'t>>,
-    keywords: Vec<(&'t str, Node<'t>)>,
-    splat: Option<Node<'t>>,
-}
-
-impl<'t> Args<'t> {
-    fn keyword(&self, name: &str) -> Option<Node<'t>> {
-        self.keywords
-            .iter()
-            .find(|(k, _)| *k == name)
-            .map(|(_, v)| *v)
-    }
-
-    /// The argument at `index` or named by any of `names`.
-    fn arg(&self, index: usize, names: &[&str]) -> Option<Node<'t>> {
-        names
-            .iter()
-            .find_map(|n| self.keyword(n))
-            .or_else(|| self.positional.get(index).copied())
-    }
-}
-
-/// The value of a string-ish expression.
-enum StrVal {
-    Plain(String),
-    Constant { name: String, value: String },
-    FString { text: String, prefix: String },
-    Other(String),
 }
 
 impl<'s> Scanner<'s, '_> {

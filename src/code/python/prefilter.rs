@@ -7,15 +7,16 @@
 //! It is built from the dispatch tables ([`super::hub::DOWNLOADS`], [`super::loaders::LOADS`])
 //! and must be conservative: a source it rejects yields no item when parsed. Why it is:
 //!
-//! - Every dotted segment of a name that [`super::Bindings`] resolves a callee to is an
-//!   identifier of the source: the callee's own identifiers, or those of the import that bound
-//!   its first name (`import torch as t` + `t.load`, `from torch import load as l`, `from torch
-//!   import *` + `load`), or the module a conventional alias stands for (`np` -> `numpy`). So a
-//!   row for `torch.load` needs both `torch` and `load` as whole identifiers somewhere in the
-//!   source, a row for the last segment `from_pretrained` needs that identifier, and a row for
-//!   names ending with `keras.models.load_model` needs `models`, `load_model` and an identifier
-//!   ending with `keras`. Calls through `__import__`, `importlib` or `getattr` resolve to no name
-//!   at all (`<expr>.load`), so the dispatch never reports them either.
+//! - Every dotted segment of a name that [`Bindings`](super::bindings::Bindings) resolves a
+//!   callee to is an identifier of the source: the callee's own identifiers, or those of the
+//!   import that bound its first name (`import torch as t` + `t.load`, `from torch import load
+//!   as l`, `from torch import *` + `load`), or the module a conventional alias stands for
+//!   (`np` -> `numpy`). So a row for `torch.load` needs both `torch` and `load` as whole
+//!   identifiers somewhere in the source, a row for the last segment `from_pretrained` needs
+//!   that identifier, and a row for names ending with `keras.models.load_model` needs
+//!   `models`, `load_model` and an identifier ending with `keras`. Calls through `__import__`,
+//!   `importlib` or `getattr` resolve to no name at all (`<expr>.load`), so the dispatch never
+//!   reports them either.
 //! - A row that reports only when a keyword argument is passed (`np.load(allow_pickle=…)`) also
 //!   needs the keyword's identifier.
 //! - `trust_remote_code` is reported on any call's keyword (an identifier) and as a dictionary
@@ -40,8 +41,9 @@ use std::sync::LazyLock;
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
-use super::bindings::CONVENTIONAL_ALIASES;
-use super::{Callee, TRUST_REMOTE_CODE, Watched, hub, literals, loaders};
+use super::calls::{Callee, TRUST_REMOTE_CODE, Watched};
+use super::{hub, literals, loaders};
+use crate::knowledge::names::CONVENTIONAL_IMPORTS as CONVENTIONAL_ALIASES;
 
 /// What must surround a pattern's match for it to count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -59,31 +59,12 @@ use std::ops::Range;
 use std::sync::LazyLock;
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use tree_sitter::Node;
 
-use super::Limits;
 use super::literals::{self, LogicalLine};
+use super::parser::{Limits, parse};
 use super::prefilter::{self, Bound, Role, is_ident_byte};
-
-/// The source handed to tree-sitter, and where its pieces come from.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub(in crate::code) struct Selection {
-    /// Selected logical lines verbatim, in order, inside `if 1:` stand-ins for their blocks.
-    pub text: String,
-    /// The copied pieces, in order.
-    pub pieces: Vec<Piece>,
-}
-
-/// One logical line copied into [`Selection::text`], from the start of its first physical line.
-/// Copied verbatim, its lines keep their bytes, so only line numbers need mapping back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(in crate::code) struct Piece {
-    /// Where it starts in the text.
-    pub text: usize,
-    /// Its first line's 0-based row in the text.
-    pub text_row: usize,
-    /// The same line's 0-based row in the source.
-    pub source_row: usize,
-}
+pub(in crate::code) use super::scanner::{Piece, Selection};
 
 impl Selection {
     /// The 0-based source row of text row `row` at text offset `at` (inside a piece; every node
@@ -197,8 +178,8 @@ pub(in crate::code) fn select_parts(
         plan.lines_before_chosen(&mut before);
     }
     if !before.is_empty() {
-        match super::parse(&before, limits) {
-            Ok(tree) if !super::syntax_errors(&before, tree.root_node()) => {}
+        match parse(&before, limits) {
+            Ok(tree) if !syntax_errors(&before, tree.root_node()) => {}
             _ => return Err("line before a chosen one does not end its statement"),
         }
     }
@@ -766,6 +747,12 @@ fn assemble(
 
 fn indentation<'s>(source: &'s str, line: &LogicalLine) -> &'s str {
     source.get(line.start..line.code).unwrap_or_default()
+}
+
+/// Whether the parse of `source` has syntax errors: error nodes, or lines tree-sitter joined
+/// into one statement where CPython ends a statement (see [`boundaries_agree`]).
+pub(super) fn syntax_errors(source: &str, root: Node<'_>) -> bool {
+    root.has_error() || !boundaries_agree(source, root)
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@
 use crate::code::python::field::{Field, Fields};
 use tree_sitter::Node;
 
-use super::{Analyzer, CallSite, Confidence};
+use super::analyzer::{Analyzer, CallSite, Confidence};
 use crate::knowledge::capabilities::{self as caps, Capability, Role};
 use crate::knowledge::places;
 use crate::model::finding::Severity;

@@ -12,7 +12,7 @@
 //! deserialising literal or fetched bytes; **medium** for evaluating a plain string literal (its
 //! content is analysed like any other code, so what it does is reported on its own).
 
-use super::{Analyzer, CallSite};
+use super::analyzer::{Analyzer, CallSite};
 use crate::knowledge::capabilities::Capability;
 use crate::model::finding::Severity;
 
@@ -52,7 +52,7 @@ pub(super) fn judge_evaluate<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSite<'
                 site.entry.cwe,
             );
             if decoded && let Some(s) = a.sites.get_mut(at) {
-                s.decoded = Some(super::Decoded {
+                s.decoded = Some(super::analyzer::Decoded {
                     chain,
                     excerpt: excerpt.clone(),
                 });
@@ -75,11 +75,11 @@ pub(super) fn judge_evaluate<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSite<'
                 Capability::DynamicCode,
                 Severity::Critical,
                 site.confidence
-                    .min(super::Confidence::Medium)
+                    .min(super::analyzer::Confidence::Medium)
                     .max(if fetched {
-                        super::Confidence::High
+                        super::analyzer::Confidence::High
                     } else {
-                        super::Confidence::Medium
+                        super::analyzer::Confidence::Medium
                     }),
                 &site.name,
                 detail,
@@ -140,7 +140,7 @@ pub(super) fn judge_deserialize<'s>(a: &mut Analyzer<'s, '_, '_>, site: &CallSit
             };
             (
                 format!("deserialises {how} with a loader that runs code: `{excerpt}`"),
-                Some(super::Decoded { chain, excerpt }),
+                Some(super::analyzer::Decoded { chain, excerpt }),
             )
         }
         Ok(None) if super::network::is_fetched(a, arg) => (

@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 
 use tree_sitter::Node;
 
-use super::Analyzer;
-use crate::code::python::StrVal;
+use super::analyzer::{Analyzer, Blob};
 use crate::code::python::budget::{MAX_VALUE_BYTES, Mode, Spent};
+use crate::code::python::calls::StrVal;
 use crate::code::python::decode::{self, Codec};
 use crate::knowledge::capabilities as caps;
 
@@ -566,57 +566,6 @@ impl<'s> Analyzer<'s, '_, '_> {
             }
         }
         Some(out)
-    }
-}
-
-/// A literal expression's bytes and the decoding steps that produced them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Blob {
-    /// The value.
-    pub bytes: Vec<u8>,
-    /// Decoding steps applied, first first (text re-encodings left out).
-    pub chain: Vec<Codec>,
-}
-
-impl Blob {
-    pub(super) fn plain(bytes: Vec<u8>) -> Blob {
-        Blob {
-            bytes,
-            chain: Vec::new(),
-        }
-    }
-
-    pub(super) fn step(
-        mut self,
-        codec: Codec,
-        limits: &decode::Limits,
-    ) -> Result<Blob, decode::DecodeError> {
-        if self.chain.len() >= limits.max_steps {
-            return Err(decode::DecodeError {
-                step: self.chain.len().saturating_add(1),
-                codec,
-                kind: decode::ErrorKind::TooManySteps {
-                    limit: limits.max_steps,
-                },
-            });
-        }
-        let bytes = decode::decode_step(&self.bytes, codec, limits).map_err(|kind| {
-            decode::DecodeError {
-                step: self.chain.len().saturating_add(1),
-                codec,
-                kind,
-            }
-        })?;
-        self.bytes = bytes;
-        if codec != Codec::Text {
-            self.chain.push(codec);
-        }
-        Ok(self)
-    }
-
-    /// Whether any real decoding happened (not only re-encoding text).
-    pub fn is_decoded(&self) -> bool {
-        !self.chain.is_empty()
     }
 }
 

@@ -6,8 +6,8 @@
 //! from inside a model load changes the environment of everyone who loads it, often from another
 //! index: **critical**.
 
+use super::analyzer::{Analyzer, CallSite};
 use super::process::command_words;
-use super::{Analyzer, CallSite};
 use crate::knowledge::capabilities::{self as caps, Capability};
 use crate::model::finding::Severity;
 

@@ -24,17 +24,19 @@
 
 use crate::code::python::field::{Field, Fields};
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::{BTreeMap, BTreeSet};
 
 use tree_sitter::Node;
 
-use super::budget::{Budget, Memo, Mode, Spent};
+use super::budget::{Budget, Mode, Spent};
 use super::decode::{self, Codec};
-use super::{Args, Bindings, Kind, Limits, Scanner, walk, walk_with_parents};
+use super::parser::Limits;
+use super::scanner::{Bindings, Scanner};
+use super::tree::{Kind, walk, walk_with_parents};
 use crate::knowledge::capabilities::{self as caps, Capability, Entry, Role};
 use crate::model::finding::Severity;
 
+mod analyzer;
 mod credentials;
 mod dynamic;
 mod evaluate;
@@ -45,100 +47,8 @@ mod persistence;
 mod process;
 mod resolve;
 
-pub use evaluate::Blob;
-
-/// How sure the analysis is that a site does what it says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Confidence {
-    /// A guess from a method name on an object the analysis could not resolve.
-    Low,
-    /// Resolved, but through something computed (a name not imported, a dynamic lookup).
-    Medium,
-    /// Resolved through the file's imports (or a builtin) with the arguments visible.
-    High,
-}
-
-impl Confidence {
-    /// Lowercase name, for evidence.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Confidence::Low => "low",
-            Confidence::Medium => "medium",
-            Confidence::High => "high",
-        }
-    }
-}
-
-/// When the code at a site runs (the one `When` of the code judges: source and bytecode).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub enum When {
-    /// At import: module level, a class body, a decorator or a default argument.
-    Import,
-    /// When a function runs.
-    Call {
-        /// The function, qualified by its class (`Model.forward`).
-        function: String,
-        /// Loader entry points of the file (and `import` for module-level calls) from which a
-        /// chain of calls within the file reaches the function, sorted.
-        reached_from: Vec<String>,
-    },
-}
-
-impl When {
-    /// Short phrase for messages: "at import", "in `Model.forward` (reached from `__init__`)".
-    pub fn describe(&self) -> String {
-        match self {
-            When::Import => "at import".to_owned(),
-            When::Call {
-                function,
-                reached_from,
-            } if reached_from.is_empty() => format!("when `{function}` is called"),
-            When::Call {
-                function,
-                reached_from,
-            } => {
-                let from: Vec<String> = reached_from.iter().map(|f| format!("`{f}`")).collect();
-                format!("in `{function}`, reached from {}", from.join(", "))
-            }
-        }
-    }
-}
-
-/// A decoded literal blob at a site.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Decoded {
-    /// Codec names, first applied first (`base64`, `zlib`).
-    pub chain: Vec<String>,
-    /// The start of the decoded payload (text, or `\xNN` escapes), bounded.
-    pub excerpt: String,
-}
-
-/// One place where the code exercises a capability.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Site {
-    /// What it can do.
-    pub capability: Capability,
-    /// How bad this site is.
-    pub severity: Severity,
-    /// How sure the analysis is.
-    pub confidence: Confidence,
-    /// 1-based line (of the outermost call, for sites inside decoded blobs).
-    pub line: usize,
-    /// 1-based column in chars.
-    pub column: usize,
-    /// The call as resolved (`os.system`, `subprocess.run`, `torch.load =`).
-    pub call: String,
-    /// What the site does, lowercase (`runs "curl … | sh"`).
-    pub detail: String,
-    /// When it runs.
-    pub when: When,
-    /// CWE id.
-    pub cwe: u32,
-    /// Set when the site was found in a decoded literal blob.
-    pub decoded: Option<Decoded>,
-    /// The library path of a native load, when it is a literal (for matching shipped files).
-    pub library: Option<String>,
-}
+use analyzer::{Analyzer, CallSite, Deferral, IdMap, MAPPED_DEPTH};
+pub use analyzer::{Blob, Confidence, Decoded, Site, When};
 
 /// The capability sites of one source.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -188,10 +98,6 @@ pub const ENTRY_POINTS: &[&str] = &[
 
 /// Most functions whose calls are remembered for the reachability of entry points.
 const MAX_FUNCTIONS: usize = 20_000;
-/// Nodes this deep or deeper have their parent kept in [`Analyzer::parents`].
-const MAPPED_DEPTH: usize = 32;
-/// Most names one expression may resolve to (`a if c else b` chains double them).
-const MAX_NAMES: usize = 32;
 
 /// Analyses one Python source: parses it whole and finds its capability sites.
 pub fn analyze(source: &str, limits: &Limits) -> Behaviour {
@@ -202,7 +108,7 @@ pub fn analyze(source: &str, limits: &Limits) -> Behaviour {
 fn analyze_nested(source: &str, limits: &Limits, depth: usize, budget: &Budget) -> Behaviour {
     let (clamped, blanked) = super::fstrings::clamp(source);
     let source = &*clamped;
-    let tree = match super::parse(source, limits) {
+    let tree = match super::parser::parse(source, limits) {
         Ok(tree) => tree,
         Err(by) => {
             return Behaviour {
@@ -266,102 +172,6 @@ fn analyze_tree_with<'s>(
     a.collect(root);
     a.judge_all();
     a.finish()
-}
-
-/// A call whose callee is in the capability table.
-pub(super) struct CallSite<'t> {
-    /// The `call` node.
-    pub node: Node<'t>,
-    /// The matching entry.
-    pub entry: &'static Entry,
-    /// The resolved name that matched.
-    pub name: String,
-    /// Its arguments.
-    pub args: Args<'t>,
-    /// How sure the resolution is.
-    pub confidence: Confidence,
-}
-
-/// A deferral (`atexit.register(f)`) waiting for the sites of what it defers.
-struct Deferral<'t> {
-    node: Node<'t>,
-    name: String,
-    targets: Vec<Node<'t>>,
-}
-
-pub(super) struct Analyzer<'s, 'b, 'c> {
-    pub sc: &'c mut Scanner<'s, 'b>,
-    depth: usize,
-    calls: Vec<Node<'s>>,
-    assignments: Vec<Node<'s>>,
-    /// `os.environ` references (identifiers or attributes resolving to it).
-    environ: Vec<Node<'s>>,
-    /// Function name -> its `function_definition` nodes.
-    functions: BTreeMap<&'s str, Vec<Node<'s>>>,
-    /// Function name -> last segments of the names it calls.
-    callees: BTreeMap<&'s str, BTreeSet<&'s str>>,
-    /// Last segments of names called at import time.
-    module_calls: BTreeSet<&'s str>,
-    /// Names assigned exactly once (any scope), with the value.
-    once: BTreeMap<&'s str, Node<'s>>,
-    /// Loop variables over a literal list or tuple (`for p in ("~/.bashrc", "~/.zshrc")`),
-    /// with the iterable: a path built from one of them is any of them.
-    loops: BTreeMap<&'s str, Node<'s>>,
-    counts: BTreeMap<&'s str, u32>,
-    /// Names holding a secret (a credential read or the environment), with what it is.
-    pub secrets: BTreeMap<&'s str, String>,
-    pub sites: Vec<Site>,
-    deferrals: Vec<Deferral<'s>>,
-    truncated_by: Option<&'static str>,
-    pub limit_hit: Option<&'static str>,
-    /// Entry point reachability, computed on first use.
-    reach: std::cell::OnceCell<Vec<(&'s str, BTreeSet<&'s str>)>>,
-    /// The parent of each named node at least [`MAPPED_DEPTH`] levels deep, from the one walk
-    /// of the tree: tree-sitter finds a parent by descending from the root, so walking up from
-    /// a node ten thousand levels deep was quadratic (issue 37). Shallower nodes, nearly all
-    /// of real code, ask tree-sitter, which is cheaper than filling a map with them.
-    parents: IdMap<Node<'s>>,
-    /// The file's evaluation budget (steps, bytes, depth), shared with every payload decoded
-    /// from it and analysed again: a file of ten thousand `exec(blob)` calls must not decode
-    /// each blob ten thousand times over, and `x = "%s" % x` must not recurse forever.
-    budget: &'c Budget,
-    /// Set when the budget stopped a decode.
-    budget_spent: Cell<bool>,
-    /// Values of names assigned once, by value node ([`Analyzer::blob_value`]).
-    values: RefCell<IdMap<(BlobValue, Memo)>>,
-    /// Names of values assigned once, by value node ([`Analyzer::resolve_value`]).
-    resolved: RefCell<IdMap<(Vec<String>, Memo)>>,
-    /// [`Analyzer::enclosing_def`] and the scope [`Analyzer::when`] looks for, by node.
-    def_scopes: RefCell<IdMap<Option<Node<'s>>>>,
-    run_scopes: RefCell<IdMap<Option<Node<'s>>>>,
-}
-
-/// What [`Analyzer::blob`] returns.
-type BlobValue = Result<Option<Blob>, decode::DecodeError>;
-
-/// A map keyed by tree-sitter node id (an address: no attacker picks it, so a multiplicative
-/// hash is enough).
-type IdMap<V> = HashMap<usize, V, BuildHasherDefault<IdHasher>>;
-
-/// The hasher of [`IdMap`].
-#[derive(Debug, Default, Clone, Copy)]
-struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(*b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        let h = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        self.0 = h ^ (h >> 29);
-    }
 }
 
 impl<'s> Analyzer<'s, '_, '_> {
@@ -1337,11 +1147,6 @@ fn leftmost<'s>(a: &Analyzer<'s, '_, '_>, mut node: Node<'s>) -> Option<&'s str>
         }
     }
     None
-}
-
-/// Whether a resolved name looks like a module or callable path (not a local value).
-fn is_module_or_callable(name: &str) -> bool {
-    !name.contains("<expr>")
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@
 //! compiled from source files at run time (kernels that transformers' RWKV, MRA and YOSO build
 //! on first use: a warning to review the sources, not a deny).
 
-use super::{Analyzer, CallSite};
+use super::analyzer::{Analyzer, CallSite};
 use crate::code::python::field::{Field, Fields};
 use crate::knowledge::capabilities::Capability;
 use crate::model::finding::Severity;

@@ -23,7 +23,7 @@
 use crate::code::python::field::{Field, Fields};
 use tree_sitter::Node;
 
-use super::{Analyzer, CallSite, Confidence};
+use super::analyzer::{Analyzer, CallSite, Confidence};
 use crate::knowledge::capabilities::{self as caps, Capability};
 use crate::knowledge::places;
 use crate::model::finding::Severity;

@@ -9,7 +9,7 @@
 //! program at load time, so every site is **critical**; the confidence is lower when the call
 //! was resolved through a computed name.
 
-use super::{Analyzer, CallSite};
+use super::analyzer::{Analyzer, CallSite};
 use crate::knowledge::capabilities::Capability;
 use crate::model::finding::Severity;
 

@@ -6,7 +6,7 @@
 use crate::code::python::field::{Field, Fields};
 use tree_sitter::Node;
 
-use super::{Analyzer, MAX_NAMES, is_module_or_callable};
+use super::analyzer::{Analyzer, MAX_NAMES, is_module_or_callable};
 use crate::code::python::budget::{Mode, Refused};
 use crate::knowledge::capabilities as caps;
 
