@@ -369,3 +369,116 @@ fn inspectors_take_shared_types_from_below_not_from_the_dispatcher() {
         bad.join("\n")
     );
 }
+
+/// The first path segment of each item a `super::` path names: `super::x` gives `x`,
+/// `super::{a, b::c, D as E}` gives `a`, `b` and `D`. `super::super::…` names nothing here.
+fn super_items(line: &str) -> Vec<String> {
+    let ident = |s: &str| -> String {
+        s.trim()
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut out = Vec::new();
+    let mut rest = line;
+    while let Some(i) = rest.find("super::") {
+        let preceded = rest[..i].ends_with("super::")
+            || rest[..i]
+                .chars()
+                .last()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+        rest = &rest[i + "super::".len()..];
+        if rest.starts_with("super::") {
+            // `super::super::…` reaches above the folder: skip the whole chain.
+            while let Some(r) = rest.strip_prefix("super::") {
+                rest = r;
+            }
+            continue;
+        }
+        if preceded {
+            continue;
+        }
+        if let Some(group) = rest.strip_prefix('{') {
+            let end = group.find('}').unwrap_or(group.len());
+            out.extend(group[..end].split(',').map(ident).filter(|n| !n.is_empty()));
+        } else {
+            let name = ident(rest);
+            if !name.is_empty() {
+                out.push(name);
+            }
+        }
+    }
+    out
+}
+
+/// Issue 38: inside every folder, `mod.rs` dispatches to its children and the parts they share
+/// live in a leaf module beside them; a child that names an item of its own folder's `mod.rs`
+/// (`super::Item`, not a sibling module) is an import running back up. Test-only files are
+/// exempt (they exercise the whole folder).
+#[test]
+fn no_child_module_imports_its_folders_mod_rs() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut dirs = vec![src.clone()];
+    let mut bad = Vec::new();
+    while let Some(dir) = dirs.pop() {
+        let entries: Vec<PathBuf> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        dirs.extend(entries.iter().filter(|p| p.is_dir()).cloned());
+        if !dir.join("mod.rs").is_file() {
+            continue;
+        }
+        let siblings: BTreeSet<String> = entries
+            .iter()
+            .filter_map(|p| {
+                let stem = p.file_stem()?.to_string_lossy().to_string();
+                (p.is_dir() || p.extension().is_some_and(|x| x == "rs")).then_some(stem)
+            })
+            .collect();
+        for f in entries
+            .iter()
+            .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        {
+            let name = f.file_name().unwrap().to_string_lossy().to_string();
+            if name == "mod.rs" || name.contains("test") || name == "vocabulary.rs" {
+                continue;
+            }
+            let text = fs::read_to_string(f).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap_or("");
+            for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
+                for item in super_items(line) {
+                    if !siblings.contains(&item)
+                        && !["self", "super", "crate"].contains(&item.as_str())
+                    {
+                        bad.push(format!(
+                            "{}: `super::{item}` ({})",
+                            f.strip_prefix(&src).unwrap().display(),
+                            line.trim()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    bad.sort();
+    assert!(
+        bad.is_empty(),
+        "children import their folder's mod.rs; move the item to a leaf module beside them:\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn super_items_reads_paths_and_groups() {
+    assert_eq!(super_items("use super::x;"), ["x"]);
+    assert_eq!(
+        super_items("use super::{a, b::c, D as E};"),
+        ["a", "b", "D"]
+    );
+    assert!(super_items("use super::super::x;").is_empty());
+    assert_eq!(
+        super_items("let v = super::f(1) + super::g(2);"),
+        ["f", "g"]
+    );
+}
