@@ -319,8 +319,8 @@ fn submodules_of_a_stage_import_each_other_without_cycles() {
 
 /// Issue 32: inside `inspect/`, the shared types sit below the inspectors (`inspect/context.rs`,
 /// and `inspect/pickle_stream.rs` for pickle streams in any container) and the dispatcher
-/// (`inspect/mod.rs`) above them. An inspector that reached these through `super::` would import
-/// from the dispatcher's module, an arrow running back up.
+/// (`inspect/scan.rs`, re-exported by `inspect/mod.rs`) above them. An inspector that reached
+/// these through `super::` would import from the folder's `mod.rs`, an arrow running back up.
 #[test]
 fn inspectors_take_shared_types_from_below_not_from_the_dispatcher() {
     const SHARED: &[&str] = &[
