@@ -180,33 +180,14 @@ pub(super) fn judge(ctx: &mut Ctx<'_>, format: Format, head: &[u8]) -> Kind {
     kind
 }
 
-/// ELF, PE (an `MZ` stub whose `e_lfanew` points at `PE\0\0`) or Mach-O (thin or fat).
+/// The native executable `head` starts (ELF, PE or Mach-O), by [`classify::native_format`]'s
+/// signatures.
 fn executable_kind(head: &[u8]) -> Option<&'static str> {
-    if head.starts_with(b"\x7fELF") {
-        return Some("ELF");
-    }
-    if head.starts_with(b"MZ") {
-        let pe = head
-            .get(0x3c..0x40)
-            .and_then(|b| <[u8; 4]>::try_from(b).ok())
-            .map(u32::from_le_bytes)
-            .and_then(|off| usize::try_from(off).ok())
-            .and_then(|off| head.get(off..off.checked_add(4)?));
-        if pe == Some(b"PE\0\0") {
-            return Some("PE");
-        }
-    }
-    const MACHO: [[u8; 4]; 5] = [
-        [0xfe, 0xed, 0xfa, 0xce],
-        [0xfe, 0xed, 0xfa, 0xcf],
-        [0xce, 0xfa, 0xed, 0xfe],
-        [0xcf, 0xfa, 0xed, 0xfe],
-        [0xca, 0xfe, 0xba, 0xbe],
-    ];
-    MACHO
-        .iter()
-        .any(|m| head.starts_with(m))
-        .then_some("Mach-O")
+    Some(match classify::native_format(head)? {
+        Format::Elf => "ELF",
+        Format::Pe => "PE",
+        _ => "Mach-O",
+    })
 }
 
 fn is_weight_name(rel: &str) -> bool {
