@@ -434,10 +434,10 @@ fn no_child_module_imports_its_folders_mod_rs() {
         let mut test_only = BTreeSet::new();
         let mut lines = mod_rs.lines().map(str::trim).peekable();
         while let Some(line) = lines.next() {
-            if line == "#[cfg(test)]" {
-                if let Some(m) = lines.peek().and_then(|l| l.strip_prefix("mod ")) {
-                    test_only.insert(format!("{}.rs", m.trim_end_matches(';')));
-                }
+            if line == "#[cfg(test)]"
+                && let Some(m) = lines.peek().and_then(|l| l.strip_prefix("mod "))
+            {
+                test_only.insert(format!("{}.rs", m.trim_end_matches(';')));
             }
         }
         let siblings: BTreeSet<String> = entries
