@@ -166,11 +166,12 @@ impl Scanner {
                 now: self.options.clock.now().unix_timestamp(),
             },
         };
+        let mut scans = scans;
         let mut collected = Vec::with_capacity(crawled.len());
         for c in crawled {
             let (first, n) = (c.first_unit, c.units.len());
             let prefix = c.prefix.clone();
-            let mine = scans.get(first..first + n).unwrap_or(&[]);
+            let mine = scans.get_mut(first..first + n).unwrap_or(&mut []);
             collected.push((prefix, c.collect(mine, &after)));
         }
         stats.provenance = started.elapsed();
