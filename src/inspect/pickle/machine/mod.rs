@@ -28,7 +28,7 @@ use std::rc::Rc;
 
 use super::analysis::{Analysis, Limits, Malformed, PickleInfo, malformed};
 use super::ops::{self, Arg, Op, Source};
-use state::{Blob, Flow, MAX_BLOB_BYTES, Machine, Node, RootList, Text, Val, err};
+use state::{Blob, Flow, MAX_BLOB_BYTES, Machine, Node, ReadEmbedded, RootList, Text, Val, err};
 
 /// Read one pickle (up to and including its STOP) and record its imports in `out`.
 pub(super) fn run_pickle<R: BufRead>(
@@ -37,9 +37,11 @@ pub(super) fn run_pickle<R: BufRead>(
     pickle: usize,
     budget: &mut u64,
     out: &mut Analysis,
+    read_embedded: ReadEmbedded,
 ) -> Result<(), Malformed> {
     let mut m = Machine {
         limits,
+        read_embedded,
         pickle,
         stack: Vec::new(),
         marks: Vec::new(),
