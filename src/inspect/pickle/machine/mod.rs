@@ -26,7 +26,7 @@ use std::collections::HashMap;
 use std::io::BufRead;
 use std::rc::Rc;
 
-use super::analysis::{Analysis, Limits, Malformed, PickleInfo, malformed};
+use super::analysis::{Analysis, Limits, Malformed, PickleInfo, StringList, malformed};
 use super::ops::{self, Arg, Op, Source};
 use state::{Blob, Flow, MAX_BLOB_BYTES, Machine, Node, ReadEmbedded, RootList, Text, Val, err};
 
@@ -117,7 +117,7 @@ pub(super) fn run_pickle<R: BufRead>(
         && *id == root.id
         && let Some(items) = root.strings
     {
-        out.string_list = Some(super::StringList { pickle, items });
+        out.string_list = Some(StringList { pickle, items });
     }
     out.pickles.push(PickleInfo {
         offset: start,
