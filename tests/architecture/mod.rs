@@ -603,3 +603,61 @@ fn super_items_reads_paths_and_groups() {
         ["f", "g"]
     );
 }
+
+/// Issue 38: ARCHITECTURE.md's folder-by-folder map names every source file (by its path below
+/// `src/`; unit-test files, `tests.rs` and `*_tests.rs`, are not on it), and every `src/` path
+/// that ARCHITECTURE.md or CONTRIBUTING.md names exists, so neither page points at a file a
+/// move left behind.
+#[test]
+fn every_source_file_is_on_the_map() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let src = root.join("src");
+    let map = fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut missing: Vec<String> = files
+        .iter()
+        .map(|f| {
+            f.strip_prefix(&src)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/")
+        })
+        .filter(|rel| {
+            let name = rel.rsplit('/').next().unwrap_or(rel);
+            name != "tests.rs" && !name.ends_with("_tests.rs")
+        })
+        .filter(|rel| !map.contains(rel.as_str()))
+        .collect();
+    missing.sort();
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md's folder-by-folder map does not name these files:\n{}",
+        missing.join("\n")
+    );
+    let mut stale = Vec::new();
+    for page in ["ARCHITECTURE.md", "CONTRIBUTING.md"] {
+        let text = fs::read_to_string(root.join(page)).unwrap();
+        let mut rest = text.as_str();
+        while let Some(i) = rest.find("src/") {
+            let preceded = rest[..i]
+                .chars()
+                .last()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '/' || c == '_');
+            let path: String = rest[i..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || "/_.-".contains(*c))
+                .collect();
+            rest = &rest[i + "src/".len()..];
+            let path = path.trim_end_matches(['.', '-']);
+            if !preceded && !root.join(path).exists() {
+                stale.push(format!("{page}: {path}"));
+            }
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "these paths do not exist:\n{}",
+        stale.join("\n")
+    );
+}
