@@ -2,6 +2,8 @@
 //! to the built-in lists ([`ExtraLists`]), and the one matching rule every list uses: an entry
 //! covers its own path and the dotted names below it, on component boundaries.
 
+#[cfg(doc)]
+use super::capabilities::Capability;
 use super::names::normalize_module;
 
 /// The knowledge base's opinion of one imported global.
