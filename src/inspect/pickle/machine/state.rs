@@ -139,7 +139,7 @@ pub(super) enum Flow {
 /// legacy `torch.save` stream: `Some(analysis)` when its five pickles end without error inside
 /// the bytes, `None` otherwise. That takes the stream driver (`inspect/pickle/mod.rs`), which
 /// itself runs this machine; the driver passes the function down to
-/// [`run_pickle`](super::run_pickle) instead of the machine naming what sits above it (issue 38).
+/// `run_pickle` (in `machine/mod.rs`) instead of the machine naming what sits above it (issue 38).
 /// The machine lowers `embedded_depth` by one before each call, which bounds the nesting.
 pub(crate) type ReadEmbedded = fn(&[u8], &Limits) -> Option<Analysis>;
 
