@@ -7,7 +7,9 @@ use std::io::Write;
 
 use serde_json::json;
 
-use super::{ScanConfig, scan_file};
+use super::context::{FileScan, ScanConfig};
+use super::scan::scan_file;
+use crate::inspect::proto_fixtures;
 use crate::model::limits::{LIMITS, Limits};
 use crate::model::rules::RuleId;
 
@@ -242,23 +244,21 @@ fn cases() -> Vec<Case> {
             "msgpack_depth",
             1,
             "flax_model.msgpack",
-            super::proto_fixtures::flax_params(),
+            proto_fixtures::flax_params(),
             Scan,
         ),
         c(
             "coreml_depth",
             1,
             "model.mlmodel",
-            super::proto_fixtures::coreml_neural_network(&[super::proto_fixtures::coreml_layer(
-                "conv", 100,
-            )]),
+            proto_fixtures::coreml_neural_network(&[proto_fixtures::coreml_layer("conv", 100)]),
             Scan,
         ),
         c(
             "paddle_depth",
             1,
             "inference.pdmodel",
-            super::proto_fixtures::paddle_benign_program(),
+            proto_fixtures::paddle_benign_program(),
             Scan,
         ),
         c("hdf5_messages", 1, "model.h5", h5, Scan),
@@ -295,7 +295,7 @@ fn cases() -> Vec<Case> {
     .collect()
 }
 
-fn scan(case: &Case, limits: Limits) -> super::FileScan {
+fn scan(case: &Case, limits: Limits) -> FileScan {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(case.name);
     std::fs::write(&path, &case.bytes).unwrap();

@@ -6,10 +6,10 @@
 use std::collections::BTreeMap;
 
 use super::capabilities::{self, Capability, Match, Role};
+use super::classify::classify_global;
+use super::dangerous::{DANGEROUS, TORCHSCRIPT_CALLS, judged_capability};
 use super::stdlib::{self, Class};
-use super::{
-    DANGEROUS, ExtraLists, TORCHSCRIPT_CALLS, Verdict, classify_global, judged_capability,
-};
+use super::verdict::{ExtraLists, Verdict, covers};
 
 /// Where a name's capability comes from, for the failure message.
 type Sources = BTreeMap<&'static str, Vec<(&'static str, Capability)>>;
@@ -153,7 +153,7 @@ fn overridden_prefixes() {
         } else {
             format!("builtins.{q}")
         };
-        if let Some(d) = DANGEROUS.iter().find(|d| super::covers(d.path, &qualified))
+        if let Some(d) = DANGEROUS.iter().find(|d| covers(d.path, &qualified))
             && d.capability != judged
         {
             let _ = writeln!(

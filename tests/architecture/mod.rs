@@ -234,6 +234,10 @@ fn submodules_of_a_stage_import_each_other_without_cycles() {
         "policy",
         "sign",
         "codec",
+        "knowledge",
+        "hub",
+        "commands",
+        "repository",
     ] {
         let dir = src.join(stage);
         let mut files = Vec::new();
@@ -259,7 +263,7 @@ fn submodules_of_a_stage_import_each_other_without_cycles() {
             };
             let text = fs::read_to_string(&f).unwrap();
             // Test modules may reach across (fixtures); the layering is about the code.
-            let code = text.split("#[cfg(test)]").next().unwrap_or("");
+            let code = code_without_test_blocks(&text);
             let edges = g.entry(child.clone()).or_default();
             let crate_prefix = format!("crate::{stage}::");
             for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
@@ -350,7 +354,7 @@ fn inspectors_take_shared_types_from_below_not_from_the_dispatcher() {
             continue;
         }
         let text = fs::read_to_string(&f).unwrap();
-        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        let code = code_without_test_blocks(&text);
         for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
             for item in SHARED {
                 let direct = line.contains(&format!("super::{item}"))
@@ -372,7 +376,7 @@ fn inspectors_take_shared_types_from_below_not_from_the_dispatcher() {
 
 /// The first path segment of each item a `super::` path names: `super::x` gives `x`,
 /// `super::{a, b::c, D as E}` gives `a`, `b` and `D`. `super::super::…` names nothing here.
-fn super_items(line: &str) -> Vec<String> {
+fn super_items(code: &str) -> Vec<String> {
     let ident = |s: &str| -> String {
         s.trim()
             .chars()
@@ -380,7 +384,7 @@ fn super_items(line: &str) -> Vec<String> {
             .collect()
     };
     let mut out = Vec::new();
-    let mut rest = line;
+    let mut rest = code;
     while let Some(i) = rest.find("super::") {
         let preceded = rest[..i].ends_with("super::")
             || rest[..i]
@@ -411,13 +415,104 @@ fn super_items(line: &str) -> Vec<String> {
     out
 }
 
+/// The modules a `mod.rs` declares (`mod x;`, `pub mod x;`, `pub(crate) mod x;`, ...), each with
+/// whether a `#[path]` attribute puts its file somewhere else.
+fn declared_modules(mod_rs: &str) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    let mut path_attr = false;
+    for line in mod_rs.lines().map(str::trim) {
+        if line.starts_with("#[path") {
+            path_attr = true;
+            continue;
+        }
+        if line.starts_with("#[") || line.starts_with("///") {
+            continue;
+        }
+        let decl = ["pub(crate) ", "pub(super) ", "pub "]
+            .iter()
+            .find_map(|v| line.strip_prefix(v))
+            .unwrap_or(line);
+        if let Some(name) = decl.strip_prefix("mod ").and_then(|r| r.strip_suffix(';')) {
+            out.push((name.trim().to_string(), path_attr));
+        }
+        path_attr = false;
+    }
+    out
+}
+
+/// A file's code without comment lines and without its in-file test blocks
+/// (`#[cfg(test)] mod tests { .. }` and everything after it): a test block's `super::` names the
+/// file it sits in, and tests may reach across (fixtures); the layering is about the code.
+fn code_without_test_blocks(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        if line.trim() == "#[cfg(test)]" {
+            let item = lines[i + 1..]
+                .iter()
+                .map(|l| l.trim())
+                .find(|l| !l.starts_with("#[") && !l.starts_with("//"));
+            if item.is_some_and(|l| l.contains("mod ") && l.ends_with('{')) {
+                break;
+            }
+        }
+        if !line.trim_start().starts_with("//") {
+            out.push(*line);
+        }
+    }
+    out.join("\n")
+}
+
+/// The first segment of each item `prefix` names in `code` (`prefix::x`, `prefix::{a, b::c}`),
+/// where `prefix` is not the tail of a longer path.
+fn items_after(code: &str, prefix: &str) -> Vec<String> {
+    let ident = |s: &str| -> String {
+        s.trim()
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut out = Vec::new();
+    let mut rest = code;
+    while let Some(i) = rest.find(prefix) {
+        let preceded = rest[..i]
+            .chars()
+            .last()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':');
+        rest = &rest[i + prefix.len()..];
+        if preceded {
+            continue;
+        }
+        if let Some(group) = rest.strip_prefix('{') {
+            let end = group.find('}').unwrap_or(group.len());
+            out.extend(group[..end].split(',').map(ident).filter(|n| !n.is_empty()));
+        } else {
+            let name = ident(rest);
+            if !name.is_empty() {
+                out.push(name);
+            }
+        }
+    }
+    out
+}
+
 /// Issue 38: inside every folder, `mod.rs` dispatches to its children and the parts they share
-/// live in a leaf module beside them; a child that names an item of its own folder's `mod.rs`
-/// (`super::Item`, not a sibling module) is an import running back up. Test-only files (named
-/// for tests, or declared under `#[cfg(test)]` in `mod.rs`) are exempt.
+/// live in a leaf module beside them; a module that names an item of its own folder's `mod.rs`
+/// (`super::Item`, `super::{A, B}`, not a sibling module), or of any enclosing folder's `mod.rs`
+/// through a path (`crate::inspect::pickle::analyze` from `inspect/pickle/machine/`), is an
+/// import running back up, and with the dispatcher calling down, a circle.
+///
+/// Checked: every module a `mod.rs` declares, production and test-only alike (`limit_tests.rs`,
+/// `vocabulary.rs`, `fixtures.rs` take what they test from the leaf that defines it), and every
+/// file below a folder for the `crate::` form. Not checked: in-file test blocks, and `tests.rs`,
+/// which is its `mod.rs`'s own `#[cfg(test)] mod tests` block moved to a file: its
+/// `use super::*` is the unit-test idiom for the file under test, as in any in-file block, and
+/// splitting a `mod.rs`'s items into leaves for its own tests' sake would help no reader.
 #[test]
 fn no_child_module_imports_its_folders_mod_rs() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    // Folder module path (`inspect::pickle`) -> the modules its `mod.rs` declares.
+    let mut folders: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     let mut dirs = vec![src.clone()];
     let mut bad = Vec::new();
     while let Some(dir) = dirs.pop() {
@@ -429,45 +524,60 @@ fn no_child_module_imports_its_folders_mod_rs() {
         if !dir.join("mod.rs").is_file() {
             continue;
         }
-        // Modules `mod.rs` declares under `#[cfg(test)]`: they exercise the whole folder.
-        let mod_rs = fs::read_to_string(dir.join("mod.rs")).unwrap();
-        let mut test_only = BTreeSet::new();
-        let mut lines = mod_rs.lines().map(str::trim).peekable();
-        while let Some(line) = lines.next() {
-            if line == "#[cfg(test)]"
-                && let Some(m) = lines.peek().and_then(|l| l.strip_prefix("mod "))
-            {
-                test_only.insert(format!("{}.rs", m.trim_end_matches(';')));
-            }
-        }
-        let siblings: BTreeSet<String> = entries
-            .iter()
-            .filter_map(|p| {
-                let stem = p.file_stem()?.to_string_lossy().to_string();
-                (p.is_dir() || p.extension().is_some_and(|x| x == "rs")).then_some(stem)
-            })
-            .collect();
-        for f in entries
-            .iter()
-            .filter(|p| p.extension().is_some_and(|x| x == "rs"))
-        {
-            let name = f.file_name().unwrap().to_string_lossy().to_string();
-            if name == "mod.rs" || name.contains("test") || test_only.contains(&name) {
+        let declared = declared_modules(&fs::read_to_string(dir.join("mod.rs")).unwrap());
+        let siblings: BTreeSet<String> = declared.iter().map(|(n, _)| n.clone()).collect();
+        let module = dir
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .replace(['\\', '/'], "::");
+        folders.insert(module, siblings.clone());
+        for (name, path_attr) in &declared {
+            if *path_attr || name == "tests" {
                 continue;
             }
-            let text = fs::read_to_string(f).unwrap();
-            let code = text.split("#[cfg(test)]").next().unwrap_or("");
-            for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
-                for item in super_items(line) {
-                    if !siblings.contains(&item)
-                        && !["self", "super", "crate"].contains(&item.as_str())
-                    {
-                        bad.push(format!(
-                            "{}: `super::{item}` ({})",
-                            f.strip_prefix(&src).unwrap().display(),
-                            line.trim()
-                        ));
-                    }
+            let file = [
+                dir.join(format!("{name}.rs")),
+                dir.join(name).join("mod.rs"),
+            ]
+            .into_iter()
+            .find(|f| f.is_file())
+            .unwrap_or_else(|| panic!("{}: `mod {name};` has no file", dir.display()));
+            let code = code_without_test_blocks(&fs::read_to_string(&file).unwrap());
+            for item in super_items(&code) {
+                if !siblings.contains(&item) && !["self", "super", "crate"].contains(&item.as_str())
+                {
+                    bad.push(format!(
+                        "{}: `super::{item}`",
+                        file.strip_prefix(&src).unwrap().display()
+                    ));
+                }
+            }
+        }
+    }
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    for file in files {
+        let rel = file
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        if rel.ends_with("/tests.rs") {
+            continue;
+        }
+        let module = rel
+            .trim_end_matches(".rs")
+            .trim_end_matches("/mod")
+            .replace('/', "::");
+        let code = code_without_test_blocks(&fs::read_to_string(&file).unwrap());
+        for (folder, children) in &folders {
+            if folder.is_empty() || !module.starts_with(&format!("{folder}::")) {
+                continue;
+            }
+            for item in items_after(&code, &format!("crate::{folder}::")) {
+                if !children.contains(&item) && !["self", "super"].contains(&item.as_str()) {
+                    bad.push(format!("{rel}: `crate::{folder}::{item}`"));
                 }
             }
         }
@@ -475,7 +585,7 @@ fn no_child_module_imports_its_folders_mod_rs() {
     bad.sort();
     assert!(
         bad.is_empty(),
-        "children import their folder's mod.rs; move the item to a leaf module beside them:\n{}",
+        "modules import an item of an enclosing folder's mod.rs; move it to a leaf module below:\n{}",
         bad.join("\n")
     );
 }
@@ -491,5 +601,63 @@ fn super_items_reads_paths_and_groups() {
     assert_eq!(
         super_items("let v = super::f(1) + super::g(2);"),
         ["f", "g"]
+    );
+}
+
+/// Issue 38: ARCHITECTURE.md's folder-by-folder map names every source file (by its path below
+/// `src/`; unit-test files, `tests.rs` and `*_tests.rs`, are not on it), and every `src/` path
+/// that ARCHITECTURE.md or CONTRIBUTING.md names exists, so neither page points at a file a
+/// move left behind.
+#[test]
+fn every_source_file_is_on_the_map() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let src = root.join("src");
+    let map = fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut missing: Vec<String> = files
+        .iter()
+        .map(|f| {
+            f.strip_prefix(&src)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/")
+        })
+        .filter(|rel| {
+            let name = rel.rsplit('/').next().unwrap_or(rel);
+            name != "tests.rs" && !name.ends_with("_tests.rs")
+        })
+        .filter(|rel| !map.contains(rel.as_str()))
+        .collect();
+    missing.sort();
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md's folder-by-folder map does not name these files:\n{}",
+        missing.join("\n")
+    );
+    let mut stale = Vec::new();
+    for page in ["ARCHITECTURE.md", "CONTRIBUTING.md"] {
+        let text = fs::read_to_string(root.join(page)).unwrap();
+        let mut rest = text.as_str();
+        while let Some(i) = rest.find("src/") {
+            let preceded = rest[..i]
+                .chars()
+                .last()
+                .is_some_and(|c| c.is_ascii_alphanumeric() || c == '/' || c == '_');
+            let path: String = rest[i..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || "/_.-".contains(*c))
+                .collect();
+            rest = &rest[i + "src/".len()..];
+            let path = path.trim_end_matches(['.', '-']);
+            if !preceded && !root.join(path).exists() {
+                stale.push(format!("{page}: {path}"));
+            }
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "these paths do not exist:\n{}",
+        stale.join("\n")
     );
 }

@@ -53,7 +53,14 @@ fn run<R: BufRead>(r: &mut R, limits: &Limits, raw_after: &dyn Fn(&Analysis) -> 
             break;
         }
         let index = out.pickles.len();
-        let result = machine::run_pickle(&mut src, limits, index, &mut budget, &mut out);
+        let result = machine::run_pickle(
+            &mut src,
+            limits,
+            index,
+            &mut budget,
+            &mut out,
+            read_embedded_legacy,
+        );
         if let Err(e) = result {
             out.error = Some(e);
             break;
@@ -90,9 +97,21 @@ pub fn analyze_torch_legacy<R: BufRead>(r: &mut R, limits: &Limits) -> Analysis 
     run(r, limits, &legacy_pickles_read)
 }
 
+/// [`analyze_torch_legacy`] of bytes a pickle hands to `torch.load`, kept only when all five
+/// pickles end without error inside them. The machine reaches it through the function each
+/// `machine::run_pickle` is given (the machine sits below this driver and never names it), with
+/// `limits.embedded_depth` already lowered by one for this level.
+fn read_embedded_legacy(head: &[u8], limits: &Limits) -> Option<Analysis> {
+    let nested = analyze_torch_legacy(&mut &head[..], limits);
+    let complete = nested.error.is_none()
+        && nested.pickles.iter().all(|p| p.complete)
+        && legacy_pickles_read(&nested);
+    complete.then_some(nested)
+}
+
 /// Whether `out` holds a legacy PyTorch file's five pickles, the fifth a list of storage keys:
 /// what `torch.load` reads before the raw storage block.
-pub(crate) fn legacy_pickles_read(out: &Analysis) -> bool {
+fn legacy_pickles_read(out: &Analysis) -> bool {
     out.pickles.len() == TORCH_LEGACY_PICKLES
         && out
             .string_list
@@ -142,7 +161,7 @@ fn tar_records<R: BufRead>(
     budget: &mut u64,
     out: &mut Analysis,
 ) -> Result<(), Malformed> {
-    machine::run_pickle(src, limits, 0, budget, out)?;
+    machine::run_pickle(src, limits, 0, budget, out, read_embedded_legacy)?;
     loop {
         if src.lookahead(1)?.is_empty() {
             return Ok(());
@@ -159,7 +178,7 @@ fn tar_records<R: BufRead>(
             ));
         }
         let first_import = out.imports.len();
-        machine::run_pickle(src, limits, index, budget, out)?;
+        machine::run_pickle(src, limits, index, budget, out, read_embedded_legacy)?;
         let at = src.pos;
         let raw = match kind {
             TarRecords::Storages => {
@@ -231,7 +250,15 @@ pub fn analyze_hidden<R: BufRead>(r: &mut R, limits: &Limits) -> Option<Analysis
     }
     let mut out = Analysis::default();
     let mut budget = limits.max_opcodes;
-    machine::run_pickle(&mut src, limits, 0, &mut budget, &mut out).ok()?;
+    machine::run_pickle(
+        &mut src,
+        limits,
+        0,
+        &mut budget,
+        &mut out,
+        read_embedded_legacy,
+    )
+    .ok()?;
     out.bytes_read = src.taken;
     out.pickles
         .first()

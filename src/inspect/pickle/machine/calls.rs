@@ -7,7 +7,7 @@
 use std::io::BufRead;
 
 use super::state::{Machine, Node, Val, err};
-use crate::inspect::pickle::analysis::{Analysis, Import, Malformed};
+use crate::inspect::pickle::analysis::{Analysis, Import, Limits, Malformed};
 use crate::inspect::pickle::ops::{Arg, Op, Payload, Source};
 
 impl Machine<'_> {
@@ -339,15 +339,11 @@ impl Machine<'_> {
         {
             return None;
         }
-        let limits = crate::inspect::pickle::analysis::Limits {
+        let limits = Limits {
             embedded_depth: depth,
             ..self.limits.clone()
         };
-        let nested = crate::inspect::pickle::analyze_torch_legacy(&mut &blob.head[..], &limits);
-        let complete = nested.error.is_none()
-            && nested.pickles.iter().all(|p| p.complete)
-            && crate::inspect::pickle::legacy_pickles_read(&nested);
-        complete.then_some(nested)
+        (self.read_embedded)(&blob.head, &limits)
     }
 
     fn is_wrapper(&self, out: &Analysis, idx: usize) -> bool {

@@ -26,9 +26,9 @@ use std::collections::HashMap;
 use std::io::BufRead;
 use std::rc::Rc;
 
-use super::analysis::{Analysis, Limits, Malformed, PickleInfo, malformed};
+use super::analysis::{Analysis, Limits, Malformed, PickleInfo, StringList, malformed};
 use super::ops::{self, Arg, Op, Source};
-use state::{Blob, Flow, MAX_BLOB_BYTES, Machine, Node, RootList, Text, Val, err};
+use state::{Blob, Flow, MAX_BLOB_BYTES, Machine, Node, ReadEmbedded, RootList, Text, Val, err};
 
 /// Read one pickle (up to and including its STOP) and record its imports in `out`.
 pub(super) fn run_pickle<R: BufRead>(
@@ -37,9 +37,11 @@ pub(super) fn run_pickle<R: BufRead>(
     pickle: usize,
     budget: &mut u64,
     out: &mut Analysis,
+    read_embedded: ReadEmbedded,
 ) -> Result<(), Malformed> {
     let mut m = Machine {
         limits,
+        read_embedded,
         pickle,
         stack: Vec::new(),
         marks: Vec::new(),
@@ -115,7 +117,7 @@ pub(super) fn run_pickle<R: BufRead>(
         && *id == root.id
         && let Some(items) = root.strings
     {
-        out.string_list = Some(super::StringList { pickle, items });
+        out.string_list = Some(StringList { pickle, items });
     }
     out.pickles.push(PickleInfo {
         offset: start,

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use crate::inspect::pickle::analysis::{Limits, Malformed, malformed};
+use crate::inspect::pickle::analysis::{Analysis, Limits, Malformed, malformed};
 
 /// A kept string value.
 #[derive(Debug)]
@@ -135,8 +135,19 @@ pub(super) enum Flow {
     Stop,
 }
 
+/// Reads bytes a pickle hands to `torch.load` (`torch.storage._load_from_bytes`) as a whole
+/// legacy `torch.save` stream: `Some(analysis)` when its five pickles end without error inside
+/// the bytes, `None` otherwise. That takes the stream driver (`inspect/pickle/mod.rs`), which
+/// itself runs this machine; the driver passes the function down to
+/// `run_pickle` (in `machine/mod.rs`) instead of the machine naming what sits above it (issue 38).
+/// The machine lowers `embedded_depth` by one before each call, which bounds the nesting.
+pub(crate) type ReadEmbedded = fn(&[u8], &Limits) -> Option<Analysis>;
+
 pub(super) struct Machine<'l> {
     pub(super) limits: &'l Limits,
+    /// How bytes handed to `torch.load` are read as a whole legacy `torch.save` (see
+    /// [`ReadEmbedded`]).
+    pub(super) read_embedded: ReadEmbedded,
     pub(super) pickle: usize,
     pub(super) stack: Vec<Val>,
     pub(super) marks: Vec<usize>,
