@@ -250,7 +250,21 @@ fn dispatch(
             );
         }
     };
-    Ok(match sniffed {
+    match inspect_model(ctx, r, head, sniffed, size)? {
+        Some(format) => Ok(format),
+        None => inspect_other(ctx, r, head, sniffed, size),
+    }
+}
+
+/// The model formats' inspectors (weights, graphs, programs); `None` for any other format.
+fn inspect_model(
+    ctx: &mut Ctx<'_>,
+    r: &mut dyn BufRead,
+    head: &[u8],
+    sniffed: Format,
+    size: u64,
+) -> io::Result<Option<Format>> {
+    Ok(Some(match sniffed {
         Format::Safetensors => {
             if let Some(end) = inspect_safetensors(ctx, r, size)? {
                 let at = ctx.positioned;
@@ -346,6 +360,19 @@ fn dispatch(
         Format::OnnxTensor | Format::Fasttext | Format::Word2vec | Format::TfCheckpoint => sniffed,
         Format::TfMetagraph => formats::inspect_tf_file(ctx, r, size, tf::GraphFile::MetaGraph),
         Format::Openvino => openvino::inspect_ir(ctx, r)?,
+        _ => return Ok(None),
+    }))
+}
+
+/// Native images, bytecode, archives, compressed streams, text and tree-model files.
+fn inspect_other(
+    ctx: &mut Ctx<'_>,
+    r: &mut dyn BufRead,
+    head: &[u8],
+    sniffed: Format,
+    size: u64,
+) -> io::Result<Format> {
+    Ok(match sniffed {
         Format::Elf | Format::Macho | Format::Pe => {
             // A llamafile (issue 40): the executable image is native code, the GGUF weights in
             // the zip appended to it are read as a GGUF.
