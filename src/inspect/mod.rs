@@ -49,6 +49,10 @@ pub mod torchscript;
 pub mod trees;
 pub mod zip;
 
+/// The FlatBuffer builder and ExecuTorch programs of the CLI tests (issue 40).
+#[cfg(test)]
+#[path = "../../tests/support/executorch.rs"]
+pub(crate) mod executorch_fixtures;
 #[cfg(test)]
 mod limit_tests;
 /// Byte-exact Flax, Core ML and Paddle fixtures, shared with the CLI tests (issue 40).

@@ -2,6 +2,7 @@
 //! binary. Nothing here needs Python, git or the network.
 #![allow(dead_code)]
 
+pub mod executorch;
 pub mod flax_coreml_paddle;
 pub mod formats40;
 pub mod legacy;
