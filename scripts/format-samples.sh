@@ -7,7 +7,8 @@
 # data) and save it the way users ship it, and scans the result with modelgate's default policy:
 #   named/<format>/  the files under the libraries' own names, with a config.json and a README.md
 #                    model card, as a model repository;
-#   neutral/         each model file once more as `blobN.bin`, so recognition is by content.
+#   neutral/         each model file once more as `blobN` (no extension: a name that claims
+#                    nothing), so recognition is by content.
 # It asserts, per file, the JSON report's `files[].format` (the expected value comes from the
 # generator's expected.json), and for the whole scan: no file is "unknown", no FMT002
 # (unknown-weights), no FMT007/FMT009/ST001 (a valid file called broken), nothing denied and exit
@@ -162,10 +163,10 @@ binary, out = sys.argv[1:3]
 expected = json.load(open(f"{out}/expected.json"))
 versions = json.load(open(f"{out}/versions.json"))
 print("libraries: " + ", ".join(f"{k} {v}" for k, v in sorted(versions.items())))
-# A valid file called broken, or a model file not recognised: each is a reader bug.
-BAD_RULES = {"FMT002", "FMT007", "FMT009", "ST001"}
+# A valid file called broken or custom, or a model file not recognised: each is a reader bug.
+BAD_RULES = {"FMT002", "FMT007", "FMT008", "FMT009", "ST001"}
 failures = []
-print(f"{'file':<66} {'expected':<16} {'format':<16} findings")
+print(f"{'file':<72} {'expected':<16} {'format':<16} findings")
 for tree in ("named", "neutral"):
     report = f"{out}/{tree}.json"
     run = subprocess.run(
@@ -190,7 +191,7 @@ for tree in ("named", "neutral"):
         shown = " ".join(f"{x['rule']}({x['action']})" for x in found) or "-"
         if want is None and f["path"].endswith(("README.md", "config.json")):
             continue
-        print(f"{path:<66} {want or '?':<16} {f['format']:<16} {shown}")
+        print(f"{path:<72} {want or '?':<16} {f['format']:<16} {shown}")
         if want is None:
             failures.append(f"{path}: not written by the generator")
         elif f["format"] != want:

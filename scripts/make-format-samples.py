@@ -8,7 +8,7 @@ ship it, so the bytes are the library's own, not a hand-made imitation. Usage:
 
 Writes OUT/named/<format>/ (the files under the names the libraries use, with a config.json
 and a README.md model card, like a model repository) and OUT/neutral/ (each model file once
-more under a neutral name, `blobN.bin`, so recognition by content is checked), plus
+more under a neutral name, `blobN`, so recognition by content is checked), plus
 OUT/expected.json: `{"named/<path>": "<format>", "neutral/<path>": "<format>"}` with the
 `files[].format` modelgate should report for each, and OUT/versions.json (package versions).
 FORMAT names the generators to run (default: all of them); a missing package is an error.
@@ -57,22 +57,31 @@ class Samples:
         self.versions[library] = version
         return d
 
-    def expect(self, folder, rel, fmt, neutral=True, neutral_fmt=None):
+    def expect(self, folder, rel, fmt, neutral=True, neutral_fmt=None, sibling=None):
         """`rel` (under named/<folder>/) should be `fmt`; a copy under a neutral name too.
 
         `neutral=False` for files a format only recognises by name or by a sibling (said where
-        it is passed); `neutral_fmt` when content alone rightly says something else.
+        it is passed); `neutral_fmt` when content alone rightly says something else;
+        `sibling=(ext, fmt)`: the file's companion (`rel` with its extension replaced by `ext`)
+        goes beside the neutral copy as `blobN<ext>` and should be `fmt` there.
         """
         path = f"named/{folder}/{rel}"
         self.expected[path] = fmt
         if not neutral:
             return
         self.neutral_n += 1
-        name = f"blob{self.neutral_n}.bin"
+        # No extension: a name that claims nothing (a `.bin` claims PyTorch-like content, so a
+        # CatBoost model named `blob.bin` is rightly FMT001, format-mismatch).
+        name = f"blob{self.neutral_n}"
         dest = os.path.join(self.out, "neutral", name)
         os.makedirs(os.path.dirname(dest), exist_ok=True)
         shutil.copyfile(os.path.join(self.out, path), dest)
         self.expected[f"neutral/{name}"] = neutral_fmt or fmt
+        if sibling:
+            ext, sibling_fmt = sibling
+            src = os.path.join(self.out, os.path.splitext(path)[0] + ext)
+            shutil.copyfile(src, dest + ext)
+            self.expected[f"neutral/{name}{ext}"] = sibling_fmt
 
 
 def make_xgboost(s):
@@ -144,10 +153,10 @@ def make_openvino(s):
     # The fp16 form `ov.save_model` writes by default (compressed constants, Convert ops).
     ov.save_model(model, os.path.join(d, "openvino_model_fp16.xml"))
     for stem in ("openvino_model", "openvino_model_fp16"):
-        # The XML is recognised by content; the .bin only beside an .xml of the same stem (it
-        # is raw constants), so it has no neutral copy of its own.
-        s.expect("openvino", f"{stem}.xml", "openvino")
+        # The XML is recognised by content; the .bin (raw constants) only as the XML's stem
+        # plus `.bin`, so its neutral copy goes beside the XML's (`blobN` -> `blobN.bin`).
         s.expect("openvino", f"{stem}.bin", "openvino-weights", neutral=False)
+        s.expect("openvino", f"{stem}.xml", "openvino", sibling=(".bin", "openvino-weights"))
 
 
 def make_coreml(s):
