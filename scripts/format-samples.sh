@@ -36,6 +36,10 @@
 # file name and SHA-256 below): catboost's plotting stack (matplotlib, plotly, graphviz), flax's
 # training stack (optax, orbax-checkpoint, tensorstore) and skops's huggingface_hub are left out.
 # Nothing here was skipped for failing to install: all eight install and run on linux x86_64.
+# What its first run found, each fixed in the reader with a unit test built from the same bytes:
+# OpenVINO's serializer spells Relu/PRelu/Softmax `ReLU`/`PReLU`/`SoftMax`, which were FMT008
+# (custom layer) on every real IR; an ML program's operations (the `.mlpackage` spec) were not
+# listed; an XGBoost UBJSON model's version was not read.
 # Measured (2026-12-03, the shared 2-core machine at load 3-5, release build, `time`): the
 # default set 40 s with an empty cache (334 MB downloaded), 29 s warm; FORMAT_SAMPLES=all 124 s
 # with an empty cache (468 MB; load 5), 43 s warm. Most of it is pip unpacking the wheels and
