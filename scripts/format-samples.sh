@@ -12,7 +12,10 @@
 # It asserts, per file, the JSON report's `files[].format` (the expected value comes from the
 # generator's expected.json), and for the whole scan: no file is "unknown", no FMT002
 # (unknown-weights), no FMT007/FMT009/ST001 (a valid file called broken), nothing denied and exit
-# code 0. A table prints each file's format and findings (rule and action). Formats and files:
+# code 0; and the facts these tiny models must yield (XGBoost: 3 trees and the writer's version;
+# LightGBM: 3 trees; Core ML: layers or ML program operations listed; OpenVINO: no custom layer;
+# Flax: tensors listed; Paddle: operators listed). A table prints each file's format and findings
+# (rule and action). Formats and files:
 #   xgboost   xgboost-cpu 2.1.4   model.json, model.ubj (save_model; JSON and UBJSON)
 #   catboost  catboost 1.2.7      model.cbm, model.json (save_model, format="json": plain JSON)
 #   lightgbm  lightgbm 4.5.0      model.txt
@@ -173,6 +176,28 @@ versions = json.load(open(f"{out}/versions.json"))
 print("libraries: " + ", ".join(f"{k} {v}" for k, v in sorted(versions.items())))
 # A valid file called broken or custom, or a model file not recognised: each is a reader bug.
 BAD_RULES = {"FMT002", "FMT007", "FMT008", "FMT009", "ST001"}
+
+
+def facts_problem(fmt, facts):
+    """What the reader should have read from these tiny models (3 trees, a few layers)."""
+    if fmt == "xgboost":
+        x = facts.get("xgboost", {})
+        if x.get("num_trees") != 3 or x.get("version") != versions.get("xgboost"):
+            return f"xgboost facts {x}: expected 3 trees and version {versions.get('xgboost')}"
+    elif fmt == "lightgbm" and facts.get("lightgbm", {}).get("tree_count") != 3:
+        return f"lightgbm facts {facts.get('lightgbm')}: expected 3 trees"
+    elif fmt == "coreml" and "coreml" in facts and "manifest" not in facts["coreml"]:
+        c = facts["coreml"]
+        if not (c.get("layer_types") or c.get("op_types")):
+            return f"coreml facts {c}: no layers or operations listed"
+    elif fmt == "openvino" and facts.get("openvino", {}).get("custom_layers"):
+        return f"openvino custom layers {facts['openvino']['custom_layers']}"
+    elif fmt == "msgpack" and not facts.get("msgpack", {}).get("tensor_count"):
+        return "msgpack: no tensors listed"
+    elif fmt == "paddle" and not facts.get("paddle", {}).get("op_types"):
+        return "paddle: no operators listed"
+    return None
+
 failures = []
 print(f"{'file':<72} {'expected':<16} {'format':<16} findings")
 for tree in ("named", "neutral"):
@@ -206,6 +231,9 @@ for tree in ("named", "neutral"):
             failures.append(f"{path}: format {f['format']}, expected {want}")
         if f["format"] == "unknown":
             failures.append(f"{path}: unknown")
+        problem = facts_problem(f["format"], f["facts"])
+        if problem:
+            failures.append(f"{path}: {problem}")
         for x in found:
             if x["rule"] in BAD_RULES or x["action"] == "deny":
                 failures.append(f"{path}: {x['rule']} ({x['action']}): {x['message']}")
