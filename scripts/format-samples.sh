@@ -43,9 +43,9 @@
 # OpenVINO's serializer spells Relu/PRelu/Softmax `ReLU`/`PReLU`/`SoftMax`, which were FMT008
 # (custom layer) on every real IR; an ML program's operations (the `.mlpackage` spec) were not
 # listed; an XGBoost UBJSON model's version was not read.
-# Measured (2026-12-03, the shared 2-core machine at load 3-5, release build, `time`): the
-# default set 40 s with an empty cache (334 MB downloaded), 29 s warm; FORMAT_SAMPLES=all 124 s
-# with an empty cache (468 MB; load 5), 43 s warm. Most of it is pip unpacking the wheels and
+# Measured (2026-12-03, the shared 2-core machine at load 1-5, release build, `time`): the
+# default set 30-40 s with an empty cache (334 MB downloaded), 22-29 s warm; FORMAT_SAMPLES=all
+# 124 s with an empty cache (468 MB; load 5), 30-43 s warm. Most of it is pip unpacking the wheels and
 # the libraries' imports; the two scans take under a second.
 #
 # Downloads are cached in ${XDG_CACHE_HOME:-~/.cache}/modelgate-real-world (shared with
