@@ -9,7 +9,10 @@
 //! conforming to `MLCustomModel`). Both are reported as FMT008 with the class named: not code in
 //! the file, but code outside the format that must be trusted. Pipelines nest whole models, and
 //! `branch`/`loop` layers nest networks; the walk keeps its own frame stack over the bounded wire
-//! reader (depth `coreml_depth`), never recursing, and skips weights without reading them.
+//! reader (depth `coreml_depth`), never recursing, and skips weights without reading them. An
+//! ML program (`mlProgram`, what an `.mlpackage` holds; `MIL.proto`) is walked the same way:
+//! functions, their block specializations, operations and the blocks operations nest, each
+//! operation counted by its MIL type (`op_types`).
 //!
 //! An `.mlpackage` is a folder: `Manifest.json` lists its items (`itemInfoEntries`, each a
 //! `path` relative to the package's `Data/`), and the root model is the spec in
@@ -87,6 +90,17 @@ pub struct Facts {
     pub custom_layers: Vec<CustomLayer>,
     /// Custom models' class names (at most `Limits::max_listed`).
     pub custom_models: Vec<String>,
+    /// ML program (`mlProgram`) operations, in every function, block specialization and nested
+    /// block (absent for other model types).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub op_count: u64,
+    /// ML program operations by MIL op type (`const`, `linear`, `relu`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub op_types: BTreeMap<String, u64>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Model types by `Model` field number (`oneof Type`).
@@ -380,6 +394,18 @@ enum Frame {
         class: String,
         offset: u64,
     },
+    /// MIL `Program` (`MIL.proto`): field 2 maps function names to functions.
+    Program,
+    /// A protobuf map entry (key 1, value 2) whose value is a MIL `Function` or `Block`.
+    Entry {
+        function: bool,
+    },
+    /// MIL `Function`: field 3 maps specialization names (`CoreML5`) to blocks.
+    Function,
+    /// MIL `Block`: field 3 repeats operations.
+    Block,
+    /// MIL `Operation`: its type (1) and the blocks it nests (4: `cond`, `while_loop` bodies).
+    Operation,
 }
 
 /// Walks a Core ML model spec from offset 0 of `reader` (`size` bytes), to its end.
@@ -530,6 +556,7 @@ fn child_frame(
                     class: String::new(),
                     offset: r.position(),
                 }),
+                502 => Some(Frame::Program),
                 _ => {
                     r.skip(wire)?;
                     None
@@ -572,6 +599,25 @@ fn child_frame(
             }
         }
         (Frame::Nested { fields }, f, WireType::Len) if fields.contains(&f) => Some(Frame::Network),
+        // Issue 40: an ML program's operations, listed like a network's layers (no MIL op runs
+        // app code: custom layers exist only in neural networks).
+        (Frame::Program, 2, WireType::Len) => Some(Frame::Entry { function: true }),
+        (Frame::Entry { function }, 2, WireType::Len) => Some(if *function {
+            Frame::Function
+        } else {
+            Frame::Block
+        }),
+        (Frame::Function, 3, WireType::Len) => Some(Frame::Entry { function: false }),
+        (Frame::Block, 3, WireType::Len) => {
+            facts.op_count += 1;
+            Some(Frame::Operation)
+        }
+        (Frame::Operation, 1, WireType::Len) => {
+            let op = r.read_string(max)?.0;
+            count(&mut facts.op_types, &op, limits, &mut facts.types_truncated);
+            None
+        }
+        (Frame::Operation, 4, WireType::Len) => Some(Frame::Block),
         (Frame::CustomLayer { class, .. }, 10, WireType::Len)
         | (Frame::CustomModel { class, .. }, 10, WireType::Len) => {
             *class = r.read_string(max)?.0;
@@ -943,6 +989,83 @@ mod tests {
         assert_eq!(f.layer_types["convolution"], 1);
         assert_eq!(f.layer_types["activation"], 1);
         assert_eq!(f.layer_types["innerProduct"], 1);
+    }
+
+    #[test]
+    fn issue_40_an_ml_program_lists_its_operations() {
+        use crate::inspect::protobuf::encode::{cat, field_bytes, field_str, field_varint};
+        // The shape coremltools 8.1 writes for an `.mlpackage` (scripts/format-samples.sh):
+        // Model { 1: 6, 2: description, 502: Program { 1: 1, 2: {"main": Function { 1: input,
+        // 2: "CoreML5", 3: {"CoreML5": Block { 2: outputs, 3: operations }} }} } }; here one
+        // operation also nests a block (as `cond` and `while_loop` do).
+        let op = |ty: &str, nested: &[Vec<u8>]| {
+            let mut parts = vec![
+                field_str(1, ty),
+                field_bytes(2, &cat(&[field_str(1, "x"), field_bytes(2, b"")])),
+            ];
+            parts.extend(nested.iter().map(|b| field_bytes(4, b)));
+            field_bytes(3, &cat(&parts))
+        };
+        let inner = cat(&[op("relu", &[])]);
+        let block = cat(&[
+            field_str(2, "out"),
+            op("const", &[]),
+            op("const", &[]),
+            op("linear", &[inner]),
+        ]);
+        let function = cat(&[
+            field_bytes(1, &field_str(1, "x")),
+            field_str(2, "CoreML5"),
+            field_bytes(3, &cat(&[field_str(1, "CoreML5"), field_bytes(2, &block)])),
+        ]);
+        let program = cat(&[
+            field_varint(1, 1),
+            field_bytes(2, &cat(&[field_str(1, "main"), field_bytes(2, &function)])),
+            field_str(3, "doc"),
+        ]);
+        let bytes = cat(&[
+            field_varint(1, 6),
+            field_bytes(2, b""),
+            field_bytes(502, &program),
+        ]);
+        assert!(is_spec(&bytes));
+        let (f, p) = spec(&bytes);
+        assert!(p.is_empty(), "{p:?}");
+        assert_eq!(f.model_type.as_deref(), Some("mlProgram"));
+        assert_eq!(f.op_count, 4);
+        assert_eq!(f.op_types["const"], 2);
+        assert_eq!(f.op_types["linear"], 1);
+        assert_eq!(f.op_types["relu"], 1);
+        assert_eq!(f.layer_count, 0);
+        // Cut inside the program: broken structure, never a panic.
+        let (_, p) = spec(&bytes[..bytes.len() - 5]);
+        assert!(!p.is_empty());
+        // Blocks nested past the depth limit are a problem, not a deep recursion.
+        let mut nested = cat(&[op("relu", &[])]);
+        for _ in 0..200 {
+            nested = cat(&[op("cond", &[nested])]);
+        }
+        let deep = cat(&[
+            field_varint(1, 6),
+            field_bytes(
+                502,
+                &field_bytes(
+                    2,
+                    &cat(&[
+                        field_str(1, "main"),
+                        field_bytes(
+                            2,
+                            &field_bytes(
+                                3,
+                                &cat(&[field_str(1, "CoreML5"), field_bytes(2, &nested)]),
+                            ),
+                        ),
+                    ]),
+                ),
+            ),
+        ]);
+        let (_, p) = spec(&deep);
+        assert!(!p.is_empty());
     }
 
     #[test]

@@ -62,7 +62,10 @@ fn push(problems: &mut Vec<Problem>, p: Problem) {
 const MAX_VALUE_CHARS: usize = 128;
 
 /// Every op type of OpenVINO's opsets 1 to 17 (`src/core/include/openvino/opsets/opset*_tbl.hpp`),
-/// as the IR spells them (`Constant` is serialized as `Const`).
+/// under both names: the class name and the one the IR serializer writes instead for four of
+/// them (`Constant` as `Const`, `PRelu` as `PReLU`, `Relu` as `ReLU`, `Softmax` as `SoftMax`;
+/// the IR reader maps them back and accepts either). Issue 40: `ov.save_model` of openvino
+/// 2024.6 writes `ReLU`/`SoftMax`, which were FMT008 while only the class names were listed.
 pub const OPS: &[&str] = &[
     "Abs",
     "Acos",
@@ -200,6 +203,7 @@ pub const OPS: &[&str] = &[
     "Parameter",
     "Power",
     "PRelu",
+    "PReLU",
     "PriorBox",
     "PriorBoxClustered",
     "Proposal",
@@ -219,6 +223,7 @@ pub const OPS: &[&str] = &[
     "ReduceSum",
     "RegionYolo",
     "Relu",
+    "ReLU",
     "ReorgYolo",
     "Reshape",
     "Result",
@@ -249,6 +254,7 @@ pub const OPS: &[&str] = &[
     "Slice",
     "SliceScatter",
     "Softmax",
+    "SoftMax",
     "SoftPlus",
     "SoftSign",
     "SpaceToBatch",

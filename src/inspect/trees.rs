@@ -75,6 +75,9 @@ pub fn xgboost(head: &[u8], whole: bool, ubjson: bool) -> Xgboost {
     };
     if ubjson {
         f.num_trees = ubjson_string_after(head, b"num_trees").and_then(|s| s.parse().ok());
+        if whole {
+            f.version = ubjson_version(head);
+        }
         return f;
     }
     f.num_trees = json_string_after(head, b"\"num_trees\"").and_then(|s| s.parse().ok());
@@ -132,6 +135,51 @@ pub fn ubjson_len(b: &[u8]) -> Option<(u64, &[u8])> {
         return None;
     }
     Some((v, &rest[n..]))
+}
+
+/// The `version` array that closes a whole UBJSON model (its last key): `version`, `[`, an
+/// optional `$` element type, an optional `#` count, then integers (`[#L<3>i\x02i\x01i\x04}` from
+/// XGBoost 2.1.4). Looked for in the last 64 bytes only; at most four parts are read, and a cut
+/// array gives the parts before the cut.
+fn ubjson_version(doc: &[u8]) -> Option<String> {
+    let tail = &doc[doc.len().saturating_sub(64)..];
+    let at = tail.windows(8).rposition(|w| w == b"version[")? + 8;
+    let mut rest = tail.get(at..)?;
+    let mut typed = None;
+    if let Some(r) = rest.strip_prefix(b"$") {
+        let (&t, r) = r.split_first()?;
+        typed = Some(t);
+        rest = r;
+    }
+    let mut count = None;
+    if let Some(r) = rest.strip_prefix(b"#") {
+        let (n, r) = ubjson_len(r)?;
+        count = Some(n.min(4));
+        rest = r;
+    }
+    let mut parts = Vec::new();
+    while parts.len() < 4 && count.is_none_or(|n| (parts.len() as u64) < n) {
+        if count.is_none() && rest.first() == Some(&b']') {
+            break;
+        }
+        let next = match typed {
+            Some(t) => {
+                let mut marked = [t; 9];
+                let n = rest.len().min(8);
+                marked[1..=n].copy_from_slice(&rest[..n]);
+                ubjson_len(&marked[..=n])
+                    .and_then(|(v, left)| Some((v, rest.get(n - left.len()..)?)))
+            }
+            None => ubjson_len(rest),
+        };
+        // A cut or damaged array: the parts read so far.
+        let Some((v, r)) = next else {
+            break;
+        };
+        parts.push(v.to_string());
+        rest = r;
+    }
+    (!parts.is_empty()).then(|| parts.join("."))
 }
 
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
@@ -209,6 +257,35 @@ mod tests {
         let u = b"{L\x00\x00\x00\x00\x00\x00\x00\x07learner{L\x00\x00\x00\x00\x00\x00\x00\x09num_treesSL\x00\x00\x00\x00\x00\x00\x00\x0212}";
         assert!(crate::classify::is_xgboost_ubjson(u));
         assert_eq!(xgboost(u, true, true).num_trees, Some(12));
+        assert_eq!(xgboost(u, true, true).version, None);
+        // Issue 40: the version array as xgboost 2.1.4 ends a UBJSON model
+        // (scripts/format-samples.sh), counted and untyped; then typed, and open-ended.
+        let tail = b"}L\x00\x00\x00\x00\x00\x00\x00\x07version[#L\x00\x00\x00\x00\x00\x00\x00\x03i\x02i\x01i\x04}";
+        let v = [&u[..u.len() - 1], &tail[..]].concat();
+        assert_eq!(xgboost(&v, true, true).version.as_deref(), Some("2.1.4"));
+        assert_eq!(xgboost(&v, false, true).version, None);
+        let typed = [
+            &u[..u.len() - 1],
+            &b"}U\x07version[$U#U\x03\x03\x00\x01}"[..],
+        ]
+        .concat();
+        assert_eq!(
+            xgboost(&typed, true, true).version.as_deref(),
+            Some("3.0.1")
+        );
+        let open = [&u[..u.len() - 1], &b"}U\x07version[i\x01i\x07]}"[..]].concat();
+        assert_eq!(xgboost(&open, true, true).version.as_deref(), Some("1.7"));
+        // Cut, or with a count past what is there: as far as it reads, never past the end.
+        assert_eq!(
+            xgboost(&v[..v.len() - 3], true, true).version.as_deref(),
+            Some("2.1")
+        );
+        let huge = [
+            &u[..u.len() - 1],
+            &b"}U\x07version[#L\x7f\xff\xff\xff\xff\xff\xff\xffi\x01"[..],
+        ]
+        .concat();
+        assert_eq!(xgboost(&huge, true, true).version.as_deref(), Some("1"));
         // A hostile length is no value.
         let h = b"{L\x00\x00\x00\x00\x00\x00\x00\x07learner{L\x00\x00\x00\x00\x00\x00\x00\x09num_treesSL\xff\xff\xff\xff\xff\xff\xff\xff12}";
         assert_eq!(xgboost(h, true, true).num_trees, None);

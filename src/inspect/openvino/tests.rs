@@ -205,3 +205,30 @@ fn problems_are_capped_and_facts_still_count_everything() {
     assert_eq!(f.custom_layers.len(), MAX_LISTED + 1);
     assert_eq!(f.custom_layers[MAX_LISTED], "... and 744 more");
 }
+
+#[test]
+fn issue_40_serializer_spellings_of_relu_prelu_and_softmax_are_standard() {
+    // The layer lines as openvino 2024.6's `ov.save_model` wrote them (scripts/format-samples.sh):
+    // the serializer spells `Relu`, `PRelu` and `Softmax` as `ReLU`, `PReLU` and `SoftMax`.
+    let xml = ir(
+        r#"<layer id="8" name="Relu_8" type="ReLU" version="opset1" />
+		<layer id="9" name="PRelu_9" type="PReLU" version="opset1" />
+		<layer id="11" name="Softmax_11" type="SoftMax" version="opset1" />
+		<layer id="12" name="Softmax_12" type="SoftMax" version="opset8" />
+		<layer id="13" name="Relu_13" type="Relu" version="opset1" />"#,
+        "",
+    );
+    let (f, p) = parse(xml.as_bytes());
+    assert!(p.is_empty(), "{p:?}");
+    assert!(f.custom_layers.is_empty());
+    assert_eq!(f.op_types["SoftMax"], 2);
+    // A near miss is still no opset's type.
+    let (_, p) = parse(
+        ir(
+            r#"<layer id="8" name="r" type="RELU" version="opset1" />"#,
+            "",
+        )
+        .as_bytes(),
+    );
+    assert_eq!(codes(&p), ["custom-layer"]);
+}
