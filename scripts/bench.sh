@@ -14,6 +14,8 @@
 #   BENCH_RUNS    runs per measurement; medians are reported              [3]
 #   BENCH_BLOCKS  1 to also sweep --block-size 256 KiB..8 MiB             [1]
 #   BENCH_KEEP    1 to keep BENCH_DIR afterwards (it is deleted otherwise) [0]
+#   BENCH_BIN     a modelgate binary to measure instead of target/release's   []
+#                 (an older build, to say "no slower" on the same machine)
 #
 # Every input is read once (cat > /dev/null) before the timed runs, so all tools are measured
 # on a warm page cache: the numbers compare hashing and parsing, not the disk.
@@ -31,7 +33,7 @@ TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 
 echo "== building (release)" >&2
 (cd "$ROOT" && cargo build --release --quiet --bin modelgate --example gen_bench_repo)
-MG=$TARGET/release/modelgate
+MG=${BENCH_BIN:-$TARGET/release/modelgate}
 GEN=$TARGET/release/examples/gen_bench_repo
 
 REPO=$DIR/repo
