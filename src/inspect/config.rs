@@ -270,8 +270,11 @@ fn loader_config_too_deep(ctx: &mut Ctx<'_>, at: &str) {
     super::context::name_limit(d, cfg, "json_depth");
 }
 
+/// A byte search that runs at memory speed: every JSON file of a tree is searched for the loader
+/// needles, and a window-by-window comparison was an eighth of the time of a tree of small JSON
+/// files.
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    hay.windows(needle.len()).any(|w| w == needle)
+    memchr::memmem::find(hay, needle).is_some()
 }
 
 /// CFG002: every python tag, once per distinct tag, with the line of its first use.

@@ -831,7 +831,7 @@ pub fn inspect_jinja(ctx: &mut Ctx<'_>, r: &mut dyn BufRead) -> io::Result<()> {
 /// or a document that spells the key, is parsed again.
 pub fn check_json_templates(ctx: &mut Ctx<'_>, bytes: &[u8]) {
     let name = crate::classify::basename(ctx.rel);
-    let spelled = bytes.windows(13).any(|w| w == b"chat_template");
+    let spelled = memchr::memmem::find(bytes, b"chat_template").is_some();
     if !template::JSON_CARRIERS.contains(&name) && !spelled {
         return;
     }

@@ -183,7 +183,7 @@ fn ubjson_version(doc: &[u8]) -> Option<String> {
 }
 
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
+    memchr::memmem::find(hay, needle)
 }
 
 /// Reads LightGBM facts from the header lines in the first block.
