@@ -217,6 +217,40 @@ fn bytecode_matching_its_source_is_reported_once_on_the_source() {
 }
 
 #[test]
+fn constants_the_compiler_made_still_match_their_source() {
+    // Folded `+`/`*`, escapes, `%` formatting, `{x=}`, mangled and qualified names,
+    // annotations stored as text and 3.13's dedented docstrings, compiled by 3.8, 3.11 and
+    // 3.13: each matches its source, so nothing is reported on the bytecode.
+    let repo = model_repo();
+    repo.file(
+        "m/modeling_strings.py",
+        include_bytes!("../fixtures/bytecode/compiled_strings.py"),
+    );
+    for v in ["38", "311", "313"] {
+        let bytes = match v {
+            "38" => &include_bytes!("../fixtures/bytecode/compiled_strings.cpython-38.pyc")[..],
+            "311" => &include_bytes!("../fixtures/bytecode/compiled_strings.cpython-311.pyc")[..],
+            _ => &include_bytes!("../fixtures/bytecode/compiled_strings.cpython-313.pyc")[..],
+        };
+        repo.file(
+            &format!("m/__pycache__/modeling_strings.cpython-{v}.pyc"),
+            bytes,
+        );
+    }
+    let (_, r) = scan_json(repo.path(), &[]);
+    for v in ["38", "311", "313"] {
+        let p = format!("m/__pycache__/modeling_strings.cpython-{v}.pyc");
+        assert!(rules_on(&r, &p).is_empty(), "{p}: {:#}", r["findings"]);
+        assert_eq!(
+            file(&r, &p)["facts"]["bytecode"]["source"]["matches"],
+            true,
+            "{p}"
+        );
+    }
+    assert!(findings(&r, "SRC007").is_empty(), "{:#}", r["findings"]);
+}
+
+#[test]
 fn a_planted_pyc_next_to_clean_source_is_judged_on_its_own() {
     let repo = model_repo();
     let mut padded = CLEAN_PY.to_vec();
