@@ -811,6 +811,76 @@ mod tests {
             let v = literal_values(&src);
             assert!(v.len() <= 5 * src.len() + 2);
         }
+        // Generated sources of the characters that steer the lexing: never a panic, the
+        // output bounded, and every string of the source checked without one.
+        let alphabet = [
+            "'",
+            "\"",
+            "'''",
+            "\\",
+            "{",
+            "}",
+            "{{",
+            "f",
+            "rb",
+            "b",
+            "u",
+            "R",
+            "%",
+            "%%",
+            "%5s",
+            "*",
+            " * 3",
+            "+",
+            "#",
+            "\n",
+            "\\\n",
+            " ",
+            "x",
+            "=",
+            "!r",
+            ":",
+            "é",
+            "\\x4",
+            "\\N{",
+            "\\u12",
+            "\\U0001F600",
+            "\\777",
+            "(",
+            ")",
+            "[",
+            ",",
+            "_A__b",
+            "class ",
+            "def ",
+            "->",
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut lengths = 0;
+        for _ in 0..20_000 {
+            let mut src = String::new();
+            for _ in 0..next() % 24 {
+                src.push_str(alphabet[(next() % alphabet.len() as u64) as usize]);
+            }
+            lengths += src.len();
+            let v = literal_values(&src);
+            assert!(v.len() <= 5 * src.len() + 2, "{src:?}");
+            let strings: Vec<&str> = src
+                .split(['\'', '"', '\n'])
+                .filter(|s| !s.is_empty())
+                .collect();
+            assert_eq!(made_by_compiler(&strings, &src, each).len(), strings.len());
+        }
+        assert!(
+            lengths > 200_000,
+            "the generator made sources: {lengths} bytes"
+        );
         // A repeated unit is found in linear time and only within the folding limit.
         assert_eq!(repeated_unit(&"ab".repeat(2048)), Some("ab"));
         assert_eq!(repeated_unit(&"ab".repeat(2049)), None);
