@@ -26,7 +26,9 @@
 //! from what can be checked without a compiler ([`matches_source`]): the header's record of the
 //! source (the size, modulo 2**32, for a timestamp pyc; SipHash of the source bytes for a
 //! hash-based one, [`marshal::source_hash`]) must agree, and every name a code object
-//! uses and every string constant must appear in the source text. A planted `.pyc` beside clean
+//! uses and every string constant must appear in the source text, or be what the compiler
+//! makes from it (a literal's value, folded `+`/`*`/`%`, an annotation stored as text, a
+//! mangled or qualified name: see `compiled.rs`). A planted `.pyc` beside clean
 //! source (same size, padded) still fails the second test when it names anything the source does
 //! not; one that passes both holds nothing the source does not say, and is reported once, on the
 //! source. Each distinct string is looked for once, in one pass over the source; a `.pyc` whose
