@@ -21,7 +21,8 @@
 #
 # The standard library tree holds the interpreter's __pycache__: its "code excluded" row is the
 # bytecode reader and the .pyc-to-source match on ~15k .pyc files (issue 37 asked for 1.5x
-# sha256sum; docs/performance.md, "Compiled Python and the library folder", says where it stands). A large real one to pass in BENCH_PYC: sympy's
+# sha256sum; docs/performance.md, "Compiled Python and the library folder", says where it
+# stands). A large real one to pass in BENCH_PYC: sympy's
 # polys/benchmarks/__pycache__/bench_solvers.cpython-311.pyc (1.5 MB; sympy==1.13.3).
 #
 # Every tree is read once (cat > /dev/null) before the timed runs, so all tools are measured on
