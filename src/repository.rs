@@ -447,7 +447,19 @@ fn model_dir_of(path: &str) -> &str {
 /// Compiled `.pyc` files count by the same rule, those in `__pycache__` by the directory above
 /// it (issue 31: bytecode judged on its own gets SRC006 like its source).
 pub fn model_code_paths<'a>(paths: impl IntoIterator<Item = &'a str> + Clone) -> BTreeSet<String> {
-    let mut dirs: BTreeSet<&str> = BTreeSet::new();
+    model_code_with_weights(paths, std::iter::empty())
+}
+
+/// [`model_code_paths`] once the read stage has found weights by their content: `weights` are
+/// files read as weights whatever their names (a pickle named `weights.data`). Their
+/// directories are model directories ([`model_dirs`] counts them, and SRC001 reports the code
+/// there), so the code in them is model code too, or a renamed weights file would keep its
+/// neighbours' code from the behaviour judge (SRC006).
+pub fn model_code_with_weights<'a>(
+    paths: impl IntoIterator<Item = &'a str> + Clone,
+    weights: impl IntoIterator<Item = &'a str>,
+) -> BTreeSet<String> {
+    let mut dirs: BTreeSet<&str> = weights.into_iter().map(model_dir_of).collect();
     let mut trees: BTreeSet<String> = BTreeSet::new();
     for p in paths.clone() {
         let name = classify::basename(p);
@@ -988,6 +1000,40 @@ mod tests {
         assert_eq!(got, want);
         // A library tree without weights or configs is not model code, its setup.py neither.
         assert!(model_code_paths(["setup.py", "pkg/a.py"].iter().copied()).is_empty());
+    }
+
+    #[test]
+    fn weights_found_by_content_make_their_directory_s_code_model_code() {
+        let paths = [
+            "setup.py",
+            "m/weights.data",
+            "m/helper.py",
+            "m/__pycache__/helper.cpython-311.pyc",
+            "m/sub/deeper.py",
+            "lib/util.py",
+            "pkg.mlpackage/Data/x/blob",
+            "loose.py",
+        ];
+        // By name alone nothing here is a model.
+        assert!(model_code_paths(paths.iter().copied()).is_empty());
+        let got = model_code_with_weights(paths.iter().copied(), ["m/weights.data"]);
+        let want: BTreeSet<String> = [
+            "setup.py",
+            "loose.py",
+            "m/helper.py",
+            "m/__pycache__/helper.cpython-311.pyc",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(got, want);
+        // Weights inside a Core ML package count for the folder holding the package, as in
+        // `model_dirs`.
+        let got = model_code_with_weights(paths.iter().copied(), ["pkg.mlpackage/Data/x/blob"]);
+        assert!(
+            got.contains("loose.py") && !got.contains("m/helper.py"),
+            "{got:?}"
+        );
     }
 
     #[test]

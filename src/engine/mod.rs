@@ -130,7 +130,7 @@ impl Scanner {
             )),
             ..self.cfg.clone()
         };
-        let scans = schedule::scan_all(
+        let mut scans = schedule::scan_all(
             &units,
             &cfg,
             self.options.jobs,
@@ -138,6 +138,7 @@ impl Scanner {
             &cpu,
             cache.as_ref(),
         )?;
+        schedule::rescan_late_model_code(&units, &mut scans, &cfg, self.options.jobs, &cpu)?;
         if let Some(c) = cache
             && let Err(e) = c.save()
         {
@@ -166,7 +167,6 @@ impl Scanner {
                 now: self.options.clock.now().unix_timestamp(),
             },
         };
-        let mut scans = scans;
         let mut collected = Vec::with_capacity(crawled.len());
         for c in crawled {
             let (first, n) = (c.first_unit, c.units.len());

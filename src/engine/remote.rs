@@ -112,29 +112,60 @@ impl Scanner {
             .num_threads(self.options.jobs)
             .stack_size(crate::model::limits::WORKER_STACK_BYTES)
             .build()?;
+        let fetch = |cfg: &inspect::ScanConfig, e: &TreeEntry| {
+            let mut fetched = Fetched::default();
+            fetched.scan = schedule::scan_guarded(&e.path, || {
+                let mut f = match mode {
+                    RemoteMode::Full => self.stream_one(cfg, client, target, &commit, e),
+                    RemoteMode::Headers => self.ranges_one(cfg, client, target, &commit, e),
+                };
+                let scan = std::mem::take(&mut f.scan);
+                fetched = f;
+                scan
+            });
+            fetched
+        };
         // `collect` on an indexed parallel iterator keeps input (path) order: the report is the
         // same for any --jobs.
-        let scans: Vec<Fetched> = pool.install(|| {
+        let mut scans: Vec<Fetched> = pool.install(|| {
             entries
                 .par_iter()
                 .map(|e| {
-                    let mut fetched = Fetched::default();
-                    fetched.scan = schedule::scan_guarded(&e.path, || {
-                        let mut f = match mode {
-                            RemoteMode::Full => self.stream_one(&cfg, client, target, &commit, e),
-                            RemoteMode::Headers => {
-                                self.ranges_one(&cfg, client, target, &commit, e)
-                            }
-                        };
-                        let scan = std::mem::take(&mut f.scan);
-                        fetched = f;
-                        scan
-                    });
+                    let fetched = fetch(&cfg, e);
                     bar.file_done(e.content_size());
                     fetched
                 })
                 .collect()
         });
+        // Code beside weights found by their content is model code too: fetched and judged
+        // again as such (see `schedule::rescan_late_model_code`).
+        let weights = entries
+            .iter()
+            .zip(&scans)
+            .filter(|(_, f)| f.scan.kind == Some(crate::classify::Kind::Weights))
+            .map(|(e, _)| e.path.as_str());
+        let (late, all) =
+            schedule::late_model_code(entries.iter().map(|e| e.path.as_str()), weights, &cfg);
+        if !late.is_empty() {
+            let late: std::collections::BTreeSet<&str> = late.into_iter().collect();
+            let cfg = inspect::ScanConfig {
+                model_code: std::sync::Arc::new(all),
+                ..cfg.clone()
+            };
+            let again: Vec<(usize, Fetched)> = pool.install(|| {
+                entries
+                    .par_iter()
+                    .enumerate()
+                    .filter(|(_, e)| late.contains(e.path.as_str()))
+                    .map(|(i, e)| (i, fetch(&cfg, e)))
+                    .collect()
+            });
+            for (i, f) in again {
+                if let Some(slot) = scans.get_mut(i) {
+                    *slot = f;
+                }
+            }
+        }
         bar.finish();
         stats.read = started.elapsed();
         stats.files = scans.len() as u64;

@@ -166,6 +166,58 @@ pub fn scan_guarded(rel: &str, scan: impl FnOnce() -> FileScan) -> FileScan {
     }
 }
 
+/// The files of a crawl that are model code only because the read stage found weights by their
+/// content beside them (`repository::model_code_with_weights`): not yet model code in `cfg`.
+pub fn late_model_code<'a>(
+    paths: impl IntoIterator<Item = &'a str> + Clone,
+    weights: impl IntoIterator<Item = &'a str>,
+    cfg: &ScanConfig,
+) -> (Vec<&'a str>, std::collections::BTreeSet<String>) {
+    let all = crate::repository::model_code_with_weights(paths.clone(), weights);
+    let late = paths
+        .into_iter()
+        .filter(|p| all.contains(*p) && !cfg.model_code.contains(*p))
+        .collect();
+    (late, all)
+}
+
+/// Scans again, as model code, the code that weights found by their content make model code
+/// (a pickle named `weights.data` beside `helper.py`): the first read judged it by the names
+/// alone. Rare, and each such file is read twice; the second scan replaces the first.
+pub fn rescan_late_model_code(
+    units: &[Unit],
+    scans: &mut [crate::inspect::FileScan],
+    cfg: &ScanConfig,
+    jobs: usize,
+    cpu: &Cpu,
+) -> Result<(), rayon::ThreadPoolBuildError> {
+    let weights = units
+        .iter()
+        .zip(scans.iter())
+        .filter(|(_, s)| s.kind == Some(crate::classify::Kind::Weights))
+        .map(|(u, _)| u.rel.as_str());
+    let (late, all) = late_model_code(units.iter().map(|u| u.rel.as_str()), weights, cfg);
+    if late.is_empty() {
+        return Ok(());
+    }
+    let late: std::collections::BTreeSet<&str> = late.into_iter().collect();
+    let at: Vec<usize> = (0..units.len())
+        .filter(|&i| late.contains(units[i].rel.as_str()))
+        .collect();
+    let again: Vec<Unit> = at.iter().map(|&i| units[i].clone()).collect();
+    let cfg = ScanConfig {
+        model_code: std::sync::Arc::new(all),
+        ..cfg.clone()
+    };
+    let rescanned = scan_all(&again, &cfg, jobs, false, cpu, None)?;
+    for (i, scan) in at.into_iter().zip(rescanned) {
+        if let Some(slot) = scans.get_mut(i) {
+            *slot = scan;
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

