@@ -147,17 +147,13 @@ impl Scanner {
         let (late, all) =
             schedule::late_model_code(entries.iter().map(|e| e.path.as_str()), weights, &cfg);
         if !late.is_empty() {
-            let late: std::collections::BTreeSet<&str> = late.into_iter().collect();
             let cfg = inspect::ScanConfig {
                 model_code: std::sync::Arc::new(all),
                 ..cfg.clone()
             };
             let again: Vec<(usize, Fetched)> = pool.install(|| {
-                entries
-                    .par_iter()
-                    .enumerate()
-                    .filter(|(_, e)| late.contains(e.path.as_str()))
-                    .map(|(i, e)| (i, fetch(&cfg, e)))
+                late.par_iter()
+                    .filter_map(|&i| Some((i, fetch(&cfg, entries.get(i)?))))
                     .collect()
             });
             for (i, f) in again {

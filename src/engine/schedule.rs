@@ -166,17 +166,20 @@ pub fn scan_guarded(rel: &str, scan: impl FnOnce() -> FileScan) -> FileScan {
     }
 }
 
-/// The files of a crawl that are model code only because the read stage found weights by their
-/// content beside them (`repository::model_code_with_weights`): not yet model code in `cfg`.
+/// The indices of `paths` that are model code only because the read stage found weights by
+/// their content beside them (`repository::model_code_with_weights`), with the whole model-code
+/// set that includes them.
 pub fn late_model_code<'a>(
     paths: impl IntoIterator<Item = &'a str> + Clone,
     weights: impl IntoIterator<Item = &'a str>,
     cfg: &ScanConfig,
-) -> (Vec<&'a str>, std::collections::BTreeSet<String>) {
+) -> (Vec<usize>, std::collections::BTreeSet<String>) {
     let all = crate::repository::model_code_with_weights(paths.clone(), weights);
     let late = paths
         .into_iter()
-        .filter(|p| all.contains(*p) && !cfg.model_code.contains(*p))
+        .enumerate()
+        .filter(|(_, p)| all.contains(*p) && !cfg.model_code.contains(*p))
+        .map(|(i, _)| i)
         .collect();
     (late, all)
 }
@@ -196,15 +199,11 @@ pub fn rescan_late_model_code(
         .zip(scans.iter())
         .filter(|(_, s)| s.kind == Some(crate::classify::Kind::Weights))
         .map(|(u, _)| u.rel.as_str());
-    let (late, all) = late_model_code(units.iter().map(|u| u.rel.as_str()), weights, cfg);
-    if late.is_empty() {
+    let (at, all) = late_model_code(units.iter().map(|u| u.rel.as_str()), weights, cfg);
+    if at.is_empty() {
         return Ok(());
     }
-    let late: std::collections::BTreeSet<&str> = late.into_iter().collect();
-    let at: Vec<usize> = (0..units.len())
-        .filter(|&i| late.contains(units[i].rel.as_str()))
-        .collect();
-    let again: Vec<Unit> = at.iter().map(|&i| units[i].clone()).collect();
+    let again: Vec<Unit> = at.iter().filter_map(|&i| units.get(i).cloned()).collect();
     let cfg = ScanConfig {
         model_code: std::sync::Arc::new(all),
         ..cfg.clone()
