@@ -139,18 +139,9 @@ impl Scanner {
         });
         // Code beside weights found by their content is model code too: fetched and judged
         // again as such (see `schedule::rescan_late_model_code`).
-        let weights = entries
-            .iter()
-            .zip(&scans)
-            .filter(|(_, f)| f.scan.kind == Some(crate::classify::Kind::Weights))
-            .map(|(e, _)| e.path.as_str());
-        let (late, all) =
-            schedule::late_model_code(entries.iter().map(|e| e.path.as_str()), weights, &cfg);
-        if !late.is_empty() {
-            let cfg = inspect::ScanConfig {
-                model_code: std::sync::Arc::new(all),
-                ..cfg.clone()
-            };
+        let paths = entries.iter().map(|e| e.path.as_str());
+        let kinds = scans.iter().map(|f| f.scan.kind);
+        if let Some((late, cfg)) = schedule::late_model_code(paths, kinds, &cfg) {
             let again: Vec<(usize, Fetched)> = pool.install(|| {
                 late.par_iter()
                     .filter_map(|&i| Some((i, fetch(&cfg, entries.get(i)?))))

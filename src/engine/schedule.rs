@@ -166,22 +166,35 @@ pub fn scan_guarded(rel: &str, scan: impl FnOnce() -> FileScan) -> FileScan {
     }
 }
 
-/// The indices of `paths` that are model code only because the read stage found weights by
-/// their content beside them (`repository::model_code_with_weights`), with the whole model-code
-/// set that includes them.
+/// The second pass's scope, when weights found by their content (`kinds`, in the order of
+/// `paths`) make more files model code than their names did
+/// (`repository::model_code_with_weights`): the indices of those files, and `cfg` with the
+/// model-code set that includes them. `None` when there are none (nearly always).
 pub fn late_model_code<'a>(
     paths: impl IntoIterator<Item = &'a str> + Clone,
-    weights: impl IntoIterator<Item = &'a str>,
+    kinds: impl IntoIterator<Item = Option<crate::classify::Kind>>,
     cfg: &ScanConfig,
-) -> (Vec<usize>, std::collections::BTreeSet<String>) {
+) -> Option<(Vec<usize>, ScanConfig)> {
+    let weights = paths
+        .clone()
+        .into_iter()
+        .zip(kinds)
+        .filter(|(_, k)| *k == Some(crate::classify::Kind::Weights))
+        .map(|(p, _)| p);
     let all = crate::repository::model_code_with_weights(paths.clone(), weights);
-    let late = paths
+    let late: Vec<usize> = paths
         .into_iter()
         .enumerate()
         .filter(|(_, p)| all.contains(*p) && !cfg.model_code.contains(*p))
         .map(|(i, _)| i)
         .collect();
-    (late, all)
+    (!late.is_empty()).then(|| {
+        let cfg = ScanConfig {
+            model_code: std::sync::Arc::new(all),
+            ..cfg.clone()
+        };
+        (late, cfg)
+    })
 }
 
 /// Scans again, as model code, the code that weights found by their content make model code
@@ -194,20 +207,11 @@ pub fn rescan_late_model_code(
     jobs: usize,
     cpu: &Cpu,
 ) -> Result<(), rayon::ThreadPoolBuildError> {
-    let weights = units
-        .iter()
-        .zip(scans.iter())
-        .filter(|(_, s)| s.kind == Some(crate::classify::Kind::Weights))
-        .map(|(u, _)| u.rel.as_str());
-    let (at, all) = late_model_code(units.iter().map(|u| u.rel.as_str()), weights, cfg);
-    if at.is_empty() {
+    let paths = units.iter().map(|u| u.rel.as_str());
+    let Some((at, cfg)) = late_model_code(paths, scans.iter().map(|s| s.kind), cfg) else {
         return Ok(());
-    }
-    let again: Vec<Unit> = at.iter().filter_map(|&i| units.get(i).cloned()).collect();
-    let cfg = ScanConfig {
-        model_code: std::sync::Arc::new(all),
-        ..cfg.clone()
     };
+    let again: Vec<Unit> = at.iter().filter_map(|&i| units.get(i).cloned()).collect();
     let rescanned = scan_all(&again, &cfg, jobs, false, cpu, None)?;
     for (i, scan) in at.into_iter().zip(rescanned) {
         if let Some(slot) = scans.get_mut(i) {
